@@ -1,0 +1,28 @@
+# specsweep: benchmark LLM inference-server configurations, reproducibly.
+#
+# For each named configuration in config/config.yaml: obtain the engine and model, launch the
+# server, wait until ready, warm up, run N generations of max_tokens each, stop the server,
+# parse its log, then aggregate every configuration into results/summary.csv and figures.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"  # validation, expanded configurations, helpers
+include: "workflow/rules/engine.smk"  # build or locate the engine; obtain model files
+include: "workflow/rules/bench.smk"  # one job per configuration: server session + runs
+include: "workflow/rules/parse.smk"  # server log -> results/{cfg}/profile.csv
+include: "workflow/rules/summary.smk"  # all runs -> results/summary.csv
+include: "workflow/rules/figures.smk"  # summary -> results/figures/
+
+
+rule all:
+    input:
+        final_outputs(),
+    default_target: True

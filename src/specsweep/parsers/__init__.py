@@ -1,0 +1,1 @@
+"""Streaming parsers of engine logs into tidy per-request rows."""

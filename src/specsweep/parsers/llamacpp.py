@@ -1,0 +1,60 @@
+"""Parse llama-server's per-request ``print_timing`` lines into one row per request.
+
+Formats from llama.cpp b11434 tools/server/server-context.cpp (``print_timing``), e.g.:
+``0.16.113.834 I slot print_timing: id  0 | task 8 | prompt eval time =  95.64 ms /  12 tokens (...)``
+``... | task 8 |        eval time =   14321.77 ms /   500 tokens (   28.70 ms per token,    34.84 tokens per second)``
+``... | task 8 | draft acceptance = 0.84397 (  357 accepted /   423 generated), mean len =  3.53``
+The file is read line by line (never loaded whole), so multi-GB logs stream.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+TASK = re.compile(r"print_timing: id\s+(\d+) \| task (\d+) \|")
+PROMPT = re.compile(r"\|\s*prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
+EVAL = re.compile(r"\|\s+eval time =\s*([\d.]+) ms /\s*(\d+) tokens")  # the "|" keeps "prompt eval" out
+DRAFT = re.compile(
+    r"draft acceptance = ([\d.]+) \(\s*(\d+) accepted /\s*(\d+) generated\), mean len =\s*([\d.]+)")
+
+COLUMNS = ["request", "slot", "task", "prompt_ms", "prompt_tokens", "eval_ms", "eval_tokens",
+           "draft_acceptance", "draft_accepted", "draft_generated", "draft_mean_len"]
+
+
+@dataclass
+class ParsedLog:
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    lines: int = 0
+    timing_lines: int = 0
+    malformed: int = 0  # print_timing lines whose content matched none of the known formats
+
+
+def parse(lines: Iterable[str]) -> ParsedLog:
+    result = ParsedLog()
+    by_task: dict[tuple[int, int], dict[str, Any]] = {}
+    for line in lines:
+        result.lines += 1
+        head = TASK.search(line)
+        if head is None:
+            continue
+        result.timing_lines += 1
+        key = (int(head[1]), int(head[2]))
+        row = by_task.get(key)
+        if row is None:
+            row = dict.fromkeys(COLUMNS)
+            row.update(request=len(result.rows), slot=key[0], task=key[1])
+            by_task[key] = row
+            result.rows.append(row)
+        if m := PROMPT.search(line):
+            row.update(prompt_ms=float(m[1]), prompt_tokens=int(m[2]))
+        elif m := EVAL.search(line):
+            row.update(eval_ms=float(m[1]), eval_tokens=int(m[2]))
+        elif m := DRAFT.search(line):
+            row.update(draft_acceptance=float(m[1]), draft_accepted=int(m[2]), draft_generated=int(m[3]),
+                       draft_mean_len=float(m[4]))
+        elif "total time" not in line and "acc per pos" not in line:
+            result.malformed += 1
+    return result

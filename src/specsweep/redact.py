@@ -1,0 +1,56 @@
+"""Redaction of secrets in anything specsweep writes to disk."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+REDACTED = "<redacted>"
+
+
+def is_secret(name: str) -> bool:
+    return bool(SECRET_NAME.search(name))
+
+
+def redact_env(env: dict[str, str]) -> dict[str, str]:
+    return {k: (REDACTED if is_secret(k) else v) for k, v in sorted(env.items())}
+
+
+def redact_argv(argv: list[str]) -> list[str]:
+    """Hide the value after any flag whose name looks secret (``--api-key X``, ``--hf-token=X``)."""
+    out: list[str] = []
+    hide_next = False
+    for arg in argv:
+        if hide_next:
+            out.append(REDACTED)
+            hide_next = False
+        elif arg.startswith("-") and is_secret(arg):
+            name, eq, _ = arg.partition("=")
+            out.append(f"{name}={REDACTED}" if eq else arg)
+            hide_next = not eq
+        else:
+            out.append(arg)
+    return out
+
+
+def redact_values(text: str, secrets: list[str]) -> str:
+    """Replace literal secret values (e.g. echoed by a server into its log)."""
+    for secret in secrets:
+        if len(secret) >= 4:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def secret_values(env: dict[str, str]) -> list[str]:
+    return [v for k, v in env.items() if is_secret(k) and v]
+
+
+def redact_mapping(data: Any) -> Any:
+    """Redact recursively every value whose key looks secret."""
+    if isinstance(data, dict):
+        return {k: (REDACTED if isinstance(k, str) and is_secret(k) and not isinstance(v, dict | list)
+                    else redact_mapping(v)) for k, v in data.items()}
+    if isinstance(data, list):
+        return [redact_mapping(v) for v in data]
+    return data

@@ -1,0 +1,176 @@
+"""Server process lifecycle: launch in its own process group, wait until ready, always stop.
+
+Why a process group: engines fork workers (SGLang schedulers, vLLM engine cores), and a
+signal to the leader alone orphans them. Every process the server starts shares the
+group we create with ``start_new_session=True``, so ``killpg`` reaches all of them.
+Why escalate TERM -> TERM -> KILL: llama-server ignores one SIGTERM while a request is in
+flight (it hangs in cleanup); the second one makes it exit at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+PR_SET_PDEATHSIG = 1
+
+
+class ServerError(RuntimeError):
+    """The server failed to start, died or could not be stopped; the message carries its log tail."""
+
+
+def log_tail(path: Path, lines: int = 25) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except FileNotFoundError:
+        return "(no server log)"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def free_port(host: str) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        return probe.getsockname()[1]
+
+
+def port_in_use(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.settimeout(0.5)
+        return probe.connect_ex((host, port)) == 0
+
+
+def _die_with_parent() -> None:
+    # If the job script itself is SIGKILLed, the server leader gets SIGTERM from the kernel.
+    with contextlib.suppress(OSError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def group_members(pgid: int) -> list[int]:
+    """Every live process of a process group (walks the process table, not just the leader)."""
+    members = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, ProcessLookupError, PermissionError):
+            if os.getpgid(process.pid) == pgid and process.status() != psutil.STATUS_ZOMBIE:
+                members.append(process.pid)
+    return members
+
+
+def stop_group(pgid: int, grace_s: float, leader: subprocess.Popen[bytes] | None = None) -> list[str]:
+    """Stop a whole process group: TERM, wait, TERM, wait, KILL. Returns the signals sent."""
+    sent: list[str] = []
+    for sig in (signal.SIGTERM, signal.SIGTERM, signal.SIGKILL):
+        if not _group_alive(pgid, leader):
+            break
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, sig)
+            sent.append(sig.name)
+        deadline = time.monotonic() + (grace_s if sig != signal.SIGKILL else 10.0)
+        while time.monotonic() < deadline and _group_alive(pgid, leader):
+            time.sleep(0.05)
+    if _group_alive(pgid, leader):
+        raise ServerError(f"process group {pgid} is still alive after SIGKILL: {group_members(pgid)}")
+    return sent
+
+
+def _group_alive(pgid: int, leader: subprocess.Popen[bytes] | None) -> bool:
+    if leader is not None:
+        leader.poll()  # reap the leader so it does not linger as a zombie
+    return bool(group_members(pgid))
+
+
+@dataclass
+class StaleGroup:
+    """The process group a previous job launched, recorded so a later job can clean it up."""
+
+    path: Path
+
+    def record(self, pgid: int, argv: list[str]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(json.dumps({"pgid": pgid, "executable": argv[0]}) + "\n")
+
+    def clear(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+    def stop_if_running(self, grace_s: float) -> int | None:
+        """Stop the recorded group if it still runs the recorded executable; return its pgid."""
+        try:
+            recorded = json.loads(self.path.read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+        pgid = int(recorded["pgid"])
+        members = [pid for pid in group_members(pgid) if _runs(pid, recorded["executable"])]
+        if members:
+            stop_group(pgid, grace_s)
+        self.clear()
+        return pgid if members else None
+
+
+def _runs(pid: int, executable: str) -> bool:
+    with contextlib.suppress(psutil.Error):
+        cmdline = psutil.Process(pid).cmdline()
+        return bool(cmdline) and (cmdline[0] == executable or os.path.basename(executable) in " ".join(cmdline))
+    return False
+
+
+class _Terminated(BaseException):
+    """Raised from SIGTERM/SIGHUP so that ``finally`` blocks run (they do not for the default action)."""
+
+
+def _raise_terminated(signum: int, _frame: object) -> None:
+    raise _Terminated(f"received {signal.Signals(signum).name}")
+
+
+@contextlib.contextmanager
+def managed_server(
+    argv: list[str], env: dict[str, str], log_path: Path, stale: StaleGroup, grace_s: float
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Run ``argv`` (never through a shell) in a new process group; stop the group on any exit."""
+    previous = {s: signal.signal(s, _raise_terminated) for s in (signal.SIGTERM, signal.SIGHUP)}
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(
+            argv, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True, preexec_fn=_die_with_parent,
+        )
+        stale.record(process.pid, argv)
+        try:
+            yield process
+        finally:
+            # A second Ctrl-C must not interrupt the teardown half-way.
+            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                signal.signal(sig, signal.SIG_IGN)
+            try:
+                stop_group(process.pid, grace_s, leader=process)
+                stale.clear()
+            finally:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+
+def wait_until_ready(
+    process: subprocess.Popen[bytes], is_ready: Callable[[], bool], timeout_s: float, log_path: Path
+) -> float:
+    """Poll ``is_ready`` (4 times a second) until it is true; fail fast if the process exits."""
+    started = time.monotonic()
+    while True:
+        if process.poll() is not None:
+            raise ServerError(f"the server exited with status {process.returncode} before it was ready; "
+                              f"last lines of {log_path}:\n{log_tail(log_path)}")
+        if is_ready():
+            return time.monotonic() - started
+        if time.monotonic() - started > timeout_s:
+            raise ServerError(f"the server was not ready after {timeout_s:.0f} s (benchmark.ready_timeout_s); "
+                              f"last lines of {log_path}:\n{log_tail(log_path)}")
+        time.sleep(0.25)

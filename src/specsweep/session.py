@@ -1,0 +1,184 @@
+"""Measure one configuration: launch, wait, check, warm up, run N generations, stop.
+
+This is the body of the one-job-per-configuration rule. Everything a run produces is
+written as soon as it exists, and on failure the partial results are copied to
+``failed/<timestamp>/`` beside the outputs, where Snakemake does not delete them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import shutil
+import sys
+import traceback
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from specsweep.cache import cache_root, exclusive
+from specsweep.client import stream_post, timings_from_arrivals
+from specsweep.config import Configuration
+from specsweep.engines.base import Engine, GenerationRequest
+from specsweep.redact import redact_argv, redact_env, redact_values, secret_values
+from specsweep.server import (
+    ServerError,
+    StaleGroup,
+    free_port,
+    managed_server,
+    port_in_use,
+    wait_until_ready,
+)
+
+
+class RunError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class SessionPaths:
+    log: Path
+    launch: Path
+    runs: list[Path]
+    stale_pgid: Path
+    failed_root: Path
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def read_prompts(path: Path) -> list[str]:
+    prompts = [line.strip() for line in path.read_text().splitlines()]
+    prompts = [p for p in prompts if p and not p.startswith("#")]
+    if not prompts:
+        raise ValueError(f"{path}: no prompts (one per line; blank lines and # comments are ignored)")
+    return prompts
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(data, indent=2, sort_keys=True, allow_nan=True) + "\n")
+    partial.replace(path)
+
+
+def measure(configuration: Configuration, engine: Engine, benchmark: dict[str, Any], prompts: list[str],
+            host: str, port: int, paths: SessionPaths, progress: TextIO = sys.stderr) -> None:
+    """Run the whole session for one configuration; raise with a clear message on any failure."""
+    name = configuration.name
+    grace = float(benchmark["stop_grace_s"])
+    stale = StaleGroup(paths.stale_pgid)
+    if (pgid := stale.stop_if_running(grace)) is not None:
+        print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
+    lock = cache_root() / "measure.lock"
+    print(f"{name}: waiting for exclusive use of the machine ({lock})", file=progress, flush=True)
+    with exclusive(lock):
+        try:
+            _session(configuration, engine, benchmark, prompts, host, port, paths, stale, progress)
+        except BaseException as error:
+            kept = _keep_for_post_mortem(paths, error)
+            print(f"{name}: FAILED ({error}); partial results kept in {kept}", file=progress, flush=True)
+            raise
+
+
+def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, Any], prompts: list[str],
+             host: str, port: int, paths: SessionPaths, stale: StaleGroup, progress: TextIO) -> None:
+    name = configuration.name
+    port = port or free_port(host)
+    if port_in_use(host, port):
+        raise ServerError(f"{host}:{port} is already in use by another process; free it or set engines/*/port: 0")
+    base_url = f"http://{host}:{port}"
+    argv = engine.command(configuration, host, port)
+    env = {**os.environ, **configuration.env}
+    launch: dict[str, Any] = {
+        "configuration": configuration.as_params(), "argv": redact_argv(argv), "port": port, "host": host,
+        "env_set": redact_env(configuration.env), "env": redact_env(env), "pid": None,
+        "launched_at": now_iso(), "status": "launching",
+    }
+    write_json(paths.launch, launch)
+    paths.log.unlink(missing_ok=True)
+    try:
+        print(f"{name}: launching {engine.kind} on {base_url}", file=progress, flush=True)
+        with managed_server(argv, env, paths.log, stale, float(benchmark["stop_grace_s"])) as process:
+            launch["pid"] = process.pid
+            ready_s = wait_until_ready(process, lambda: engine.is_ready(base_url),
+                                       float(benchmark["ready_timeout_s"]), paths.log)
+            launch.update(ready_s=round(ready_s, 3), engine=engine.check_started(base_url, configuration),
+                          status="ready")
+            write_json(paths.launch, launch)
+            print(f"{name}: ready after {ready_s:.1f} s; {benchmark['warmup_requests']} warmup request(s)",
+                  file=progress, flush=True)
+            for w in range(benchmark["warmup_requests"]):
+                _generate(engine, base_url, prompts[w % len(prompts)], benchmark["warmup_max_tokens"], benchmark)
+            for index, run_path in enumerate(paths.runs):
+                record = _measured_run(engine, base_url, prompts, index, benchmark)
+                write_json(run_path, record)
+                client = record["client"]
+                print(f"{name}: run {index + 1}/{len(paths.runs)}: {client['decode_tokens_per_s']:.1f} tok/s "
+                      f"(TTFT {1000 * client['ttft_s']:.0f} ms)", file=progress, flush=True)
+                if process.poll() is not None:
+                    raise ServerError(f"the server exited with status {process.returncode} during the runs")
+            launch["status"] = "completed"
+    finally:
+        launch["stopped_at"] = now_iso()
+        if launch["status"] != "completed":
+            launch["status"] = "failed"
+        write_json(paths.launch, launch)
+        _redact_log(paths.log, env)
+
+
+def _generate(engine: Engine, base_url: str, prompt: str, max_tokens: int, benchmark: dict[str, Any]):
+    path, payload = engine.generation(GenerationRequest(
+        prompt=prompt, max_tokens=max_tokens, temperature=benchmark["temperature"],
+        ignore_eos=benchmark["ignore_eos"], seed=benchmark["seed"]))
+    return stream_post(base_url, path, payload, float(benchmark["request_timeout_s"]))
+
+
+def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
+                  benchmark: dict[str, Any]) -> dict[str, Any]:
+    max_tokens = benchmark["max_tokens"]
+    engine.flush_cache(base_url)
+    before = engine.scrape_counters(base_url)
+    started_at = now_iso()
+    response = _generate(engine, base_url, prompts[index % len(prompts)], max_tokens, benchmark)
+    after = engine.scrape_counters(base_url)
+    delta = {k: after[k] - before.get(k, 0.0) for k in after}
+    fields = engine.engine_fields(response.events)
+    tokens = engine.tokens_generated(fields)
+    streamed = sum(engine.event_tokens(e) for e in response.events)
+    if tokens != max_tokens:
+        raise RunError(f"run {index}: the engine generated {tokens} tokens, not benchmark.max_tokens={max_tokens} "
+                       f"(streamed {streamed}); is ignore_eos honoured and the context large enough?")
+    arrivals = [t for e, t in zip(response.events, response.arrivals_s, strict=True) if engine.event_tokens(e)]
+    timings = timings_from_arrivals(arrivals, tokens, response.total_s)
+    text = "".join(engine.event_text(e) for e in response.events)
+    spec = engine.speculation(fields, delta, tokens)
+    return {
+        "run": index, "prompt_index": index % len(prompts), "started_at": started_at, "tokens": tokens,
+        "streamed_tokens": streamed, "client": asdict(timings), "engine": fields, "counter_delta": delta,
+        "speculation": None if spec is None else {**asdict(spec), "acceptance_rate": spec.acceptance_rate,
+                                                  "accept_length": spec.accept_length},
+        "text_sha256": hashlib.sha256(text.encode()).hexdigest(), "text_chars": len(text),
+    }
+
+
+def _redact_log(log: Path, env: dict[str, str]) -> None:
+    secrets = secret_values(env)
+    if secrets and log.exists():
+        log.write_text(redact_values(log.read_text(errors="replace"), secrets))
+
+
+def _keep_for_post_mortem(paths: SessionPaths, error: BaseException) -> Path:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    kept = paths.failed_root / stamp
+    kept.mkdir(parents=True, exist_ok=True)
+    for path in [paths.log, paths.launch, *paths.runs]:
+        if path.exists():
+            target = kept / path.relative_to(paths.failed_root.parent)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+    (kept / "error.txt").write_text("".join(traceback.format_exception(error)))
+    return kept

@@ -1,0 +1,34 @@
+"""One definition of speculation metrics, because the engines disagree.
+
+Counts are stored per run; the ratios are derived here and only here:
+
+* acceptance rate = accepted drafted tokens / drafted tokens (drafts only, no bonus token);
+* accept length   = tokens emitted per verify step, bonus token included
+                  = 1 + accepted / verify_steps (one bonus token per verify step).
+
+SGLang's "accept rate" meant three different things between 0.5.4 and 0.5.23, so engine-side
+ratios are never compared; the counts are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SpeculationCounts:
+    drafted: int
+    accepted: int
+    emitted: int
+    verify_steps: int | None = None
+    source: str = ""
+
+    @property
+    def acceptance_rate(self) -> float:
+        return self.accepted / self.drafted if self.drafted else float("nan")
+
+    @property
+    def accept_length(self) -> float:
+        if not self.verify_steps:
+            return float("nan")
+        return 1.0 + self.accepted / self.verify_steps

@@ -1,0 +1,139 @@
+"""The bodies of the Snakemake ``script:`` entry points.
+
+Scripts under scripts/ only call these, so editing logic here does not mark finished
+measurements as changed (Snakemake reruns a job when its script file changes).
+Each step writes its progress to the console and to its ``log:`` file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+import pandas as pd
+
+from specsweep import aggregate, figures, models
+from specsweep.build_llamacpp import SourcePin, ensure_llama_server
+from specsweep.cache import cache_root, exclusive
+from specsweep.config import Configuration
+from specsweep.engines import adapter
+from specsweep.engines.base import EngineResources
+from specsweep.parsers import llamacpp as llamacpp_log
+from specsweep.session import SessionPaths, measure, read_prompts, write_json
+
+
+class _Tee:
+    def __init__(self, *streams: TextIO) -> None:
+        self.streams = streams
+
+    def write(self, text: str) -> int:
+        for stream in self.streams:
+            stream.write(text)
+            stream.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        for stream in self.streams:
+            stream.flush()
+
+
+@contextlib.contextmanager
+def progress_to(log_path: str | Path) -> Iterator[TextIO]:
+    """Progress lines go to the console and to the rule's log file."""
+    Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w") as log:
+        yield _Tee(sys.stderr, log)  # type: ignore[misc]
+
+
+def build_engine(smk: Any) -> None:
+    settings = smk.params.engine
+    with progress_to(smk.log[0]) as progress:
+        if settings["kind"] != "llamacpp":
+            write_json(Path(smk.output[0]), {"kind": settings["kind"], "executable": None})
+            return
+        llama = settings["llamacpp"]
+        # The one-off build uses every core, so it must not overlap a measurement.
+        with exclusive(cache_root() / "measure.lock"):
+            record = ensure_llama_server(SourcePin(**llama["source"]), variant=llama["variant"],
+                                         cuda_architectures=llama.get("cuda_architectures"),
+                                         jobs=llama["jobs"] or None, progress=progress)
+        write_json(Path(smk.output[0]), {"kind": "llamacpp", "executable": record.binary,
+                                         "build": record.__dict__})
+
+
+def obtain_model(smk: Any) -> None:
+    with progress_to(smk.log[0]) as progress:
+        print(f"model {smk.wildcards.model}: obtaining", file=progress)
+        record = models.obtain(smk.wildcards.model, smk.params.spec)
+        print(f"model {smk.wildcards.model}: {record['path']}", file=progress)
+        write_json(Path(smk.output[0]), record)
+
+
+def bench_configuration(smk: Any) -> None:
+    configuration = Configuration(**smk.params.configuration)
+    engine_record = json.loads(Path(smk.input.engine).read_text())
+    model_records = {Path(p).stem: json.loads(Path(p).read_text()) for p in smk.input.models}
+    executable = engine_record.get("executable")
+    if executable and not Path(executable).is_file():
+        raise FileNotFoundError(f"{executable} is gone from the cache; rebuild it with "
+                                f"`snakemake --cores 1 --forcerun engine all`")
+    settings = smk.params.engine
+    resources = EngineResources(
+        executable=executable,
+        model=model_records[settings["model"]]["path"] if settings.get("model") else None,
+        draft_model=model_records[configuration.draft_model]["path"] if configuration.draft_model else None)
+    engine = adapter(configuration.kind, settings, resources)
+    output = Path(smk.output.launch).parent
+    paths = SessionPaths(log=Path(smk.output.log), launch=Path(smk.output.launch),
+                         runs=[Path(p) for p in smk.output.runs], stale_pgid=output / "server.pgid",
+                         failed_root=output / "failed")
+    with progress_to(smk.log[0]) as progress:
+        measure(configuration, engine, smk.params.benchmark, read_prompts(Path(smk.input.prompts)),
+                settings["host"], settings["port"], paths, progress)
+
+
+def parse_log(smk: Any) -> None:
+    kind = smk.params.kind
+    with open(smk.input.log, errors="replace") as lines, progress_to(smk.log[0]) as progress:
+        if kind != "llamacpp":
+            raise NotImplementedError(f"no log parser for engine kind {kind!r} yet")
+        parsed = llamacpp_log.parse(lines)
+        print(f"{smk.wildcards.cfg}: {parsed.lines} log lines, {len(parsed.rows)} requests, "
+              f"{parsed.malformed} unrecognised timing lines", file=progress)
+    warmups = smk.params.warmup_requests
+    with open(smk.output[0], "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["phase", *llamacpp_log.COLUMNS], lineterminator="\n")
+        writer.writeheader()
+        for row in parsed.rows:
+            writer.writerow({"phase": "warmup" if row["request"] < warmups else "run", **row})
+
+
+def summarise(smk: Any) -> None:
+    configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in configurations}
+    for path in smk.input.runs:
+        runs[Path(path).parent.parent.name].append(json.loads(Path(path).read_text()))
+    launches = {Path(p).parent.name: json.loads(Path(p).read_text()) for p in smk.input.launches}
+    with progress_to(smk.log[0]) as progress:
+        frame = aggregate.summarise(configurations, runs, launches)
+        aggregate.write_csv(frame, smk.output.summary)
+        run_rows = [{"configuration": name, "run": r["run"], "tokens": r["tokens"], **r["client"],
+                     "engine_tok_s": r["engine"].get("timings", {}).get("predicted_per_second")}
+                    for name, records in runs.items() for r in sorted(records, key=lambda r: r["run"])]
+        aggregate.write_csv(pd.DataFrame(run_rows), smk.output.runs)
+        print(frame[["configuration", "runs", "tok_s_mean", "tok_s_ci95_low", "tok_s_ci95_high",
+                     "speedup_pct", "acceptance_rate"]].to_string(index=False), file=progress)
+
+
+def plot(smk: Any) -> None:
+    summary = pd.read_csv(smk.input.summary)
+    runs = pd.read_csv(smk.input.runs)
+    with progress_to(smk.log[0]) as progress:
+        figures.save(figures.throughput(summary, runs), Path(smk.output.throughput).with_suffix(""))
+        figures.save(figures.acceptance(summary), Path(smk.output.acceptance).with_suffix(""))
+        print(f"figures written to {Path(smk.output.throughput).parent}", file=progress)

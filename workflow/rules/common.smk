@@ -1,0 +1,83 @@
+import re
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+# The library lives in src/; make it importable even without `pip install -e .`.
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+
+from specsweep import config as sweep_config  # noqa: E402
+
+validate(config, schema="../schemas/config.schema.yaml")
+try:
+    CONFIGURATIONS = sweep_config.expand(config)
+    sweep_config.check_files(config)
+except sweep_config.ConfigError as error:
+    raise WorkflowError(f"configuration error: {error}") from None
+
+BENCH = config["benchmark"]
+RUNS = list(range(BENCH["runs"]))
+
+# Measuring jobs must never overlap, whatever --cores says: each takes the whole of this
+# resource (and a machine-wide file lock, for separate Snakemake invocations).
+if "measuring" not in workflow.global_resources:
+    workflow.register_resource("measuring", 1)
+
+
+wildcard_constraints:
+    cfg="|".join(re.escape(name) for name in CONFIGURATIONS),
+    engine="|".join(re.escape(name) for name in config["engines"]),
+    model="|".join(re.escape(name) for name in config.get("models", {})) or "^$",
+    i=r"\d+",
+
+
+def final_outputs():
+    return [
+        "results/summary.csv",
+        "results/figures/throughput.png",
+        "results/figures/acceptance.png",
+    ]
+
+
+def engine_of(wildcards):
+    return config["engines"][CONFIGURATIONS[wildcards.cfg].engine]
+
+
+def models_of(wildcards):
+    configuration = CONFIGURATIONS[wildcards.cfg]
+    names = {engine_of(wildcards).get("model"), configuration.draft_model} - {None}
+    return [f"results/models/{name}.json" for name in sorted(names)]
+
+
+def engine_record(wildcards):
+    return f"results/engine/{CONFIGURATIONS[wildcards.cfg].engine}.json"
+
+
+def configuration_params(wildcards):
+    return CONFIGURATIONS[wildcards.cfg].as_params()
+
+
+def engine_params(wildcards):
+    return engine_of(wildcards)
+
+
+def all_configurations(wildcards):
+    return {name: c.as_params() for name, c in CONFIGURATIONS.items()}
+
+
+def run_files(wildcards):
+    return [f"results/{name}/runs/run_{i}.json" for name in CONFIGURATIONS for i in RUNS]
+
+
+def engine_settings(wildcards):
+    return config["engines"][wildcards.engine]
+
+
+def model_spec(wildcards):
+    return config["models"][wildcards.model]
+
+
+def kind_of(wildcards):
+    return CONFIGURATIONS[wildcards.cfg].kind

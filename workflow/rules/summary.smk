@@ -1,0 +1,18 @@
+rule summary:
+    input:
+        runs=run_files,
+        launches=expand("results/{cfg}/launch.json", cfg=CONFIGURATIONS),
+        profiles=expand("results/{cfg}/profile.csv", cfg=CONFIGURATIONS),
+    output:
+        summary=report(
+            "results/summary.csv",
+            caption="../report/summary.rst",
+            category="Summary",
+        ),
+        runs="results/runs.csv",
+    params:
+        configurations=all_configurations,
+    log:
+        "logs/summary.log",
+    script:
+        "../../scripts/summarise.py"
