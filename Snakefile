@@ -23,6 +23,6 @@ include: "workflow/rules/figures.smk"  # summary -> results/figures/
 
 
 rule all:
+    default_target: True
     input:
         final_outputs(),
-    default_target: True

@@ -8,6 +8,7 @@ polling, and timestamps each server-sent event with ``time.perf_counter`` (monot
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
 import statistics
 import time
@@ -44,7 +45,8 @@ def stream_post(base_url: str, path: str, payload: dict[str, Any], timeout_s: fl
                                                              "Accept": "text/event-stream"})
         response = connection.getresponse()
         if response.status != 200:
-            raise RequestError(f"POST {path} answered {response.status}: {response.read(2000).decode(errors='replace')}")
+            detail = response.read(2000).decode(errors="replace")
+            raise RequestError(f"POST {path} answered {response.status}: {detail}")
         while line := response.readline():
             now = time.perf_counter()
             text = line.strip()
@@ -86,7 +88,7 @@ def timings_from_arrivals(arrivals_s: list[float], tokens: int, total_s: float) 
     if not arrivals_s:
         raise ValueError("no event carried generated text")
     first, last = arrivals_s[0], arrivals_s[-1]
-    gaps = [b - a for a, b in zip(arrivals_s, arrivals_s[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(arrivals_s)]
     decode_s = last - first
     rate = (tokens - 1) / decode_s if decode_s > 0 and tokens > 1 else float("nan")
     p90 = statistics.quantiles(gaps, n=10)[-1] if len(gaps) >= 2 else (gaps[0] if gaps else float("nan"))

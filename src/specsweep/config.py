@@ -51,24 +51,23 @@ class Configuration:
 
 
 def validate_schema(raw: dict[str, Any]) -> dict[str, Any]:
-    """Check ``raw`` against the JSON schema and return a copy with defaults filled in."""
-    from snakemake.exceptions import WorkflowError
+    """Check ``raw`` against the JSON schema and return a copy with defaults filled in.
+
+    jsonschema's best-matching error gives the message (with the key's path); Snakemake's
+    ``validate`` then fills in the schema defaults exactly as in the workflow.
+    """
+    import jsonschema
     from snakemake.utils import validate
 
+    schema = yaml.safe_load(SCHEMA.read_text())
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(raw))
+    if error is not None:
+        path = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise ConfigError(f"invalid configuration at '{path}': {error.message}. "
+                          f"See config/README.md for the allowed keys and values.")
     config = copy.deepcopy(raw)
-    try:
-        validate(config, str(SCHEMA), set_default=True)
-    except WorkflowError as error:
-        raise ConfigError(_schema_message(error)) from None
+    validate(config, str(SCHEMA), set_default=True)
     return config
-
-
-def _schema_message(error: Exception) -> str:
-    cause = error.__cause__ or error
-    path = "/".join(str(p) for p in getattr(cause, "absolute_path", [])) or "(top level)"
-    detail = getattr(cause, "message", str(cause))
-    return (f"invalid configuration at '{path}': {detail}. "
-            f"See config/README.md for the allowed keys and values.")
 
 
 def load(path: str | Path) -> dict[str, Any]:

@@ -7,14 +7,14 @@ rule bench:
         launch="results/{cfg}/launch.json",
         log="results/{cfg}/server.log",
         runs=expand("results/{{cfg}}/runs/run_{i}.json", i=RUNS),
+    log:
+        "logs/bench/{cfg}.log",
+    retries: 0
+    resources:
+        measuring=1,
     params:
         configuration=configuration_params,
         engine=engine_params,
         benchmark=BENCH,
-    log:
-        "logs/bench/{cfg}.log",
-    resources:
-        measuring=1,
-    retries: 0
     script:
         "../../scripts/bench_configuration.py"

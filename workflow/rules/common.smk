@@ -1,17 +1,14 @@
 import re
-import sys
-from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import validate
 
-# The library lives in src/; make it importable even without `pip install -e .`.
-sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+# The library (src/specsweep) is installed into the venv by `make venv`.
+from specsweep import config as sweep_config
 
-from specsweep import config as sweep_config  # noqa: E402
-
-validate(config, schema="../schemas/config.schema.yaml")
 try:
+    # JSON schema (workflow/schemas/config.schema.yaml, via snakemake.utils.validate, which
+    # fills in defaults), then the checks a schema cannot express.
+    config.update(sweep_config.validate_schema(config))
     CONFIGURATIONS = sweep_config.expand(config)
     sweep_config.check_files(config)
 except sweep_config.ConfigError as error:
@@ -68,7 +65,9 @@ def all_configurations(wildcards):
 
 
 def run_files(wildcards):
-    return [f"results/{name}/runs/run_{i}.json" for name in CONFIGURATIONS for i in RUNS]
+    return [
+        f"results/{name}/runs/run_{i}.json" for name in CONFIGURATIONS for i in RUNS
+    ]
 
 
 def engine_settings(wildcards):

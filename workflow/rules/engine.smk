@@ -1,12 +1,12 @@
 rule engine:
     output:
         "results/engine/{engine}.json",
-    params:
-        engine=engine_settings,
     log:
         "logs/engine/{engine}.log",
     resources:
         measuring=1,
+    params:
+        engine=engine_settings,
     script:
         "../../scripts/build_engine.py"
 
@@ -14,9 +14,9 @@ rule engine:
 rule model:
     output:
         "results/models/{model}.json",
-    params:
-        spec=model_spec,
     log:
         "logs/models/{model}.log",
+    params:
+        spec=model_spec,
     script:
         "../../scripts/obtain_model.py"

@@ -3,10 +3,10 @@ rule parse_log:
         log="results/{cfg}/server.log",
     output:
         "results/{cfg}/profile.csv",
+    log:
+        "logs/parse/{cfg}.log",
     params:
         kind=kind_of,
         warmup_requests=BENCH["warmup_requests"],
-    log:
-        "logs/parse/{cfg}.log",
     script:
         "../../scripts/parse_log.py"

@@ -10,9 +10,9 @@ rule summary:
             category="Summary",
         ),
         runs="results/runs.csv",
-    params:
-        configurations=all_configurations,
     log:
         "logs/summary.log",
+    params:
+        configurations=all_configurations,
     script:
         "../../scripts/summarise.py"

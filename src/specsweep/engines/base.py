@@ -78,7 +78,7 @@ class Engine(abc.ABC):
                     emitted: int) -> SpeculationCounts | None:
         """Speculation counts of one run, from the most precise source available."""
 
-    def flush_cache(self, base_url: str) -> None:
+    def flush_cache(self, base_url: str) -> None:  # noqa: B027 (optional hook)
         """Make runs independent (default: nothing to flush; requests disable caching)."""
 
     def scrape_counters(self, base_url: str) -> dict[str, float]:

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from specsweep.aggregate import COLUMNS, summarise, write_csv
+from specsweep.config import expand, validate_schema
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "summary.md"
+
+
+def _run(index, rate, text="t0", spec=None):
+    return {"run": index, "prompt_index": 0, "tokens": 500, "text_sha256": text,
+            "client": {"decode_tokens_per_s": rate, "ttft_s": 0.1, "itl_median_s": 0.015},
+            "engine": {"timings": {"predicted_per_second": rate * 1.001}}, "speculation": spec}
+
+
+def _sweep(default_config):
+    configurations = expand(validate_schema(default_config))
+    spec = {"drafted": 400, "accepted": 300, "verify_steps": 100, "emitted": 500}
+    runs = {name: [_run(i, 60.0 + i) for i in range(5)] for name in configurations}
+    runs["ngram-m8"] = [_run(i, 90.0 + i, text="t0", spec=spec) for i in range(5)]
+    runs["draft-model"] = [_run(i, 30.0, text="other", spec=spec) for i in range(5)]
+    return summarise(configurations, runs, {})
+
+
+def test_statistics_speedup_and_acceptance(default_config):
+    summary = _sweep(default_config).set_index("configuration")
+    base = summary.loc["baseline"]
+    assert base["tok_s_mean"] == pytest.approx(62.0)
+    assert base["tok_s_std"] == pytest.approx(math.sqrt(2.5))
+    # t(0.975, 4) = 2.7764: half-width 2.7764 * sqrt(2.5) / sqrt(5)
+    assert base["tok_s_ci95_high"] - base["tok_s_mean"] == pytest.approx(2.7764 * math.sqrt(0.5), rel=1e-4)
+    ngram = summary.loc["ngram-m8"]
+    assert ngram["speedup"] == pytest.approx(92.0 / 62.0)
+    assert ngram["speedup_pct"] == pytest.approx((92.0 / 62.0 - 1) * 100)
+    assert ngram["acceptance_rate"] == pytest.approx(0.75)
+    assert ngram["accept_length"] == pytest.approx(1 + 1500 / 500)
+    assert bool(ngram["text_matches_baseline"]) and not bool(summary.loc["draft-model", "text_matches_baseline"])
+    assert ngram["--spec-ngram-simple-size-m"] == 8 and math.isnan(base["--spec-ngram-simple-size-m"])
+
+
+def test_csv_is_byte_identical_when_rewritten(default_config, tmp_path):
+    frame = _sweep(default_config)
+    write_csv(frame, tmp_path / "a.csv")
+    write_csv(frame, tmp_path / "b.csv")
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+
+
+def test_every_summary_column_is_documented():
+    documented = DOCS.read_text()
+    missing = [c for c in COLUMNS if f"`{c}`" not in documented]
+    assert not missing, f"document these summary.csv columns in docs/summary.md: {missing}"

@@ -1,0 +1,104 @@
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from specsweep.config import ConfigError, expand, swept_parameters, validate_schema
+
+
+def test_default_config_expands_grid_into_named_configurations(default_config):
+    configurations = expand(validate_schema(default_config))
+    assert list(configurations) == ["baseline", "ngram-m3", "ngram-m8", "ngram-m24", "ngram-default", "draft-model"]
+    m8 = configurations["ngram-m8"]
+    assert m8.group == "ngram"
+    assert m8.args["--spec-ngram-simple-size-m"] == 8
+    assert m8.args["--spec-ngram-simple-size-n"] == 3
+    assert m8.args["-t"] == 2  # engine defaults are merged in
+    assert m8.axes == {"--spec-ngram-simple-size-m": 8}
+    assert configurations["baseline"].baseline and not m8.baseline
+
+
+def test_schema_fills_benchmark_defaults(default_config):
+    del default_config["benchmark"]
+    config = validate_schema(default_config)
+    assert config["benchmark"]["runs"] == 5
+    assert config["benchmark"]["max_tokens"] == 500
+    assert config["benchmark"]["temperature"] == 0
+
+
+def test_env_is_a_sweep_axis_like_a_flag(default_config):
+    default_config["configurations"]["threads"] = {"grid": {"env": {"LLAMA_ARG_THREADS": [1, 2]}}}
+    configurations = expand(validate_schema(default_config))
+    assert configurations["threads-LLAMA_ARG_THREADS-1"].env["LLAMA_ARG_THREADS"] == "1"
+    assert configurations["threads-LLAMA_ARG_THREADS-2"].axes == {"env:LLAMA_ARG_THREADS": 2}
+    assert "env:LLAMA_ARG_THREADS" in swept_parameters(configurations)
+
+
+def test_swept_parameters_are_the_keys_that_differ(default_config):
+    swept = swept_parameters(expand(validate_schema(default_config)))
+    assert "--spec-type" in swept and "--spec-ngram-simple-size-m" in swept
+    assert "-t" not in swept and "-c" not in swept
+
+
+def _bad(config, edit):
+    config = copy.deepcopy(config)
+    edit(config)
+    with pytest.raises(ConfigError) as error:
+        expand(validate_schema(config))
+    return str(error.value)
+
+
+def test_unknown_key_is_rejected_with_its_path(default_config):
+    message = _bad(default_config, lambda c: c["benchmark"].update(rnus=3))
+    assert "benchmark" in message and "rnus" in message
+
+
+@pytest.mark.parametrize("name", ["../x", "a/b", "has space", "", "-lead"])
+def test_unsafe_names_are_rejected(default_config, name):
+    message = _bad(default_config, lambda c: c["configurations"].update({name: {}}))
+    assert "configurations" in message
+
+
+def test_two_baselines_are_rejected(default_config):
+    message = _bad(default_config, lambda c: c["configurations"]["ngram-default"].update(baseline=True))
+    assert "exactly one" in message and "baseline, ngram-default" in message
+
+
+def test_no_baseline_is_rejected(default_config):
+    message = _bad(default_config, lambda c: c["configurations"]["baseline"].update(baseline=False))
+    assert "found: none" in message
+
+
+def test_grid_name_clash_is_rejected(default_config):
+    def clash(c):
+        c["configurations"]["ngram-m3"] = {"args": {"--spec-type": "ngram-simple"}}
+    message = _bad(default_config, clash)
+    assert "ngram-m3" in message and "already produces" in message
+
+
+def test_grid_template_with_unknown_placeholder(default_config):
+    message = _bad(default_config, lambda c: c["configurations"]["ngram"]["grid"].update(name="x{nope}"))
+    assert "placeholder" in message
+
+
+def test_reserved_name(default_config):
+    message = _bad(default_config, lambda c: c["configurations"].update(figures={}))
+    assert "reserved" in message
+
+
+def test_unknown_model_reference(default_config):
+    message = _bad(default_config, lambda c: c["engines"]["llama"].update(model="nope"))
+    assert "engines/llama/model" in message and "smollm2-135m" in message
+
+
+@pytest.mark.parametrize("edit", [
+    lambda c: c["benchmark"].update(runs=-1),
+    lambda c: c["benchmark"].update(max_tokens=0),
+    lambda c: c["benchmark"].update(runs="five"),
+    lambda c: c["engines"]["llama"].update(kind="tgi"),
+    lambda c: c["engines"]["llama"].update(env={"1BAD": "x"}),
+    lambda c: c["engines"]["llama"].update(env={"A-B": "x"}),
+])
+def test_schema_violations(default_config, edit):
+    assert "invalid configuration at" in _bad(default_config, edit)

@@ -1,0 +1,105 @@
+"""End to end on the real llama-server: a tiny sweep through the whole pipeline.
+
+The engine is built by the pipeline on first use (about 11 min on 2 cores) into the user
+cache, which every later test and clone reuses.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import psutil
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.engine
+
+
+def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory",
+            str(workdir), "--configfile", str(workdir / "config.yaml"), "--cores", "1", *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=3600)
+
+
+def llama_servers() -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(["name", "cmdline"]):
+        if process.info["name"] == "llama-server" or "llama-server" in " ".join(process.info["cmdline"] or [])[:200]:
+            found.append(process)
+    return found
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory) -> Path:
+    workdir = tmp_path_factory.mktemp("sweep")
+    config = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
+    config["benchmark"]["prompts"] = str(REPO / "config" / "prompts.txt")
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    done = snakemake(workdir, "all")
+    assert done.returncode == 0, done.stderr[-4000:]
+    return workdir
+
+
+def test_summary_has_one_row_per_configuration(sweep):
+    summary = pd.read_csv(sweep / "results" / "summary.csv")
+    assert list(summary["configuration"]) == ["baseline", "ngram"]
+    assert (summary["runs"] == 2).all()
+    assert (summary["tokens_per_run"] == 64).all()
+    assert (summary["tok_s_mean"] > 1).all()
+    ngram = summary.set_index("configuration").loc["ngram"]
+    assert ngram["drafted"] > 0 and 0 < ngram["acceptance_rate"] <= 1
+    assert summary.set_index("configuration").loc["baseline", "speedup"] == pytest.approx(1.0)
+    assert bool(ngram["text_matches_baseline"])  # greedy: n-gram speculation keeps the text
+
+
+def test_outputs_per_configuration(sweep):
+    for name in ("baseline", "ngram"):
+        folder = sweep / "results" / name
+        assert (folder / "launch.json").stat().st_size > 0
+        assert "print_timing" in (folder / "server.log").read_text()
+        profile = pd.read_csv(folder / "profile.csv")
+        assert list(profile["phase"]) == ["warmup", "run", "run"]
+        assert (profile.loc[profile["phase"] == "run", "eval_tokens"] == 64).all()
+    for figure in ("throughput.png", "throughput.svg", "acceptance.png", "acceptance.svg"):
+        assert (sweep / "results" / "figures" / figure).stat().st_size > 1000
+
+
+def test_no_server_is_left_running(sweep):
+    assert llama_servers() == []
+
+
+def test_second_run_does_nothing(sweep):
+    again = snakemake(sweep, "-n", "all")
+    assert again.returncode == 0
+    assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_deleting_summary_reruns_only_aggregation(sweep):
+    (sweep / "results" / "summary.csv").unlink()
+    rerun = snakemake(sweep, "results/summary.csv")
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    log = rerun.stdout + rerun.stderr
+    assert "rule summary" in log
+    assert "rule bench" not in log and "rule parse_log" not in log
+
+
+def test_changing_one_configuration_reruns_only_it(sweep):
+    config = yaml.safe_load((sweep / "config.yaml").read_text())
+    config["configurations"]["ngram"]["args"]["--spec-ngram-simple-size-m"] = 5
+    edited = sweep / "edited.yaml"
+    edited.write_text(yaml.safe_dump(config, sort_keys=False))
+    plan = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(sweep),
+         "--configfile", str(edited), "-n", "--quiet", "rules", "all"], capture_output=True, text=True)
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    jobs = plan.stdout + plan.stderr
+    assert "bench" in jobs and "parse_log" in jobs
+    assert "results/baseline" not in jobs
+    dry = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(sweep),
+         "--configfile", str(edited), "-n", "all"], capture_output=True, text=True)
+    assert "results/ngram/launch.json" in dry.stdout and "results/baseline/launch.json" not in dry.stdout

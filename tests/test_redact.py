@@ -1,0 +1,16 @@
+from specsweep.redact import REDACTED, redact_argv, redact_env, redact_mapping, redact_values
+
+
+def test_env_names_that_look_secret_are_hidden():
+    env = redact_env({"HF_TOKEN": "hf_abc", "OPENAI_API_KEY": "sk", "DB_PASSWORD": "p", "NCCL_ALGO": "Ring"})
+    assert env == {"DB_PASSWORD": REDACTED, "HF_TOKEN": REDACTED, "NCCL_ALGO": "Ring", "OPENAI_API_KEY": REDACTED}
+
+
+def test_argv_values_after_secret_flags_are_hidden():
+    assert redact_argv(["srv", "--api-key", "s3cr3t", "--hf-token=xyz", "--port", "1"]) == [
+        "srv", "--api-key", REDACTED, f"--hf-token={REDACTED}", "--port", "1"]
+
+
+def test_literal_values_and_nested_mappings():
+    assert redact_values("key is s3cr3tvalue here", ["s3cr3tvalue"]) == f"key is {REDACTED} here"
+    assert redact_mapping({"a": {"MY_SECRET": "x", "ok": [1]}}) == {"a": {"MY_SECRET": REDACTED, "ok": [1]}}
