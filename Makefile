@@ -10,7 +10,7 @@ PIP := $(BIN)/pip --quiet --disable-pip-version-check
 $(STAMP): envs/requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -r envs/requirements.txt
-	$(PIP) install --no-deps --no-build-isolation -e .
+	$(PIP) install --no-deps -e .
 	touch $@
 
 venv: $(STAMP)
