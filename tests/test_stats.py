@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from specsweep import stats
+
+
+def test_describe_t_interval_matches_the_textbook():
+    summary = stats.describe([60.0, 61.0, 62.0, 63.0, 64.0])
+    assert summary.mean == pytest.approx(62.0)
+    # t(0.975, 4) = 2.7764; s = sqrt(2.5)
+    assert summary.ci_high - summary.mean == pytest.approx(2.7764 * math.sqrt(2.5) / math.sqrt(5), rel=1e-4)
+    assert summary.boot_low < summary.mean < summary.boot_high
+    assert summary.boot_low >= 60.0 and summary.boot_high <= 64.0  # a bootstrap mean stays within the data
+
+
+def test_no_interval_below_three_runs():
+    summary = stats.describe([60.0, 70.0])
+    assert math.isnan(summary.ci_low) and math.isnan(summary.boot_low)
+    assert any("only 2 run" in w for w in stats.warnings_for(summary))
+
+
+def test_resampling_is_seeded():
+    data = [88.1, 92.4, 87.5, 96.9, 90.2]
+    assert stats.describe(data) == stats.describe(data)
+    base = [60.1, 62.3, 59.8, 63.0, 61.7]
+    assert stats.ratio(data, base) == stats.ratio(data, base)
+    # the seed is what makes it repeatable: two seeds with few resamples disagree
+    one = stats.bootstrap_mean_interval(np.asarray(data), resamples=30, seed=1)
+    two = stats.bootstrap_mean_interval(np.asarray(data), resamples=30, seed=2)
+    assert (float(one[0]), float(one[1])) != (float(two[0]), float(two[1]))
+
+
+def test_fieller_agrees_with_the_delta_method_when_noise_is_small():
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(90, 0.9, 50), rng.normal(60, 0.6, 50)
+    low, high = stats.fieller_ratio_interval(x, y)
+    r = x.mean() / y.mean()
+    se = r * math.sqrt(x.var(ddof=1) / 50 / x.mean() ** 2 + y.var(ddof=1) / 50 / y.mean() ** 2)
+    assert float(low) == pytest.approx(r - 1.985 * se, rel=2e-3)
+    assert float(high) == pytest.approx(r + 1.985 * se, rel=2e-3)
+
+
+def test_fieller_is_asymmetric_and_unbounded_when_the_reference_is_near_zero():
+    low, high = stats.fieller_ratio_interval(np.array([90.0, 95, 85]), np.array([1.0, 30, 60]))
+    assert math.isnan(float(low)) and math.isnan(float(high))
+    low, high = stats.fieller_ratio_interval(np.array([90.0, 95, 85, 92]), np.array([50.0, 62, 58, 70]))
+    r = 90.5 / 60.0
+    assert (high - r) > (r - low) > 0  # a ratio's interval leans towards larger values
+
+
+def test_speedup_significance_and_warnings():
+    base = [60.1, 62.3, 59.8, 63.0, 61.7]
+    fast = stats.ratio([90.0, 92.0, 91.0, 89.5, 90.5], base)
+    assert fast.significant and not fast.straddles_one and fast.ci_low > 1.4
+    same = stats.ratio([61.0, 63.5, 58.9, 62.2, 60.0], base)
+    assert not same.significant and same.straddles_one
+    warnings = stats.warnings_for(stats.describe([61.0, 63.5, 58.9, 62.2, 60.0]), same)
+    assert len(warnings) == 1 and "straddles 1" in warnings[0]
+    noisy = stats.describe([40.0, 60.0, 80.0])
+    assert any("noisy: CV" in w for w in stats.warnings_for(noisy))
