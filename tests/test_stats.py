@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from specsweep import stats
@@ -62,3 +63,31 @@ def test_speedup_significance_and_warnings():
     assert len(warnings) == 1 and "straddles 1" in warnings[0]
     noisy = stats.describe([40.0, 60.0, 80.0])
     assert any("noisy: CV" in w for w in stats.warnings_for(noisy))
+
+
+def test_summary_carries_speedup_ci_p_value_and_warnings(default_config):
+    from specsweep.aggregate import summarise, warning_lines
+    from specsweep.config import expand, validate_schema
+
+    configurations = expand(validate_schema(default_config))
+
+    def run(index, rate):
+        return {"run": index, "prompt_index": 0, "tokens": 500, "text_sha256": "t", "speculation": None,
+                "client": {"decode_tokens_per_s": rate, "ttft_s": 0.1, "itl_median_s": 0.015}, "engine": {}}
+
+    base = [60.1, 62.3, 59.8, 63.0, 61.7]
+    runs = {name: [run(i, r) for i, r in enumerate(base)] for name in configurations}
+    runs["ngram-m8"] = [run(i, r) for i, r in enumerate([90.0, 92.0, 91.0, 89.5, 90.5])]
+    runs["ngram-m3"] = [run(i, r) for i, r in enumerate([61.0, 63.5, 58.9])]
+    runs["draft-model"] = [run(i, r) for i, r in enumerate([30.0, 45.0])]
+    summary = summarise(configurations, runs, {}).set_index("configuration")
+    fast = summary.loc["ngram-m8"]
+    expected = stats.ratio([90.0, 92.0, 91.0, 89.5, 90.5], base)
+    assert (fast["speedup_ci95_low"], fast["speedup_ci95_high"]) == (expected.ci_low, expected.ci_high)
+    assert fast["speedup_ci95_low"] < fast["speedup"] < fast["speedup_ci95_high"]
+    assert bool(fast["significant"]) and fast["warnings"] == ""
+    assert "straddles 1" in summary.loc["ngram-m3", "warnings"]
+    assert "only 2 run" in summary.loc["draft-model", "warnings"]
+    assert pd.isna(summary.loc["baseline", "significant"])
+    lines = warning_lines(summary.reset_index())
+    assert "Fieller" in lines[0] and any(line.startswith("WARNING ngram-m3:") for line in lines)

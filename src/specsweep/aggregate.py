@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from specsweep import stats
 from specsweep.config import Configuration, parameter_value, swept_parameters
 from specsweep.stats import describe
 
@@ -33,8 +34,20 @@ COLUMNS: dict[str, str] = {
     "tok_s_max": "fastest run (tokens/s)",
     "tok_s_ci95_low": "95 % Student-t confidence interval of the mean, lower bound (NaN with < 3 runs)",
     "tok_s_ci95_high": "95 % Student-t confidence interval of the mean, upper bound",
+    "tok_s_median": "median run (tokens/s)",
+    "tok_s_boot95_low": "95 % percentile-bootstrap interval of the mean, lower bound (seeded; too narrow "
+                        "with few runs, so the t-interval is the one shown)",
+    "tok_s_boot95_high": "95 % percentile-bootstrap interval of the mean, upper bound",
     "speedup": "tok_s_mean / the baseline's tok_s_mean",
     "speedup_pct": "(speedup - 1) * 100",
+    "speedup_ci95_low": "95 % Fieller confidence interval of the speedup (ratio of independent means), "
+                        "lower bound (NaN with < 3 runs or when unbounded)",
+    "speedup_ci95_high": "95 % Fieller confidence interval of the speedup, upper bound",
+    "speedup_boot95_low": "95 % percentile-bootstrap interval of the ratio of means, lower bound (seeded)",
+    "speedup_boot95_high": "95 % percentile-bootstrap interval of the ratio of means, upper bound",
+    "speedup_p_value": "two-sided Welch t-test p-value, this configuration's runs against the baseline's "
+                       "(unequal variances; compares means, which the speedup is a ratio of)",
+    "significant": "true when speedup_p_value < 0.05 (empty for the baseline)",
     "engine_tok_s_mean": "the engine's own decode throughput, mean over runs (llama.cpp predicted_per_second)",
     "ttft_ms_median": "median time to first token as the client saw it (ms)",
     "itl_ms_median": "median inter-event latency over all runs (ms); an event may carry several tokens",
@@ -44,6 +57,8 @@ COLUMNS: dict[str, str] = {
     "acceptance_rate": "accepted / drafted (drafts only, bonus token excluded)",
     "accept_length": "tokens emitted per verify step, bonus included: 1 + accepted / verify_steps",
     "text_matches_baseline": "true when every run's text equals the baseline's for the same prompt",
+    "warnings": "why not to trust the row at face value, '; '-separated: fewer than 3 runs, CV above "
+                "10 %, a speedup CI that straddles 1 (empty when none)",
 }
 
 
@@ -62,6 +77,16 @@ def summarise(configurations: dict[str, Configuration], runs: dict[str, list[dic
     base_mean = frame.loc[frame["configuration"] == baseline, "tok_s_mean"].iloc[0]
     frame["speedup"] = frame["tok_s_mean"] / base_mean
     frame["speedup_pct"] = (frame["speedup"] - 1.0) * 100.0
+    rates = {name: [r["client"]["decode_tokens_per_s"] for r in records] for name, records in runs.items()}
+    ratios = {name: None if name == baseline else stats.ratio(rates.get(name, []), rates.get(baseline, []))
+              for name in frame["configuration"]}
+    for column, attribute in (("speedup_ci95_low", "ci_low"), ("speedup_ci95_high", "ci_high"),
+                              ("speedup_boot95_low", "boot_low"), ("speedup_boot95_high", "boot_high"),
+                              ("speedup_p_value", "p_value")):
+        frame[column] = [getattr(r, attribute) if r else None for r in ratios.values()]
+    frame["significant"] = [r.significant if r and not math.isnan(r.p_value) else None for r in ratios.values()]
+    frame["warnings"] = ["; ".join(stats.warnings_for(describe(rates.get(name, [])), ratios[name]))
+                         for name in frame["configuration"]]
     ordered = [c for c in COLUMNS if c in frame.columns]
     ordered[ordered.index("status") + 1:ordered.index("status") + 1] = swept
     return frame[ordered]
@@ -83,6 +108,8 @@ def _row(configuration: Configuration, runs: list[dict[str, Any]], launch: dict[
         "tok_s_mean": throughput.mean, "tok_s_std": throughput.std, "tok_s_cv": throughput.cv,
         "tok_s_min": throughput.minimum, "tok_s_max": throughput.maximum,
         "tok_s_ci95_low": throughput.ci_low, "tok_s_ci95_high": throughput.ci_high,
+        "tok_s_median": throughput.median, "tok_s_boot95_low": throughput.boot_low,
+        "tok_s_boot95_high": throughput.boot_high,
         "engine_tok_s_mean": engine_rate.mean,
         "ttft_ms_median": 1000 * describe([r["client"]["ttft_s"] for r in runs]).median,
         "itl_ms_median": 1000 * describe([r["client"]["itl_median_s"] for r in runs]).median,
@@ -100,3 +127,13 @@ def _row(configuration: Configuration, runs: list[dict[str, Any]], launch: dict[
 def write_csv(frame: pd.DataFrame, path: str | Path) -> None:
     """Stable formatting (6 significant digits, fixed column order) so reruns are byte-identical."""
     frame.to_csv(path, index=False, float_format="%.6g", lineterminator="\n")
+
+
+def warning_lines(frame: pd.DataFrame) -> list[str]:
+    """The summary's warnings as console lines, plus which interval and test the numbers are."""
+    lines = [f"statistics: tok/s CI = 95 % {stats.MEAN_CI_METHOD} interval of the mean; speedup CI = 95 % "
+             f"{stats.SPEEDUP_CI_METHOD} interval of the ratio of means; p = {stats.TEST_METHOD} against the "
+             f"baseline (bootstrap intervals in the *_boot95_* columns, seeded)"]
+    for name, text in zip(frame["configuration"], frame["warnings"], strict=True):
+        lines += [f"WARNING {name}: {w}" for w in str(text).split("; ") if text and str(text) != "nan"]
+    return lines

@@ -26,6 +26,7 @@ the runs on the last axis and broadcast over leading axes (a whole simulated stu
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -166,7 +167,9 @@ def welch_p_value(candidate: np.ndarray, reference: np.ndarray) -> np.ndarray:
     y = np.asarray(reference, dtype=float)
     if min(x.shape[-1], y.shape[-1]) < 2:
         return np.full(np.broadcast_shapes(x.shape[:-1], y.shape[:-1]), np.nan)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    # identical runs (zero variance on both sides) give NaN, not a warning
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         return np.asarray(stats.ttest_ind(x, y, axis=-1, equal_var=False).pvalue, dtype=float)
 
 
