@@ -127,7 +127,10 @@ def summarise(smk: Any) -> None:
                     for name, records in runs.items() for r in sorted(records, key=lambda r: r["run"])]
         aggregate.write_csv(pd.DataFrame(run_rows), smk.output.runs)
         print(frame[["configuration", "runs", "tok_s_mean", "tok_s_ci95_low", "tok_s_ci95_high",
-                     "speedup_pct", "acceptance_rate"]].to_string(index=False), file=progress)
+                     "speedup_pct", "speedup_ci95_low", "speedup_ci95_high", "speedup_p_value",
+                     "acceptance_rate"]].to_string(index=False), file=progress)
+        for line in aggregate.warning_lines(frame):
+            print(line, file=progress)
 
 
 def plot(smk: Any) -> None:
