@@ -50,6 +50,32 @@ def port_in_use(host: str, port: int) -> bool:
         return probe.connect_ex((host, port)) == 0
 
 
+def listeners(port: int) -> set[int]:
+    """PIDs listening on TCP ``port`` (any address). Sockets of other users' processes show no PID."""
+    with contextlib.suppress(psutil.Error):
+        return {c.pid for c in psutil.net_connections("tcp")
+                if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid}
+    return set()
+
+
+def describe_listeners(port: int) -> str:
+    """Who holds ``port``, for an error message (PID and command line where visible)."""
+    found = []
+    for pid in sorted(listeners(port)):
+        with contextlib.suppress(psutil.Error):
+            found.append(f"pid {pid} ({' '.join(psutil.Process(pid).cmdline())[:120]})")
+    return ", ".join(found) or "a process this user cannot see"
+
+
+def owns_port(pgid: int, port: int) -> bool:
+    """True when a process of group ``pgid`` is the one listening on ``port``.
+
+    Readiness must not be fooled by a stale server answering on the same port while ours
+    failed to bind: a 200 from /health only counts when the listener is in our group.
+    """
+    return bool(listeners(port) & set(group_members(pgid)))
+
+
 def _die_with_parent() -> None:
     # If the job script itself is SIGKILLed, the server leader gets SIGTERM from the kernel.
     with contextlib.suppress(OSError):
@@ -97,7 +123,10 @@ class StaleGroup:
 
     def record(self, pgid: int, argv: list[str]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(json.dumps({"pgid": pgid, "executable": argv[0]}) + "\n")
+        # Written atomically: a crash mid-write must not leave a record that cannot be read.
+        partial = self.path.with_name(self.path.name + ".partial")
+        partial.write_text(json.dumps({"pgid": pgid, "executable": argv[0], "started": time.time()}) + "\n")
+        partial.replace(self.path)
 
     def clear(self) -> None:
         self.path.unlink(missing_ok=True)
@@ -109,11 +138,21 @@ class StaleGroup:
         except (FileNotFoundError, ValueError):
             return None
         pgid = int(recorded["pgid"])
-        members = [pid for pid in group_members(pgid) if _runs(pid, recorded["executable"])]
+        # A process group id can be reused: only processes started no earlier than the recorded
+        # launch and running the recorded executable are ours.
+        started = float(recorded.get("started", 0)) - 1.0
+        members = [pid for pid in group_members(pgid)
+                   if _runs(pid, recorded["executable"]) and _started_after(pid, started)]
         if members:
             stop_group(pgid, grace_s)
         self.clear()
         return pgid if members else None
+
+
+def _started_after(pid: int, when: float) -> bool:
+    with contextlib.suppress(psutil.Error):
+        return psutil.Process(pid).create_time() >= when
+    return False
 
 
 def _runs(pid: int, executable: str) -> bool:
@@ -160,17 +199,30 @@ def managed_server(
 
 
 def wait_until_ready(
-    process: subprocess.Popen[bytes], is_ready: Callable[[], bool], timeout_s: float, log_path: Path
+    process: subprocess.Popen[bytes], is_ready: Callable[[], bool], timeout_s: float, log_path: Path,
+    port: int | None = None,
 ) -> float:
-    """Poll ``is_ready`` (4 times a second) until it is true; fail fast if the process exits."""
+    """Poll ``is_ready`` (4 times a second) until it is true; fail fast if the process exits.
+
+    With ``port``, readiness also needs the listener on that port to be in the server's own
+    process group, so a stale server on the same port cannot pass for ours.
+    """
     started = time.monotonic()
     while True:
         if process.poll() is not None:
-            raise ServerError(f"the server exited with status {process.returncode} before it was ready; "
-                              f"last lines of {log_path}:\n{log_tail(log_path)}")
-        if is_ready():
+            raise ServerError(f"the server exited with {exit_description(process.returncode)} before it was "
+                              f"ready; last lines of {log_path}:\n{log_tail(log_path)}")
+        if is_ready() and (port is None or owns_port(process.pid, port)):
             return time.monotonic() - started
         if time.monotonic() - started > timeout_s:
             raise ServerError(f"the server was not ready after {timeout_s:.0f} s (benchmark.ready_timeout_s); "
                               f"last lines of {log_path}:\n{log_tail(log_path)}")
         time.sleep(0.25)
+
+
+def exit_description(returncode: int | None) -> str:
+    """``status 1`` or ``signal SIGKILL`` (Popen reports death by signal N as -N)."""
+    if returncode is not None and returncode < 0:
+        with contextlib.suppress(ValueError):
+            return f"signal {signal.Signals(-returncode).name}"
+    return f"status {returncode}"

@@ -7,13 +7,16 @@ written as soon as it exists, and on failure the partial results are copied to
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
 import os
 import shutil
+import subprocess
 import sys
 import traceback
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -26,7 +29,10 @@ from specsweep.redact import redact_argv, redact_env, redact_values, secret_valu
 from specsweep.server import (
     ServerError,
     StaleGroup,
+    describe_listeners,
+    exit_description,
     free_port,
+    log_tail,
     managed_server,
     port_in_use,
     wait_until_ready,
@@ -89,7 +95,8 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
     name = configuration.name
     port = port or free_port(host)
     if port_in_use(host, port):
-        raise ServerError(f"{host}:{port} is already in use by another process; free it or set engines/*/port: 0")
+        raise ServerError(f"{host}:{port} is already in use by {describe_listeners(port)}; stop it, or set "
+                          f"engines/{configuration.engine}/port: 0 to pick a free port")
     base_url = f"http://{host}:{port}"
     argv = engine.command(configuration, host, port)
     env = {**os.environ, **configuration.env}
@@ -105,16 +112,20 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
         with managed_server(argv, env, paths.log, stale, float(benchmark["stop_grace_s"])) as process:
             launch["pid"] = process.pid
             ready_s = wait_until_ready(process, lambda: engine.is_ready(base_url),
-                                       float(benchmark["ready_timeout_s"]), paths.log)
+                                       float(benchmark["ready_timeout_s"]), paths.log, port=port)
             launch.update(ready_s=round(ready_s, 3), engine=engine.check_started(base_url, configuration),
                           status="ready")
             write_json(paths.launch, launch)
             print(f"{name}: ready after {ready_s:.1f} s; {benchmark['warmup_requests']} warmup request(s)",
                   file=progress, flush=True)
             for w in range(benchmark["warmup_requests"]):
-                _generate(engine, base_url, prompts[w % len(prompts)], benchmark["warmup_max_tokens"], benchmark)
+                with _server_death_named(process, f"warmup request {w + 1}", paths.log):
+                    _generate(engine, base_url, prompts[w % len(prompts)], benchmark["warmup_max_tokens"],
+                              benchmark)
             for index, run_path in enumerate(paths.runs):
-                record = _measured_run(engine, base_url, prompts, index, benchmark)
+                with _server_death_named(process, f"run {index + 1}/{len(paths.runs)} ({index} completed)",
+                                         paths.log):
+                    record = _measured_run(engine, base_url, prompts, index, benchmark)
                 write_json(run_path, record)
                 client = record["client"]
                 print(f"{name}: run {index + 1}/{len(paths.runs)}: {client['decode_tokens_per_s']:.1f} tok/s "
@@ -128,6 +139,20 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
             launch["status"] = "failed"
         write_json(paths.launch, launch)
         _redact_log(paths.log, env)
+
+
+@contextlib.contextmanager
+def _server_death_named(process: subprocess.Popen[bytes], phase: str, log: Path) -> Iterator[None]:
+    """A request that fails because the server died says so (with the log tail), not just 'connection reset'."""
+    try:
+        yield
+    except Exception as error:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=1.0)  # the client may notice the dropped connection before the exit is reaped
+        if process.returncode is None:
+            raise
+        raise ServerError(f"the server died during {phase} with {exit_description(process.returncode)}: "
+                          f"{error}; last lines of {log}:\n{log_tail(log)}") from error
 
 
 def _generate(engine: Engine, base_url: str, prompt: str, max_tokens: int, benchmark: dict[str, Any]):
@@ -149,6 +174,9 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
     fields = engine.engine_fields(response.events)
     tokens = engine.tokens_generated(fields)
     streamed = sum(engine.event_tokens(e) for e in response.events)
+    if tokens is None:
+        raise RunError(f"run {index}: the stream ended after {len(response.events)} events without the engine's "
+                       f"final report (the server closed the connection early?)")
     if tokens != max_tokens:
         raise RunError(f"run {index}: the engine generated {tokens} tokens, not benchmark.max_tokens={max_tokens} "
                        f"(streamed {streamed}); is ignore_eos honoured and the context large enough?")

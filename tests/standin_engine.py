@@ -1,0 +1,151 @@
+"""A stand-in for llama-server that misbehaves on demand (the faults a real engine will not show at will).
+
+It speaks just enough of llama-server's HTTP API for specsweep's llamacpp adapter: ``/health``,
+``/props``, ``/slots``, ``/metrics`` and a streamed ``/completion``, and takes llama-server's
+``--host``/``--port`` flags (every other flag is accepted and ignored). Standard library only.
+
+Faults are chosen with ``STANDIN_MODE`` (comma-separated; the environment, as a configuration's
+``env:`` would set it):
+
+- ``exit-at-start``: log an error and exit 1 before binding.
+- ``hang-before-ready``: listen, but ``/health`` answers 503 (loading) for ever.
+- ``stall-mid-stream``: stop sending, connection open, after ``STANDIN_AFTER`` events.
+- ``drop-connection``: close the socket after ``STANDIN_AFTER`` events.
+- ``die-during=N``: SIGKILL itself half-way through the N-th ``/completion`` (warmups count).
+- ``fork-worker``: fork a worker process (same process group) that sleeps, ignoring SIGTERM.
+- ``ignore-sigterm``: ignore SIGTERM (only SIGKILL stops it).
+- ``bad-json``: interleave malformed ``data:`` lines in the stream and ``/metrics``.
+- ``slow-ready=S``: answer 503 for S seconds first.
+- ``slow-bind=S``: wait S seconds before binding the port (a loading engine).
+
+``STANDIN_STARTED`` (a path): touch it once listening, so a test can wait for the server.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MODES = dict(
+    ([*part.split("=", 1), ""])[:2] for part in os.environ.get("STANDIN_MODE", "").split(",") if part
+)
+AFTER = int(os.environ.get("STANDIN_AFTER", "3"))
+STARTED = time.monotonic()
+COMPLETIONS = 0
+
+
+def log(text: str) -> None:
+    print(f"standin: {text}", flush=True)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt: str, *args: object) -> None:
+        log(fmt % args)
+
+    def _json(self, status: int, data: object) -> None:
+        body = json.dumps(data).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        loading = "hang-before-ready" in MODES or time.monotonic() - STARTED < float(MODES.get("slow-ready") or 0)
+        if self.path == "/health":
+            self._json(503 if loading else 200, {"status": "loading model" if loading else "ok"})
+        elif self.path == "/props":
+            self._json(200, {"build_info": "standin", "model_path": "standin.gguf", "total_slots": 1})
+        elif self.path == "/slots":
+            self._json(200, [{"id": 0, "speculative": False}])
+        elif self.path == "/metrics":
+            text = "# TYPE llamacpp:prompt_tokens_total counter\nllamacpp:prompt_tokens_total 12\n"
+            if "bad-json" in MODES:
+                text += "llamacpp:garbage{ 1 2 3\n"
+            body = text.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        else:
+            self._json(404, {"error": "not found"})
+
+    def do_POST(self) -> None:
+        global COMPLETIONS
+        payload = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+        if self.path != "/completion":
+            self._json(404, {"error": "not found"})
+            return
+        COMPLETIONS += 1
+        n = int(payload.get("n_predict", 16))
+        log(f"completion {COMPLETIONS}: {n} tokens")
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for i in range(n):
+            if i == AFTER and "stall-mid-stream" in MODES:
+                log("stalling mid-stream")
+                time.sleep(3600)
+            if i == AFTER and "drop-connection" in MODES:
+                log("dropping the connection")
+                self.connection.shutdown(2)
+                self.close_connection = True
+                return
+            if i == n // 2 and MODES.get("die-during") == str(COMPLETIONS):
+                log("dying with SIGKILL mid-request")
+                os.kill(os.getpid(), signal.SIGKILL)
+            if "bad-json" in MODES:
+                self.wfile.write(b"data: {not json\n\ndata: [1, 2]\n\n")
+            event = {"content": "x", "tokens": [i], "stop": False}
+            self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
+            self.wfile.flush()
+            time.sleep(0.002)
+        final = {"content": "", "stop": True, "stop_type": "limit", "tokens_predicted": n, "tokens_evaluated": 4,
+                 "timings": {"predicted_n": n, "predicted_ms": 2.0 * n, "predicted_per_second": 500.0}}
+        self.wfile.write(b"data: " + json.dumps(final).encode() + b"\n\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+
+def main(argv: list[str]) -> int:
+    host, port = "127.0.0.1", 8080
+    for flag, value in itertools.pairwise(argv):
+        if flag == "--host":
+            host = value
+        elif flag == "--port":
+            port = int(value)
+    log(f"argv {argv}")
+    if "exit-at-start" in MODES:
+        log("error: failed to load model (exit-at-start)")
+        return 1
+    if "ignore-sigterm" in MODES:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if "fork-worker" in MODES and os.fork() == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        while True:
+            time.sleep(1)
+    time.sleep(float(MODES.get("slow-bind") or 0))
+    try:
+        server = ThreadingHTTPServer((host, port), Handler)
+    except OSError as error:
+        log(f"couldn't bind HTTP server socket, hostname: {host}, port: {port}: {error}")
+        return 1
+    server.daemon_threads = True
+    log(f"listening on http://{host}:{port}")
+    if started := os.environ.get("STANDIN_STARTED"):
+        open(started, "w").close()
+    server.serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
