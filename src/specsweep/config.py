@@ -107,7 +107,8 @@ def expand(config: dict[str, Any]) -> dict[str, Configuration]:
                     f"configurations/{entry_name}: expands to '{name}', which configurations/{origin[name]} "
                     f"already produces; rename one of them or set a distinct grid 'name' template")
             args = {**engine.get("args", {}), **entry.get("args", {})}
-            env = {**engine.get("env", {}), **entry.get("env", {})}
+            devices = {"CUDA_VISIBLE_DEVICES": ",".join(map(str, engine["gpus"]))} if "gpus" in engine else {}
+            env = {**devices, **engine.get("env", {}), **entry.get("env", {})}
             for axis, value in axes.items():
                 if axis.startswith("env:"):
                     env[axis[4:]] = value
