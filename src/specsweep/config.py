@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -89,8 +90,9 @@ def expand(config: dict[str, Any]) -> dict[str, Configuration]:
         if model is not None and model not in models:
             raise ConfigError(f"engines/{engine_name}/model: '{model}' is not defined under 'models' "
                               f"(defined: {', '.join(sorted(models)) or 'none'})")
-        if engine["kind"] == "llamacpp" and "llamacpp" not in engine:
-            raise ConfigError(f"engines/{engine_name}: kind llamacpp needs a 'llamacpp: source:' pin")
+        if engine["kind"] == "llamacpp" and "llamacpp" not in engine and "executable" not in engine:
+            raise ConfigError(f"engines/{engine_name}: kind llamacpp needs a 'llamacpp: source:' pin (to build "
+                              f"llama-server) or an 'executable:' path (to use one you have)")
 
     expanded: dict[str, Configuration] = {}
     origin: dict[str, str] = {}
@@ -139,6 +141,13 @@ def check_files(config: dict[str, Any]) -> None:
         if "path" in model and not Path(model["path"]).expanduser().exists():
             raise ConfigError(f"models/{name}/path: {model['path']} does not exist; fix the path or download "
                               f"the model first")
+    for name, engine in config["engines"].items():
+        if "executable" in engine:
+            executable = Path(engine["executable"]).expanduser()
+            if not executable.is_file() or not os.access(executable, os.X_OK):
+                raise ConfigError(f"engines/{name}/executable: engine binary not found: {engine['executable']} "
+                                  f"is not an executable file; fix the path, or remove the key to let the "
+                                  f"pipeline build llama-server")
 
 
 def _engine_of(entry_name: str, entry: dict[str, Any], engines: dict[str, Any]) -> str:

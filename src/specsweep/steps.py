@@ -56,6 +56,11 @@ def build_engine(smk: Any) -> None:
         if settings["kind"] != "llamacpp":
             write_json(Path(smk.output[0]), {"kind": settings["kind"], "executable": None})
             return
+        if settings.get("executable"):  # the user's own binary: nothing to build
+            executable = str(Path(settings["executable"]).expanduser().resolve())
+            print(f"engine {smk.wildcards.engine}: using {executable}", file=progress)
+            write_json(Path(smk.output[0]), {"kind": "llamacpp", "executable": executable, "build": None})
+            return
         llama = settings["llamacpp"]
         # The one-off build uses every core, so it must not overlap a measurement.
         with exclusive(cache_root() / "measure.lock"):
