@@ -25,6 +25,7 @@ from specsweep.cache import cache_root, exclusive
 from specsweep.client import stream_post, timings_from_arrivals
 from specsweep.config import Configuration
 from specsweep.engines.base import Engine, GenerationRequest
+from specsweep.provenance import machine as machine_snapshot
 from specsweep.redact import redact_argv, redact_env, redact_values, secret_values
 from specsweep.server import (
     ServerError,
@@ -104,6 +105,7 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
         "configuration": configuration.as_params(), "argv": redact_argv(argv), "port": port, "host": host,
         "env_set": redact_env(configuration.env), "env": redact_env(env), "pid": None,
         "launched_at": now_iso(), "status": "launching",
+        "machine": machine_snapshot(),  # code, software, host and GPUs as they are while measured
     }
     write_json(paths.launch, launch)
     paths.log.unlink(missing_ok=True)
