@@ -1,0 +1,125 @@
+"""Compare two result sets (two sweeps' results folders, or archives), configuration by configuration.
+
+Configurations are matched by name *and* parameters (engine kind, flags, environment, draft
+model, as recorded in each ``launch.json``): a configuration whose name matches but whose
+parameters differ is listed as such and not compared, because its delta would not mean what it
+says. For each matched configuration: the ratio of mean decode tok/s (after / before) with its
+95 % Fieller interval, the bootstrap interval beside it, and Welch's t-test p-value (see stats.py
+for why these).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import pandas as pd
+
+from specsweep import stats
+
+RUN = re.compile(r"(?:^|/)results/([^/]+)/runs/run_(\d+)\.json$")
+LAUNCH = re.compile(r"(?:^|/)results/([^/]+)/launch\.json$")
+MATCHED_KEYS = ("kind", "args", "env", "draft_model")
+
+COLUMNS: dict[str, str] = {
+    "configuration": "configuration name (the same in both result sets)",
+    "status": "compared, parameters differ (<keys>), only in before, only in after",
+    "runs_before": "runs in the first result set",
+    "runs_after": "runs in the second result set",
+    "tok_s_before": "mean decode tok/s in the first result set",
+    "tok_s_after": "mean decode tok/s in the second result set",
+    "ratio": "tok_s_after / tok_s_before",
+    "delta_pct": "(ratio - 1) * 100",
+    "ratio_ci95_low": "95 % Fieller interval of the ratio of means, lower bound",
+    "ratio_ci95_high": "95 % Fieller interval of the ratio of means, upper bound",
+    "ratio_boot95_low": "95 % percentile-bootstrap interval of the ratio of means, lower bound (seeded)",
+    "ratio_boot95_high": "95 % percentile-bootstrap interval of the ratio of means, upper bound",
+    "p_value": "two-sided Welch t-test p-value, after vs before",
+    "significant": "true when p_value < 0.05",
+    "warnings": "reasons not to trust the row (fewer than 3 runs, CV > 10 %, CI straddles 1)",
+}
+
+
+@dataclass
+class ResultSet:
+    source: str
+    rates: dict[str, list[float]]  # configuration -> decode tok/s per run, in run order
+    parameters: dict[str, dict[str, Any]]  # configuration -> matched parameters
+
+
+def load(path: str | Path) -> ResultSet:
+    """A results folder, a folder holding results/, or a .tar/.tar.gz archive of a sweep."""
+    path = Path(path)
+    files: dict[str, bytes] = {}
+    if path.is_dir():
+        root = path if (path / "results").is_dir() else path.parent
+        results = root / "results" if (root / "results").is_dir() else path
+        for member in sorted(results.glob("*/launch.json")) + sorted(results.glob("*/runs/run_*.json")):
+            files["results/" + member.relative_to(results).as_posix()] = member.read_bytes()
+    elif path.is_file() and tarfile.is_tarfile(path):
+        with tarfile.open(path) as archive:
+            for member in archive.getmembers():
+                if member.isfile() and (RUN.search(member.name) or LAUNCH.search(member.name)):
+                    files[PurePosixPath(member.name).as_posix()] = archive.extractfile(member).read()
+    else:
+        raise FileNotFoundError(f"{path}: not a results folder or a sweep archive (.tar.gz)")
+    runs: dict[str, list[tuple[int, float]]] = {}
+    parameters: dict[str, dict[str, Any]] = {}
+    for name, data in sorted(files.items()):
+        if match := RUN.search(name):
+            record = json.loads(data)
+            runs.setdefault(match[1], []).append((int(match[2]), record["client"]["decode_tokens_per_s"]))
+        elif match := LAUNCH.search(name):
+            configuration = json.loads(data).get("configuration", {})
+            parameters[match[1]] = {k: configuration.get(k) for k in MATCHED_KEYS}
+    if not runs:
+        raise ValueError(f"{path}: no results/<configuration>/runs/run_<i>.json found")
+    return ResultSet(str(path), {n: [r for _, r in sorted(v)] for n, v in runs.items()}, parameters)
+
+
+def compare(before: ResultSet, after: ResultSet) -> pd.DataFrame:
+    rows = []
+    names = list(dict.fromkeys([*before.rates, *after.rates]))
+    for name in names:
+        row: dict[str, Any] = {"configuration": name}
+        if name not in after.rates or name not in before.rates:
+            row["status"] = "only in before" if name in before.rates else "only in after"
+            rows.append(row)
+            continue
+        differ = [k for k in MATCHED_KEYS
+                  if before.parameters.get(name, {}).get(k) != after.parameters.get(name, {}).get(k)]
+        x, y = after.rates[name], before.rates[name]
+        row.update(runs_before=len(y), runs_after=len(x), tok_s_before=sum(y) / len(y), tok_s_after=sum(x) / len(x))
+        if differ:
+            row["status"] = f"parameters differ ({', '.join(differ)})"
+            rows.append(row)
+            continue
+        ratio = stats.ratio(x, y)
+        warnings = stats.warnings_for(stats.describe(x), ratio) + [
+            f"before: {w}" for w in stats.warnings_for(stats.describe(y))]
+        row.update(status="compared", ratio=ratio.ratio, delta_pct=100 * (ratio.ratio - 1),
+                   ratio_ci95_low=ratio.ci_low, ratio_ci95_high=ratio.ci_high, ratio_boot95_low=ratio.boot_low,
+                   ratio_boot95_high=ratio.boot_high, p_value=ratio.p_value, significant=ratio.significant,
+                   warnings="; ".join(warnings))
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    return frame.reindex(columns=list(COLUMNS))
+
+
+def describe(frame: pd.DataFrame, before: str, after: str) -> list[str]:
+    """Console lines: which intervals and test, then one line per configuration."""
+    lines = [f"compare: after = {after}", f"         before = {before}",
+             f"ratio = mean tok/s after / before; 95 % {stats.SPEEDUP_CI_METHOD} CI; p = {stats.TEST_METHOD}"]
+    for row in frame.itertuples():
+        if row.status != "compared":
+            lines.append(f"{row.configuration}: {row.status}")
+            continue
+        verdict = "significant" if row.significant else "not significant"
+        lines.append(f"{row.configuration}: {row.tok_s_before:.1f} -> {row.tok_s_after:.1f} tok/s, "
+                     f"{row.delta_pct:+.1f} % [CI {100 * (row.ratio_ci95_low - 1):+.1f}, "
+                     f"{100 * (row.ratio_ci95_high - 1):+.1f} %], p = {row.p_value:.3g} ({verdict})")
+    return lines

@@ -1,0 +1,123 @@
+"""Drift: does the machine's speed change while a sweep runs?
+
+Two views, both in ``results/drift.csv``:
+
+* **within a session** (every configuration): the least-squares trend of decode tok/s over run
+  order, as % of the mean per run, with its 95 % Student-t interval (n - 2 degrees of freedom).
+  A trend whose interval excludes 0 means the runs are not exchangeable (warm-up, thermal, a
+  neighbour starting work), so the configuration's CI understates the uncertainty.
+* **across the sweep** (``benchmark.order: bracket``): the baseline is measured again as the last
+  session (``<baseline>-end``, ordered after every other configuration through its inputs), and
+  the end/start ratio of means gets its 95 % Fieller interval and Welch p-value. On a shared
+  machine the same configuration drifts about ±10 % between launches; a bracket shows how much of
+  that hit this sweep.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as scipy_stats
+
+from specsweep import stats
+from specsweep.config import Configuration
+
+ORDERS = ("sequential", "bracket")
+END_SUFFIX = "-end"
+
+COLUMNS: dict[str, str] = {
+    "check": "within-session (trend over run order) or bracket (baseline at the end vs at the start)",
+    "configuration": "the configuration (for a bracket: the end session)",
+    "runs": "runs used",
+    "estimate_pct": "within-session: trend in % of the mean per run; bracket: (end/start - 1) * 100",
+    "ci95_low_pct": "95 % interval, lower bound (Student t on the slope; Fieller on the ratio)",
+    "ci95_high_pct": "95 % interval, upper bound",
+    "p_value": "two-sided p-value (slope t-test; Welch t-test for a bracket)",
+    "drifted": "true when the interval excludes 0",
+    "started_first": "UTC start of the first run considered",
+    "started_last": "UTC start of the last run considered",
+}
+
+
+def end_name(baseline: str) -> str:
+    return baseline + END_SUFFIX
+
+
+def with_end_baseline(configurations: dict[str, Configuration], order: str) -> dict[str, Configuration]:
+    """For ``order: bracket``, add ``<baseline>-end``: the baseline again, measured last."""
+    if order not in ORDERS:
+        raise ValueError(f"benchmark/order: {order!r}; use one of {', '.join(ORDERS)}")
+    if order != "bracket":
+        return configurations
+    baseline = next(c for c in configurations.values() if c.baseline)
+    name = end_name(baseline.name)
+    if name in configurations:
+        raise ValueError(f"benchmark/order: bracket adds a configuration '{name}', which already exists; rename it")
+    end = dataclasses.replace(baseline, name=name, baseline=False,
+                              description=f"{baseline.name} measured again after every other configuration "
+                                          f"(benchmark.order: bracket)")
+    return {**configurations, name: end}
+
+
+def runs_before(name: str, configurations: dict[str, Configuration], runs: Sequence[int]) -> list[str]:
+    """Inputs that order ``<baseline>-end`` after every other configuration; nothing for the others."""
+    baseline = next(c for c in configurations.values() if c.baseline)
+    if name != end_name(baseline.name) or configurations[name].baseline:
+        return []
+    return [f"results/{other}/runs/run_{i}.json" for other in configurations if other != name for i in runs]
+
+
+def trend(rates: Sequence[float]) -> tuple[float, float, float, float]:
+    """Slope over run order in % of the mean per run: estimate, 95 % CI, p-value (NaN with < 3 runs)."""
+    y = np.asarray(rates, dtype=float)
+    if len(y) < stats.MIN_RUNS_FOR_CI or np.ptp(y) == 0:
+        return (0.0 if len(y) >= stats.MIN_RUNS_FOR_CI else math.nan), math.nan, math.nan, math.nan
+    fit = scipy_stats.linregress(np.arange(len(y)), y)
+    half = scipy_stats.t.ppf(0.5 + stats.CONFIDENCE / 2, len(y) - 2) * fit.stderr
+    scale = 100.0 / y.mean()
+    return fit.slope * scale, (fit.slope - half) * scale, (fit.slope + half) * scale, float(fit.pvalue)
+
+
+def report(configurations: dict[str, Configuration], runs: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
+    rows = []
+    for name in configurations:
+        records = sorted(runs.get(name, []), key=lambda r: r["run"])
+        rates = [r["client"]["decode_tokens_per_s"] for r in records]
+        estimate, low, high, p = trend(rates)
+        rows.append(_row("within-session", name, records, estimate, low, high, p))
+    baseline = next(c.name for c in configurations.values() if c.baseline)
+    end = end_name(baseline)
+    if end in configurations and runs.get(end) and runs.get(baseline):
+        start_rates = [r["client"]["decode_tokens_per_s"] for r in runs[baseline]]
+        end_rates = [r["client"]["decode_tokens_per_s"] for r in runs[end]]
+        ratio = stats.ratio(end_rates, start_rates)
+        rows.append(_row("bracket", end, runs[baseline] + runs[end], 100 * (ratio.ratio - 1),
+                         100 * (ratio.ci_low - 1), 100 * (ratio.ci_high - 1), ratio.p_value))
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _row(check: str, name: str, records: list[dict[str, Any]], estimate: float, low: float, high: float,
+         p: float) -> dict[str, Any]:
+    started = sorted(r.get("started_at", "") for r in records)
+    return {"check": check, "configuration": name, "runs": len(records), "estimate_pct": estimate,
+            "ci95_low_pct": low, "ci95_high_pct": high, "p_value": p,
+            "drifted": None if math.isnan(low) else bool(low > 0 or high < 0),
+            "started_first": started[0] if started else None, "started_last": started[-1] if started else None}
+
+
+def describe(frame: pd.DataFrame) -> list[str]:
+    lines = ["drift: within-session = least-squares trend of tok/s over run order (95 % Student t); "
+             "bracket = baseline end/start ratio of means (95 % Fieller, Welch p)"]
+    for row in frame.itertuples():
+        if math.isnan(row.ci95_low_pct):
+            continue
+        flag = "DRIFT" if row.drifted else "ok"
+        unit = "% per run" if row.check == "within-session" else "%"
+        lines.append(f"{flag:5} {row.check} {row.configuration}: {row.estimate_pct:+.2f} {unit} "
+                     f"[{row.ci95_low_pct:+.2f}, {row.ci95_high_pct:+.2f}]")
+    return lines

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+
+import numpy as np
+import pytest
+
+from specsweep import compare
+
+
+def _write_sweep(root, rates, args=None):
+    for name, values in rates.items():
+        folder = root / "results" / name
+        (folder / "runs").mkdir(parents=True)
+        configuration = {"name": name, "kind": "llamacpp", "args": (args or {}).get(name, {"-t": 2}), "env": {},
+                         "draft_model": None}
+        (folder / "launch.json").write_text(json.dumps({"configuration": configuration}))
+        for i, rate in enumerate(values):
+            record = {"run": i, "client": {"decode_tokens_per_s": rate}, "started_at": f"t{i}"}
+            (folder / "runs" / f"run_{i}.json").write_text(json.dumps(record))
+    return root
+
+
+def _sweeps(tmp_path):
+    rng = np.random.default_rng(3)
+    before = {"baseline": list(rng.normal(60, 2, 5)), "ngram": list(rng.normal(90, 3, 5)),
+              "gone": [1.0, 2.0, 3.0], "retuned": [50.0, 51.0, 52.0]}
+    after = {"baseline": list(rng.normal(60, 2, 5)), "ngram": list(rng.normal(120, 3, 5)),
+             "new": [1.0, 2.0, 3.0], "retuned": [70.0, 71.0, 72.0]}
+    a = _write_sweep(tmp_path / "a", before)
+    b = _write_sweep(tmp_path / "b", after, args={"retuned": {"-t": 1}})
+    return a, b
+
+
+def test_matches_by_name_and_parameters(tmp_path):
+    a, b = _sweeps(tmp_path)
+    frame = compare.compare(compare.load(a), compare.load(b / "results")).set_index("configuration")
+    assert frame.loc["gone", "status"] == "only in before" and frame.loc["new", "status"] == "only in after"
+    assert frame.loc["retuned", "status"] == "parameters differ (args)" and np.isnan(frame.loc["retuned", "ratio"])
+    ngram = frame.loc["ngram"]
+    assert ngram["status"] == "compared" and bool(ngram["significant"])
+    assert ngram["ratio_ci95_low"] < ngram["ratio"] < ngram["ratio_ci95_high"]
+    assert ngram["ratio"] == pytest.approx(ngram["tok_s_after"] / ngram["tok_s_before"])
+    assert not bool(frame.loc["baseline", "significant"])
+    assert "straddles 1" in frame.loc["baseline", "warnings"]
+    lines = compare.describe(frame.reset_index(), str(a), str(b))
+    assert "Fieller" in lines[2] and any(line.startswith("ngram:") and "(significant)" in line for line in lines)
+
+
+def test_reads_an_archive_like_a_folder(tmp_path):
+    a, b = _sweeps(tmp_path)
+    archive = tmp_path / "b.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for path in sorted((b / "results").rglob("*.json")):
+            data = path.read_bytes()
+            info = tarfile.TarInfo("specsweep-0123/" + path.relative_to(b).as_posix())
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    from_folder = compare.compare(compare.load(a), compare.load(b))
+    from_archive = compare.compare(compare.load(a), compare.load(archive))
+    assert from_folder.equals(from_archive)
+
+
+def test_rejects_what_is_not_a_result_set(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        compare.load(tmp_path / "missing")
+    (tmp_path / "empty" / "results").mkdir(parents=True)
+    with pytest.raises(ValueError, match="no results"):
+        compare.load(tmp_path / "empty")
