@@ -1,1 +1,39 @@
-"""Streaming parsers of engine logs into tidy per-request rows."""
+"""Streaming parsers of engine logs into tidy rows, selected by log format (= engine kind)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from specsweep.parsers import llamacpp, sglang, vllm
+from specsweep.parsers.fields import LogRows
+
+
+@dataclass(frozen=True)
+class LogFormat:
+    parse: Callable[[Iterable[str]], Any]  # -> an object with rows, lines, malformed
+    columns: list[str]
+    per_request: bool  # one row per request (phases warmup/run) or per logged interval
+
+
+def _count_only(lines: Iterable[str]) -> LogRows:
+    result = LogRows()
+    for _ in lines:
+        result.lines += 1
+    return result
+
+
+LOG_FORMATS: dict[str, LogFormat] = {
+    "llamacpp": LogFormat(llamacpp.parse, llamacpp.COLUMNS, per_request=True),
+    "sglang": LogFormat(sglang.parse, sglang.COLUMNS, per_request=sglang.PER_REQUEST),
+    "vllm": LogFormat(vllm.parse, vllm.COLUMNS, per_request=vllm.PER_REQUEST),
+    "none": LogFormat(_count_only, [], per_request=False),
+}
+
+
+def log_format_of(engine: dict[str, Any]) -> str:
+    """The log format of an engine's server log: its kind, or external.log_format for an endpoint."""
+    if engine["kind"] == "external":
+        return (engine.get("external") or {}).get("log_format", "none")
+    return engine["kind"]

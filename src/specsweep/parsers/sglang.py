@@ -1,0 +1,71 @@
+"""SGLang scheduler ``Decode batch`` log lines, 0.4.3 to 0.5.23, one row per logged interval.
+
+Formats from the wheels (``pip download --no-deps sglang==X``): 0.4.3.post2
+``managers/scheduler.py::log_decode_stats`` (``Decode batch. ...``, no trailing comma),
+0.4.10.post2 ``managers/scheduler_metrics_mixin.py`` (``cuda graph:``, trailing ``, ``),
+0.5.4 same file (``Decode batch [iter], ...``, ``accept rate``), 0.5.10
+``observability/scheduler_metrics_mixin.py`` (``[iter]`` optional, no trailing comma, optional MFU
+suffix), 0.5.23 ``managers/scheduler_components/metrics_reporter.py`` (``cap len``, ``block accept len``).
+The prefix is ``[YYYY-mm-dd HH:MM:SS(.mmm)( DPn)( PPn)( TPn)( EPn)...]`` (``utils.configure_logger``).
+
+``accept len`` (tokens per verify step, bonus included) is kept; ``accept rate`` is kept raw but
+changed meaning in 0.5.4, 0.5.10 and 0.5.23, so nothing downstream compares it across versions.
+``gen throughput`` is server-wide over the interval since the previous Decode line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from specsweep.parsers.fields import LogRows, integer, key_values, number, strip_ansi
+
+MARKER = re.compile(r"Decode batch(?:\.|\s*\[(\d+)\])?,?\s*")
+PREFIX = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)((?:\s+[A-Z_]+\d+)*)\]")
+RANK = re.compile(r"([A-Z_]+?)(\d+)")
+
+COLUMNS = ["time", "dp_rank", "tp_rank", "iter", "running_req", "queue_req", "tokens", "token_usage",
+           "accept_len", "accept_rate", "gen_throughput", "graph"]
+PER_REQUEST = False
+
+
+def parse(lines: Iterable[str]) -> LogRows:
+    result = LogRows()
+    for line in lines:
+        result.lines += 1
+        if "Decode batch" not in line:
+            continue
+        result.matched += 1
+        try:
+            row = parse_line(strip_ansi(line))
+        except (ValueError, IndexError):
+            row = None
+        if row is None:
+            result.malformed += 1
+        else:
+            result.rows.append(row)
+    return result
+
+
+def parse_line(line: str) -> dict[str, object] | None:
+    marker = MARKER.search(line)
+    if marker is None:
+        return None
+    fields = key_values(line[marker.end():])
+    throughput = number(fields.get("gen throughput (token/s)"))
+    if throughput is None:  # every version has it: without it this is not a Decode batch line
+        return None
+    row: dict[str, object] = dict.fromkeys(COLUMNS)
+    if prefix := PREFIX.search(line[:marker.start()]):
+        row["time"] = prefix[1]
+        ranks = {name: int(value) for name, value in RANK.findall(prefix[2])}
+        row.update(dp_rank=ranks.get("DP"), tp_rank=ranks.get("TP"))
+    graph = next((v for k, v in fields.items() if k.endswith(" graph")), None)
+    row.update(
+        iter=int(marker[1]) if marker[1] else None, running_req=integer(fields.get("#running-req")),
+        queue_req=integer(fields.get("#queue-req")),
+        tokens=integer(fields.get("#token", fields.get("#full token"))),
+        token_usage=number(fields.get("token usage", fields.get("full token usage"))),
+        accept_len=number(fields.get("accept len")), accept_rate=number(fields.get("accept rate")),
+        gen_throughput=throughput, graph=graph)
+    return row
