@@ -36,10 +36,22 @@ class Engine(abc.ABC):
     health_path: ClassVar[str] = "/health"
     # Prometheus counters whose before/after difference is recorded for each run.
     counters: ClassVar[tuple[str, ...]] = ()
+    # False for an endpoint someone else runs: no launch, no teardown, no server log of ours.
+    launches: ClassVar[bool] = True
+    # Port written into results/commands.sh when the config says 0 (pick a free one at launch).
+    default_port: ClassVar[int] = 8080
 
     def __init__(self, settings: dict[str, Any], resources: EngineResources) -> None:
         self.settings = settings
         self.resources = resources
+
+    def base_url(self, host: str, port: int) -> str:
+        return f"http://{host}:{port}"
+
+    @classmethod
+    def check_configuration(cls, configuration: Configuration) -> list[str]:
+        """Domain checks before launch: return warnings; raise ``ConfigError`` only when impossible."""
+        return []
 
     @abc.abstractmethod
     def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
@@ -66,6 +78,14 @@ class Engine(abc.ABC):
     @abc.abstractmethod
     def event_text(self, event: dict[str, Any]) -> str: ...
 
+    def tokens_per_event(self, events: list[dict[str, Any]]) -> list[int]:
+        """Generated tokens of each event; engines whose events carry running totals override this."""
+        return [self.event_tokens(e) for e in events]
+
+    def response_text(self, events: list[dict[str, Any]]) -> str:
+        """The generated text; engines that stream cumulative text override this."""
+        return "".join(self.event_text(e) for e in events)
+
     @abc.abstractmethod
     def engine_fields(self, events: list[dict[str, Any]]) -> dict[str, Any]:
         """What the engine itself reported about the request (its own timings, counts)."""
@@ -85,10 +105,15 @@ class Engine(abc.ABC):
         if not self.counters:
             return {}
         try:
-            text = requests.get(base_url + "/metrics", timeout=5).text
+            response = requests.get(base_url + "/metrics", timeout=5)
         except requests.RequestException:
             return {}
-        return prometheus_totals(text, self.counters)
+        if response.status_code != 200:  # e.g. llama-server without --metrics answers 501
+            return {}
+        try:
+            return prometheus_totals(response.text, self.counters)
+        except ValueError:  # not Prometheus text (an endpoint that serves something else there)
+            return {}
 
 
 def prometheus_totals(text: str, names: tuple[str, ...]) -> dict[str, float]:
@@ -97,7 +122,8 @@ def prometheus_totals(text: str, names: tuple[str, ...]) -> dict[str, float]:
     wanted = set(names)
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
-            if sample.name in wanted and not sample.labels:
+            # vLLM and SGLang label their counters (model_name, engine, ...): sum every label set.
+            if sample.name in wanted:
                 totals[sample.name] = totals.get(sample.name, 0.0) + sample.value
     return totals
 

@@ -1,0 +1,171 @@
+"""SGLang (``python -m sglang.launch_server``), launched from an installed package on a GPU node.
+
+Formats read from the released wheels (``pip download --no-deps sglang==X``) 0.4.3.post2,
+0.4.10.post2, 0.5.4, 0.5.10 and 0.5.23:
+* readiness: ``/health`` answers 503 until the warmup request is done (0.4.10+,
+  ``entrypoints/http_server.py``), after which the log says "The server is fired up and ready to roll!";
+* native ``POST /generate`` with ``sampling_params`` (``max_new_tokens``, ``temperature``,
+  ``ignore_eos``; ``sampling_seed`` only from 0.5.x, so it is sent only when sampling);
+  streamed events carry cumulative ``text`` and ``output_ids`` unless the server runs with
+  ``--incremental-streaming-output``, and a cumulative ``meta_info.completion_tokens``;
+* per-request speculation in the final event's ``meta_info`` (``managers/tokenizer_manager.py``):
+  ``spec_verify_ct`` (all versions), ``spec_accept_token_num``/``spec_draft_token_num`` (0.5.10),
+  renamed ``spec_num_correct_drafts``/``spec_num_proposed_drafts`` (0.5.23);
+* ``POST /flush_cache`` (answers 400 while requests run); ``/server_info`` (0.5.10+) or
+  ``/get_server_info`` with ``version`` and the server args.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import requests
+
+from specsweep.config import ConfigError, Configuration
+from specsweep.engines.base import Engine, GenerationRequest, render_flags
+from specsweep.speculation import SpeculationCounts
+
+VERIFY_CALLS = "sglang:spec_verify_calls_total"  # 0.5.23 (tokenizer-side counter)
+GENERATION_TOKENS = "sglang:generation_tokens_total"
+
+
+class SGLang(Engine):
+    kind: ClassVar[str] = "sglang"
+    default_port: ClassVar[int] = 30000
+    default_launcher: ClassVar[tuple[str, ...]] = ("python3", "-m", "sglang.launch_server")
+    counters: ClassVar[tuple[str, ...]] = (VERIFY_CALLS, GENERATION_TOKENS)
+
+    def __init__(self, settings: dict[str, Any], resources: Any) -> None:
+        super().__init__(settings, resources)
+        self.server_args: dict[str, Any] = {}
+
+    def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
+        if not self.resources.model:
+            raise ValueError("sglang needs a model path (engines/<name>/model naming a models entry)")
+        launcher = list(self.settings.get("launcher") or self.default_launcher)
+        argv = [*launcher, "--model-path", self.resources.model, "--host", host, "--port", str(port)]
+        return argv + render_flags(configuration.args, self.placeholders())
+
+    def placeholders(self) -> dict[str, str]:
+        return {"model": self.resources.model or "", "draft_model": self.resources.draft_model or ""}
+
+    @classmethod
+    def check_configuration(cls, configuration: Configuration) -> list[str]:
+        args = configuration.args
+        where = f"configurations/{configuration.name}"
+        algorithm = str(args.get("--speculative-algorithm") or "").upper()
+        warnings = []
+        if algorithm.startswith("EAGLE") and not (args.get("--speculative-draft-model-path")
+                                                  or args.get("--speculative-draft-model")):
+            warnings.append(f"{where}: --speculative-algorithm {algorithm} without --speculative-draft-model-path")
+        steps, topk, tokens = (_int(args.get(f)) for f in ("--speculative-num-steps", "--speculative-eagle-topk",
+                                                           "--speculative-num-draft-tokens"))
+        if None in (steps, topk, tokens):
+            return warnings
+        assert steps is not None and topk is not None and tokens is not None
+        if steps * topk + 1 < tokens:
+            raise ConfigError(f"{where}: --speculative-num-draft-tokens {tokens} is more than the draft tree holds "
+                              f"(num_steps {steps} x topk {topk} + 1 = {steps * topk + 1}); lower it")
+        if topk == 1 and tokens != steps + 1:
+            warnings.append(f"{where}: with --speculative-eagle-topk 1, SGLang expects --speculative-num-draft-tokens "
+                            f"= --speculative-num-steps + 1 = {steps + 1}, not {tokens}")
+        return warnings
+
+    def check_started(self, base_url: str, configuration: Configuration) -> dict[str, Any]:
+        info: dict[str, Any] = {}
+        for path in ("/server_info", "/get_server_info"):  # renamed in 0.5.10
+            response = requests.get(base_url + path, timeout=10)
+            if response.status_code == 200:
+                info = response.json()
+                break
+        self.server_args = info
+        wanted = str(configuration.args.get("--speculative-algorithm") or "").upper() or None
+        running = str(info.get("speculative_algorithm") or "").upper() or None
+        if info and wanted != running:
+            raise RuntimeError(f"configuration {configuration.name}: asked for speculative algorithm {wanted} but "
+                               f"the server runs {running}; check the server log")
+        keys = ("speculative_algorithm", "speculative_num_steps", "speculative_eagle_topk",
+                "speculative_num_draft_tokens", "tp_size", "model_path")
+        return {"version": info.get("version"), **{k: info.get(k) for k in keys}}
+
+    def generation(self, request: GenerationRequest) -> tuple[str, dict[str, Any]]:
+        sampling: dict[str, Any] = {"max_new_tokens": request.max_tokens, "temperature": request.temperature,
+                                    "ignore_eos": request.ignore_eos}
+        if request.temperature > 0:
+            sampling["sampling_seed"] = request.seed  # 0.5.x; greedy decoding needs no seed
+        return "/generate", {"text": request.prompt, "sampling_params": sampling, "stream": True}
+
+    def event_tokens(self, event: dict[str, Any]) -> int:
+        # Meaningful only as a difference between events: see tokens_per_event.
+        return int((event.get("meta_info") or {}).get("completion_tokens") or 0)
+
+    def tokens_per_event(self, events: list[dict[str, Any]]) -> list[int]:
+        totals = [self.event_tokens(e) for e in events]
+        return [b - a for a, b in zip([0, *totals], totals, strict=False)]
+
+    def event_text(self, event: dict[str, Any]) -> str:
+        return str(event.get("text", ""))
+
+    def response_text(self, events: list[dict[str, Any]]) -> str:
+        if not events:
+            return ""
+        last = events[-1]
+        cumulative = len(last.get("output_ids") or []) == self.event_tokens(last) and len(events) > 1
+        return self.event_text(last) if cumulative else super().response_text(events)
+
+    def engine_fields(self, events: list[dict[str, Any]]) -> dict[str, Any]:
+        final = next((e for e in reversed(events) if (e.get("meta_info") or {}).get("finish_reason")), {})
+        return {"meta_info": final.get("meta_info", {})}
+
+    def tokens_generated(self, fields: dict[str, Any]) -> int | None:
+        tokens = fields.get("meta_info", {}).get("completion_tokens")
+        return int(tokens) if tokens is not None else None
+
+    def speculation(self, fields: dict[str, Any], counter_delta: dict[str, float],
+                    emitted: int) -> SpeculationCounts | None:
+        return meta_info_speculation(fields.get("meta_info", {}), emitted, self.draft_tokens_per_step()) or \
+            counter_speculation(counter_delta, emitted, self.draft_tokens_per_step())
+
+    def draft_tokens_per_step(self) -> int | None:
+        """Drafted tokens per verify step, as SGLang counts them: num_draft_tokens - 1."""
+        tokens = _int(self.server_args.get("speculative_num_draft_tokens"))
+        return tokens - 1 if tokens else None
+
+    def flush_cache(self, base_url: str) -> None:
+        response = requests.post(base_url + "/flush_cache", timeout=30)
+        if response.status_code != 200:
+            raise RuntimeError(f"SGLang /flush_cache answered {response.status_code}: {response.text[:200]}")
+
+
+def meta_info_speculation(meta: dict[str, Any], emitted: int, per_step: int | None) -> SpeculationCounts | None:
+    """Counts from ``meta_info`` of any version 0.4.3-0.5.23 (None without speculation)."""
+    steps = meta.get("spec_verify_ct")
+    if not steps:
+        return None
+    for accepted_key, drafted_key, version in (("spec_num_correct_drafts", "spec_num_proposed_drafts", "0.5.23"),
+                                               ("spec_accept_token_num", "spec_draft_token_num", "0.5.10")):
+        if accepted_key in meta:
+            return SpeculationCounts(drafted=int(meta[drafted_key]), accepted=int(meta[accepted_key]),
+                                     emitted=emitted, verify_steps=int(steps),
+                                     source=f"response meta_info ({version} keys)")
+    # <= 0.5.4: only the verify count. Every verify step emits its accepted drafts plus one token,
+    # and the first token comes from prefill: accepted = completion - 1 - steps.
+    accepted = max(int(meta.get("completion_tokens", emitted)) - 1 - int(steps), 0)
+    return SpeculationCounts(drafted=int(steps) * per_step if per_step else 0, accepted=accepted, emitted=emitted,
+                             verify_steps=int(steps), source="response meta_info spec_verify_ct")
+
+
+def counter_speculation(delta: dict[str, float], emitted: int, per_step: int | None) -> SpeculationCounts | None:
+    steps = int(delta.get(VERIFY_CALLS, 0))
+    if not steps:
+        return None
+    accepted = max(int(delta.get(GENERATION_TOKENS, emitted)) - 1 - steps, 0)
+    return SpeculationCounts(drafted=steps * per_step if per_step else 0, accepted=accepted, emitted=emitted,
+                             verify_steps=steps, source="/metrics sglang:spec_verify_calls_total")
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
