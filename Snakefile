@@ -20,6 +20,9 @@ include: "workflow/rules/bench.smk"  # one job per configuration: server session
 include: "workflow/rules/parse.smk"  # server log -> results/{cfg}/profile.csv
 include: "workflow/rules/summary.smk"  # all runs -> results/summary.csv
 include: "workflow/rules/figures.smk"  # summary -> results/figures/
+include: "workflow/rules/paper.smk"  # summary -> results/paper/ (LaTeX macros, table)
+include: "workflow/rules/provenance.smk"  # code, machine, engine, models -> provenance.json
+include: "workflow/rules/archive.smk"  # `archive` target: one verified .tar.gz; rebuild check
 
 
 rule all:

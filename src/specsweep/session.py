@@ -26,7 +26,7 @@ from specsweep.client import stream_post, timings_from_arrivals
 from specsweep.config import Configuration
 from specsweep.engines.base import Engine, GenerationRequest
 from specsweep.provenance import machine as machine_snapshot
-from specsweep.redact import redact_argv, redact_env, redact_values, secret_values
+from specsweep.redact import redact_argv, redact_env, redact_mapping, redact_values, secret_values
 from specsweep.server import (
     ServerError,
     StaleGroup,
@@ -102,7 +102,8 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
     argv = engine.command(configuration, host, port)
     env = {**os.environ, **configuration.env}
     launch: dict[str, Any] = {
-        "configuration": configuration.as_params(), "argv": redact_argv(argv), "port": port, "host": host,
+        "configuration": redact_mapping(configuration.as_params()),  # its env may hold a token
+        "argv": redact_argv(argv), "port": port, "host": host,
         "env_set": redact_env(configuration.env), "env": redact_env(env), "pid": None,
         "launched_at": now_iso(), "status": "launching",
         "machine": machine_snapshot(),  # code, software, host and GPUs as they are while measured

@@ -10,20 +10,23 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 import pandas as pd
+import yaml
 
-from specsweep import aggregate, figures, models
+from specsweep import aggregate, archive, figures, models, paper, provenance
 from specsweep.build_llamacpp import SourcePin, ensure_llama_server
-from specsweep.cache import cache_root, exclusive
+from specsweep.cache import cache_root, exclusive, sha256_file
 from specsweep.config import Configuration
 from specsweep.engines import adapter
 from specsweep.engines.base import EngineResources
 from specsweep.parsers import llamacpp as llamacpp_log
+from specsweep.redact import REDACTED, secret_values
 from specsweep.session import SessionPaths, measure, read_prompts, write_json
 
 
@@ -145,3 +148,79 @@ def plot(smk: Any) -> None:
         figures.save(figures.throughput(summary, runs), Path(smk.output.throughput).with_suffix(""))
         figures.save(figures.acceptance(summary), Path(smk.output.acceptance).with_suffix(""))
         print(f"figures written to {Path(smk.output.throughput).parent}", file=progress)
+
+
+def configuration_provenance(smk: Any) -> None:
+    launch = json.loads(Path(smk.input.launch).read_text())
+    engine = json.loads(Path(smk.input.engine).read_text())
+    model_records = {Path(p).stem: json.loads(Path(p).read_text()) for p in smk.input.models}
+    with progress_to(smk.log[0]) as progress:
+        # Sessions record the machine at launch; a launch.json from before that gets today's snapshot, marked so.
+        later = None if launch.get("machine") else provenance.machine()
+        record = provenance.configuration_record(launch, engine, model_records, smk.params.config_sha256, later)
+        write_json(Path(smk.output[0]), record)
+        print(f"{smk.wildcards.cfg}: provenance (machine {record['machine_captured']})", file=progress)
+
+
+def sweep_provenance(smk: Any) -> None:
+    records = {Path(p).parent.name: json.loads(Path(p).read_text()) for p in smk.input}
+    files = {Path(p).parent.name: {"file": str(p), "sha256": sha256_file(Path(p))} for p in smk.input}
+    with progress_to(smk.log[0]) as progress:
+        write_json(Path(smk.output[0]), provenance.sweep_record(smk.params.config, records, files,
+                                                                 provenance.machine()))
+        print(f"sweep provenance of {len(records)} configurations written", file=progress)
+
+
+def pack_archive(smk: Any) -> None:
+    """Everything of the sweep plus the code that made it, as one deterministic .tar.gz."""
+    config = smk.params.config
+    config["benchmark"]["prompts"] = "config/prompts.txt"  # where the archive keeps it
+    members: dict[str, bytes | Path] = {
+        "config/config.yaml": yaml.safe_dump(config, sort_keys=False).encode(),
+        "config/prompts.txt": Path(smk.input.prompts)}
+    for name, paths in smk.input.items():
+        if name != "prompts":
+            members.update({str(p): Path(p) for p in paths})
+    source = Path(smk.params.source)
+    members.update({f"code/{name}": path for name, path in archive.code_files(source).items()})
+    git = provenance.git_state(source) or {}
+    members["README.md"] = archive.readme(smk.params.name, git.get("commit"), git.get("dirty")).encode()
+    with progress_to(smk.log[0]) as progress:
+        packed = archive.pack(members, Path(smk.output[0]), smk.params.name, secret_values(dict(os.environ)))
+        for name in packed.redacted:
+            print(f"WARNING: {name}: a secret value from the environment was replaced by {REDACTED}", file=progress)
+        print(f"{packed.path}: {len(packed.files)} files + manifest, {packed.path.stat().st_size} bytes",
+              file=progress)
+
+
+def verify_archive(smk: Any) -> None:
+    path = Path(smk.input[0])
+    problems = archive.verify(path)
+    with progress_to(smk.log[0]) as progress:
+        for problem in problems:
+            print(problem, file=progress)
+        if problems:
+            raise RuntimeError(f"{path}: the manifest does not verify ({len(problems)} problems, see above)")
+        _top, files = archive.read_members(path)
+        Path(smk.output[0]).write_text(f"{path.name}\nsha256 {sha256_file(path)}\n{len(files) - 1} files, "
+                                       f"every sha256 matches {archive.MANIFEST}\n")
+        print(f"{path}: {len(files) - 1} files verified against {archive.MANIFEST}", file=progress)
+
+
+def check_rebuild(smk: Any) -> None:
+    """In an unpacked archive: the rebuilt aggregates must equal the archived ones byte for byte."""
+    names = [str(p) for p in smk.input if str(p) != archive.MANIFEST]
+    problems = archive.rebuild_problems(Path(smk.input.manifest).parent, names)
+    with progress_to(smk.log[0]) as progress:
+        for problem in problems:
+            print(problem, file=progress)
+        if problems:
+            raise RuntimeError(f"the rebuild differs from the archive in {len(problems)} files (see above)")
+        Path(smk.output[0]).write_text("".join(f"identical  {n}\n" for n in names))
+        print(f"rebuilt {len(names)} files, all byte-identical to the archive", file=progress)
+
+
+def write_paper(smk: Any) -> None:
+    with progress_to(smk.log[0]) as progress:
+        paper.write(smk.input.summary, smk.output.macros, smk.output.table)
+        print(f"paper macros and table written to {Path(smk.output.macros).parent}", file=progress)

@@ -4,6 +4,8 @@ from snakemake.exceptions import WorkflowError
 
 # The library (src/specsweep) is installed into the venv by `make venv`.
 from specsweep import config as sweep_config
+from specsweep import provenance as sweep_provenance
+from specsweep.redact import redact_mapping
 
 try:
     # JSON schema (workflow/schemas/config.schema.yaml, via snakemake.utils.validate, which
@@ -35,6 +37,8 @@ def final_outputs():
         "results/summary.csv",
         "results/figures/throughput.png",
         "results/figures/acceptance.png",
+        "results/provenance.json",
+        *PAPER,
     ]
 
 
@@ -80,3 +84,49 @@ def model_spec(wildcards):
 
 def kind_of(wildcards):
     return CONFIGURATIONS[wildcards.cfg].kind
+
+
+# Provenance, paper and archive (provenance.smk, paper.smk, archive.smk).
+CONFIG_SHA256 = sweep_provenance.config_sha256(config)
+ARCHIVE_NAME = f"specsweep-{CONFIG_SHA256[:12]}"
+ARCHIVE = f"results/archive/{ARCHIVE_NAME}.tar.gz"
+FIGURES = [
+    f"results/figures/{name}.{fmt}"
+    for name in ("throughput", "acceptance")
+    for fmt in ("png", "svg")
+]
+PAPER = ["results/paper/macros.tex", "results/paper/summary_table.tex"]
+# What a rebuild from an archive recomputes (no engine) and compares with its manifest.
+REBUILT = ["results/summary.csv", "results/runs.csv", *FIGURES, *PAPER]
+
+
+def redacted_config(wildcards):
+    return redact_mapping(config)
+
+
+def per_configuration(pattern):
+    return [pattern.format(cfg=name) for name in CONFIGURATIONS]
+
+
+def archive_inputs(wildcards):
+    models = set()
+    for configuration in CONFIGURATIONS.values():
+        models |= {
+            config["engines"][configuration.engine].get("model"),
+            configuration.draft_model,
+        }
+    engines = {c.engine for c in CONFIGURATIONS.values()}
+    return {
+        "prompts": BENCH["prompts"],
+        "records": [f"results/engine/{name}.json" for name in sorted(engines)]
+        + [f"results/models/{name}.json" for name in sorted(models - {None})],
+        "launches": per_configuration("results/{cfg}/launch.json"),
+        "server_logs": per_configuration("results/{cfg}/server.log"),
+        "runs": run_files(wildcards),
+        "profiles": per_configuration("results/{cfg}/profile.csv"),
+        "provenance": [
+            "results/provenance.json",
+            *per_configuration("results/{cfg}/provenance.json"),
+        ],
+        "aggregates": REBUILT,
+    }

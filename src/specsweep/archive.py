@@ -1,0 +1,198 @@
+"""A sweep as one deterministic ``.tar.gz``: results, provenance, code, and a sha256 manifest.
+
+Deterministic so that packing the same files twice gives the same bytes (a hash of the archive
+can go into a paper): members sorted by name, fixed mtime/uid/gid/mode, no owner names, and a
+gzip header without time or file name. ``MANIFEST.sha256`` is in ``sha256sum`` format, so a
+reviewer can check an unpacked archive with ``sha256sum -c MANIFEST.sha256`` and no specsweep.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import io
+import sys
+import tarfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from specsweep.redact import REDACTED
+
+MANIFEST = "MANIFEST.sha256"
+MTIME = 946684800  # 2000-01-01T00:00:00Z: the same for every member, so no input looks newer than its output
+# What the code snapshot holds: enough to rerun aggregation and figures with the code that made them.
+CODE_PATTERNS = ("Snakefile", "pyproject.toml", "envs/*", "scripts/*.py", "workflow/**/*.smk",
+                 "workflow/**/*.rst", "workflow/**/*.yaml", "src/specsweep/**/*.py", "docs/*.md")
+
+
+@dataclass
+class Packed:
+    path: Path
+    files: dict[str, str]  # member name (below the top folder) -> sha256
+    redacted: list[str] = field(default_factory=list)  # members in which a secret value was replaced
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def code_files(source: Path) -> dict[str, Path]:
+    """The workflow and library sources under ``source`` (a specsweep checkout), by relative name."""
+    found: dict[str, Path] = {}
+    for pattern in CODE_PATTERNS:
+        for path in sorted(source.glob(pattern)):
+            if path.is_file() and "__pycache__" not in path.parts:
+                found[path.relative_to(source).as_posix()] = path
+    return found
+
+
+def redact_secrets(data: bytes, secrets: Iterable[str]) -> bytes:
+    """Replace secret values (from the packing process's environment) wherever they occur."""
+    for secret in secrets:
+        if len(secret) >= 4:
+            data = data.replace(secret.encode(), REDACTED.encode())
+    return data
+
+
+def manifest_text(files: dict[str, str]) -> str:
+    return "".join(f"{digest}  {name}\n" for name, digest in sorted(files.items()))
+
+
+def parse_manifest(text: str) -> dict[str, str]:
+    entries = {}
+    for line in text.splitlines():
+        digest, sep, name = line.partition("  ")
+        if not sep or len(digest) != 64:
+            raise ValueError(f"{MANIFEST}: malformed line {line!r}")
+        entries[name] = digest
+    return entries
+
+
+def pack(members: dict[str, bytes | Path], out: Path, top: str, secrets: Iterable[str] = ()) -> Packed:
+    """Write ``out`` with every member under ``top/`` plus a manifest of their sha256."""
+    secrets = list(secrets)
+    contents: dict[str, bytes] = {}
+    redacted = []
+    for name in sorted(members):
+        _check_name(name)
+        source = members[name]
+        data = source.read_bytes() if isinstance(source, Path) else source
+        clean = redact_secrets(data, secrets)
+        if clean != data:
+            redacted.append(name)
+        contents[name] = clean
+    files = {name: sha256_bytes(data) for name, data in contents.items()}
+    contents[MANIFEST] = manifest_text(files).encode()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    with open(partial, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz, \
+            tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name in sorted(contents):
+            info = tarfile.TarInfo(f"{top}/{name}")
+            info.size, info.mtime, info.mode = len(contents[name]), MTIME, 0o644
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            tar.addfile(info, io.BytesIO(contents[name]))
+    partial.replace(out)
+    return Packed(out, files, redacted)
+
+
+def _check_name(name: str) -> None:
+    path = PurePosixPath(name)
+    if path.is_absolute() or ".." in path.parts or not name or name == MANIFEST:
+        raise ValueError(f"archive member name {name!r} is not a plain relative path")
+
+
+def read_members(archive: Path) -> tuple[str, dict[str, bytes]]:
+    """The top folder and every regular file (relative to it) of an archive."""
+    with tarfile.open(archive, "r:gz") as tar:
+        members = tar.getmembers()
+        tops = {m.name.split("/", 1)[0] for m in members}
+        if len(tops) != 1:
+            raise ValueError(f"{archive}: expected one top folder, found {sorted(tops)}")
+        top = tops.pop()
+        files = {}
+        for member in members:
+            if not member.isfile():
+                raise ValueError(f"{archive}: {member.name} is not a regular file")
+            handle = tar.extractfile(member)
+            assert handle is not None
+            files[member.name.split("/", 1)[1]] = handle.read()
+    return top, files
+
+
+def verify(archive: Path) -> list[str]:
+    """Problems found (empty when the manifest lists exactly the files present, with their sha256)."""
+    _top, files = read_members(archive)
+    if MANIFEST not in files:
+        return [f"{MANIFEST} is missing"]
+    return verify_files(parse_manifest(files.pop(MANIFEST).decode()),
+                        {name: sha256_bytes(data) for name, data in files.items()})
+
+
+def verify_files(expected: dict[str, str], actual: dict[str, str]) -> list[str]:
+    problems = [f"{name}: listed in {MANIFEST} but missing" for name in sorted(expected.keys() - actual.keys())]
+    problems += [f"{name}: present but not listed in {MANIFEST}" for name in sorted(actual.keys() - expected.keys())]
+    problems += [f"{name}: sha256 {actual[name]} differs from {MANIFEST} ({expected[name]})"
+                 for name in sorted(expected.keys() & actual.keys()) if expected[name] != actual[name]]
+    return problems
+
+
+def rebuild_problems(folder: Path, names: Iterable[str]) -> list[str]:
+    """Compare rebuilt files in an unpacked archive with the sha256 the manifest recorded for them."""
+    expected = parse_manifest((folder / MANIFEST).read_text())
+    wanted = {n: expected[n] for n in names if n in expected}
+    missing = [f"{n}: not in {MANIFEST}, nothing to compare with" for n in names if n not in expected]
+    actual = {n: sha256_bytes((folder / n).read_bytes()) for n in wanted if (folder / n).is_file()}
+    return missing + verify_files(wanted, actual)
+
+
+REBUILD_COMMAND = ("PYTHONPATH=code/src snakemake --snakefile code/Snakefile --cores 1 --forcerun summary "
+                   "--allowed-rules summary figures paper rebuild -- rebuild")
+
+
+def readme(top: str, commit: str | None, dirty: bool | None) -> str:
+    """The short how-to placed at the top of every archive."""
+    code = f"commit {commit}{' with uncommitted changes' if dirty else ''}" if commit else "an unknown commit"
+    return f"""# {top}: a specsweep sweep, archived
+
+Everything a number from this sweep rests on: the sweep's config (`config/`), every measured run
+(`results/<configuration>/runs/`), each server's log, launch record and per-request profile,
+`results/summary.csv`, `results/runs.csv`, the figures, the paper macros and table, provenance
+(`results/provenance.json` and `results/<configuration>/provenance.json`: code version, engine
+build, model sha256, argv, redacted environment, host, GPUs) and the workflow code that produced
+them (`code/`, specsweep at {code}).
+
+## Check it
+    sha256sum -c MANIFEST.sha256                           # in this folder, no specsweep needed
+    python -m specsweep.archive verify <archive>.tar.gz    # or the archive itself
+
+## Rebuild the aggregates (no engine, no GPU)
+With the pinned environment (`code/envs/requirements.txt`; `pip install -r` it), in this folder:
+
+    {REBUILD_COMMAND}
+
+It recomputes `results/summary.csv`, `results/runs.csv`, the figures and the paper files from the
+archived runs only (`--allowed-rules` means no server can be launched and nothing rebuilt
+upstream), then checks each against this manifest and writes `results/archive/rebuild-check.txt`;
+it fails if any file differs.
+Secret-looking environment variables (*TOKEN*, *KEY*, *SECRET*, *PASSWORD*) were redacted.
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m specsweep.archive", description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=["verify"])
+    parser.add_argument("archive", type=Path)
+    args = parser.parse_args(argv)
+    problems = verify(args.archive)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    print(f"{args.archive}: {'FAILED' if problems else 'manifest verified'}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

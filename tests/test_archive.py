@@ -1,0 +1,189 @@
+"""Archive: deterministic packing, manifest verification, secrets; end to end: archive, rebuild, report."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from specsweep import archive
+
+REPO = Path(__file__).resolve().parents[1]
+PLANTED = "planted-9f8e7d6c5b4a-secret"
+
+
+def members(tmp_path: Path) -> dict[str, bytes | Path]:
+    (tmp_path / "run.json").write_text('{"tok_s": 61.5}\n')
+    return {"results/a/run.json": tmp_path / "run.json", "results/summary.csv": b"configuration,runs\nbase,5\n",
+            "README.md": b"hello\n"}
+
+
+def test_pack_is_deterministic_and_normalised(tmp_path):
+    one = archive.pack(members(tmp_path), tmp_path / "one.tar.gz", "sweep")
+    os.utime(tmp_path / "run.json", (1, 1))  # a file's own mtime must not leak into the archive
+    two = archive.pack(members(tmp_path), tmp_path / "two.tar.gz", "sweep")
+    assert one.path.read_bytes() == two.path.read_bytes()
+    with tarfile.open(one.path) as tar:
+        infos = tar.getmembers()
+    assert [i.name for i in infos] == sorted(i.name for i in infos)
+    assert {(i.mtime, i.uid, i.gid, i.uname, i.gname, i.mode) for i in infos} == {(archive.MTIME, 0, 0, "", "", 0o644)}
+    with gzip.open(one.path) as gz:
+        gz.read()
+    assert one.path.read_bytes()[4:8] == b"\0\0\0\0"  # gzip header mtime 0
+
+
+def test_manifest_lists_every_file_and_verifies(tmp_path):
+    packed = archive.pack(members(tmp_path), tmp_path / "a.tar.gz", "sweep")
+    top, files = archive.read_members(packed.path)
+    assert top == "sweep"
+    manifest = archive.parse_manifest(files.pop(archive.MANIFEST).decode())
+    assert manifest == {name: archive.sha256_bytes(data) for name, data in files.items()}
+    assert archive.verify(packed.path) == []
+
+
+def test_verify_finds_changed_missing_and_extra_files(tmp_path):
+    packed = archive.pack(members(tmp_path), tmp_path / "a.tar.gz", "sweep")
+    _top, files = archive.read_members(packed.path)
+    files["results/summary.csv"] = b"configuration,runs\nbase,6\n"
+    del files["README.md"]
+    files["extra.txt"] = b"x"
+    tampered = tmp_path / "t.tar.gz"
+    with tarfile.open(tampered, "w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(f"sweep/{name}")
+            info.size = len(data)
+            tar.addfile(info, __import__("io").BytesIO(data))
+    problems = archive.verify(tampered)
+    assert any(p.startswith("README.md: listed") for p in problems)
+    assert any(p.startswith("extra.txt: present but not listed") for p in problems)
+    assert any(p.startswith("results/summary.csv: sha256") for p in problems)
+    assert archive.main(["verify", str(tampered)]) == 1
+    assert archive.main(["verify", str(packed.path)]) == 0
+
+
+def test_secret_values_are_redacted_when_packing(tmp_path):
+    data = members(tmp_path)
+    data["results/a/server.log"] = f"started with key {PLANTED}\n".encode()
+    packed = archive.pack(data, tmp_path / "a.tar.gz", "sweep", secrets=[PLANTED, "ab"])
+    assert packed.redacted == ["results/a/server.log"]
+    _top, files = archive.read_members(packed.path)
+    assert files["results/a/server.log"] == b"started with key <redacted>\n"
+    assert archive.verify(packed.path) == []
+
+
+@pytest.mark.parametrize("name", ["/etc/passwd", "../x", "a/../../x", archive.MANIFEST, ""])
+def test_unsafe_member_names_are_refused(tmp_path, name):
+    with pytest.raises(ValueError):
+        archive.pack({name: b"x"}, tmp_path / "a.tar.gz", "sweep")
+
+
+def test_code_snapshot_holds_the_workflow():
+    code = archive.code_files(REPO)
+    for name in ("Snakefile", "workflow/rules/archive.smk", "scripts/pack_archive.py", "src/specsweep/archive.py",
+                 "envs/requirements.txt", "pyproject.toml"):
+        assert name in code
+    assert not any("__pycache__" in name for name in code)
+
+
+# End to end on the real llama-server: a tiny sweep with a secret planted in its environment.
+
+def snakemake(workdir: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
+            "--configfile", str(workdir / "config.yaml"), "--cores", "1", *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=3600, env=env)
+
+
+@pytest.fixture(scope="module")
+def archived(tmp_path_factory) -> Path:
+    workdir = tmp_path_factory.mktemp("sweep")
+    config = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
+    config["benchmark"]["prompts"] = str(REPO / "config" / "prompts.txt")
+    config["configurations"]["ngram"]["env"] = {"SPECSWEEP_CONFIG_TOKEN": PLANTED + "-config"}
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    env = {**os.environ, "SPECSWEEP_TEST_TOKEN": PLANTED}
+    done = snakemake(workdir, "all", env=env)
+    assert done.returncode == 0, done.stderr[-4000:]
+    packed = snakemake(workdir, "archive", env=env)
+    assert packed.returncode == 0, packed.stderr[-4000:]
+    return workdir
+
+
+def the_archive(workdir: Path) -> Path:
+    [found] = (workdir / "results" / "archive").glob("specsweep-*.tar.gz")
+    return found
+
+
+@pytest.mark.engine
+def test_archive_holds_the_sweep_and_verifies(archived):
+    path = the_archive(archived)
+    assert archive.verify(path) == []
+    assert (archived / "results" / "archive" / path.name.replace(".tar.gz", ".verified.txt")).is_file()
+    _top, files = archive.read_members(path)
+    for name in ("README.md", "config/config.yaml", "config/prompts.txt", "results/summary.csv",
+                 "results/runs.csv", "results/provenance.json", "results/ngram/provenance.json",
+                 "results/ngram/server.log", "results/ngram/profile.csv", "results/ngram/runs/run_1.json",
+                 "results/baseline/launch.json", "results/figures/throughput.png", "results/figures/acceptance.svg",
+                 "results/paper/macros.tex", "results/paper/summary_table.tex", "results/engine/llama.json",
+                 "results/models/smollm2-135m.json", "code/Snakefile", "code/src/specsweep/aggregate.py"):
+        assert name in files, name
+    assert b'"machine_captured": "at launch"' in files["results/ngram/provenance.json"]
+
+
+@pytest.mark.engine
+def test_no_planted_secret_anywhere_in_the_archive(archived):
+    path = the_archive(archived)
+    _top, files = archive.read_members(path)
+    leaks = [name for name, data in files.items() if PLANTED.encode() in data]
+    assert leaks == []
+    assert PLANTED.encode() not in gzip.decompress(path.read_bytes())  # names and headers too
+    assert b"SPECSWEEP_TEST_TOKEN" in files["results/ngram/launch.json"]  # it was there, redacted
+
+
+@pytest.mark.engine
+def test_packing_again_gives_the_same_bytes(archived):
+    path = the_archive(archived)
+    before = path.read_bytes()
+    again = snakemake(archived, "--forcerun", "archive_pack", "--", "archive")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert path.read_bytes() == before
+
+
+@pytest.mark.engine
+def test_rebuild_from_the_archive_is_byte_identical_without_the_engine(archived, tmp_path):
+    path = the_archive(archived)
+    with tarfile.open(path) as tar:
+        tar.extractall(tmp_path, filter="data")
+    [folder] = tmp_path.iterdir()
+    readme = (folder / "README.md").read_text()
+    assert archive.REBUILD_COMMAND in readme
+    originals = {n: (folder / n).read_bytes() for n in ("results/summary.csv", "results/figures/throughput.png")}
+    # The README's command, run as documented: the archived code, no engine on PATH or in any cache.
+    env = {**os.environ, "PYTHONPATH": "code/src", "SPECSWEEP_CACHE": str(tmp_path / "empty-cache")}
+    done = subprocess.run([sys.executable, "-m", *archive.REBUILD_COMMAND.split(" ", 1)[1].split()],
+                          cwd=folder, capture_output=True, text=True, timeout=600, env=env)
+    log = done.stdout + done.stderr
+    assert done.returncode == 0, log[-4000:]
+    for rule in ("summary", "figures", "paper", "rebuild"):
+        assert f"rule {rule}:" in log or f"localrule {rule}:" in log, rule
+    for rule in ("engine", "model", "bench", "parse_log"):
+        assert f"rule {rule}:" not in log and f"localrule {rule}:" not in log, rule
+    check = (folder / "results" / "archive" / "rebuild-check.txt").read_text()
+    assert "identical  results/summary.csv" in check and "identical  results/figures/throughput.svg" in check
+    assert {n: (folder / n).read_bytes() for n in originals} == originals
+    assert not (tmp_path / "empty-cache").exists()
+
+
+@pytest.mark.engine
+def test_report_has_figures_and_captions(archived):
+    done = snakemake(archived, "--report", "results/report.html")
+    assert done.returncode == 0, done.stderr[-3000:]
+    html = (archived / "results" / "report.html").read_text()
+    for text in ("throughput.png", "acceptance.png", "summary.csv", "macros.tex", "provenance.json",
+                 "Decode throughput per configuration"):
+        assert text in html, text

@@ -1,0 +1,44 @@
+rule archive_pack:
+    input:
+        unpack(archive_inputs),
+    output:
+        ARCHIVE,
+    log:
+        "logs/archive/pack.log",
+    conda:
+        "../../envs/specsweep.yaml"
+    params:
+        config=redacted_config,
+        source=workflow.basedir,
+        name=ARCHIVE_NAME,
+    script:
+        "../../scripts/pack_archive.py"
+
+
+# `snakemake --cores 1 archive`: pack, then check every member against the manifest.
+rule archive:
+    input:
+        ARCHIVE,
+    output:
+        f"results/archive/{ARCHIVE_NAME}.verified.txt",
+    log:
+        "logs/archive/verify.log",
+    conda:
+        "../../envs/specsweep.yaml"
+    script:
+        "../../scripts/verify_archive.py"
+
+
+# In an unpacked archive only (see its README.md): rebuilt aggregates vs the manifest.
+rule rebuild:
+    input:
+        REBUILT,
+        manifest="MANIFEST.sha256",
+    output:
+        "results/archive/rebuild-check.txt",
+    log:
+        "logs/archive/rebuild.log",
+    conda:
+        "../../envs/specsweep.yaml"
+    script:
+        "../../scripts/check_rebuild.py"
