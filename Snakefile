@@ -8,7 +8,11 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# A sweep given with --configfile replaces the default one; Snakemake would otherwise merge the
+# two (engines and configurations of both), which is never what a separate sweep file means.
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
 
 
 report: "workflow/report/workflow.rst"
@@ -20,6 +24,7 @@ include: "workflow/rules/bench.smk"  # one job per configuration: server session
 include: "workflow/rules/parse.smk"  # server log -> results/{cfg}/profile.csv
 include: "workflow/rules/summary.smk"  # all runs -> results/summary.csv
 include: "workflow/rules/figures.smk"  # summary -> results/figures/
+include: "workflow/rules/plan.smk"  # resolved launches + results/commands.sh, nothing started
 include: "workflow/rules/paper.smk"  # summary -> results/paper/ (LaTeX macros, table)
 include: "workflow/rules/provenance.smk"  # code, machine, engine, models -> provenance.json
 include: "workflow/rules/archive.smk"  # `archive` target: one verified .tar.gz; rebuild check

@@ -137,3 +137,28 @@ def warning_lines(frame: pd.DataFrame) -> list[str]:
     for name, text in zip(frame["configuration"], frame["warnings"], strict=True):
         lines += [f"WARNING {name}: {w}" for w in str(text).split("; ") if text and str(text) != "nan"]
     return lines
+
+
+def add_profile_columns(frame: pd.DataFrame, profiles: dict[str, pd.DataFrame],
+                        parsers: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """Per configuration, ``<parser>_<group>_mean``/``_median`` of each numeric column a user profile
+    parser put in profile.csv (phase ``run`` rows only), and ``<parser>_rows``; appended at the end."""
+    extra: dict[str, list[Any]] = {}
+    for name in parsers:
+        for configuration in frame["configuration"]:
+            profile = profiles.get(configuration, pd.DataFrame())
+            rows = profile[(profile.get("source") == name) & (profile.get("phase") == "run")] \
+                if "source" in profile.columns else pd.DataFrame()
+            extra.setdefault(f"{name}_rows", []).append(len(rows))
+        groups = [c for p in profiles.values() if "source" in p.columns
+                  for c in p.loc[p["source"] == name].dropna(axis=1, how="all").columns
+                  if c not in ("phase", "source")]
+        for group in dict.fromkeys(groups):
+            for configuration in frame["configuration"]:
+                profile = profiles.get(configuration, pd.DataFrame())
+                values = pd.to_numeric(profile.loc[(profile["source"] == name) & (profile["phase"] == "run"),
+                                                   group], errors="coerce").dropna() \
+                    if {"source", group} <= set(profile.columns) else pd.Series(dtype=float)
+                extra.setdefault(f"{name}_{group}_mean", []).append(values.mean() if len(values) else None)
+                extra.setdefault(f"{name}_{group}_median", []).append(values.median() if len(values) else None)
+    return pd.concat([frame, pd.DataFrame(extra, index=frame.index)], axis=1) if extra else frame

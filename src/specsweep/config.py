@@ -22,7 +22,7 @@ import yaml
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 # results/<name>/ must not collide with the pipeline's own folders under results/.
-RESERVED_NAMES = frozenset({"engine", "models", "figures", "archive", "paper", "logs", "compare"})
+RESERVED_NAMES = frozenset({"engine", "models", "figures", "archive", "paper", "logs", "compare", "plan"})
 
 
 class ConfigError(ValueError):
@@ -137,8 +137,10 @@ def check_files(config: dict[str, Any]) -> None:
     if not prompts.is_file():
         raise ConfigError(f"benchmark/prompts: {prompts} does not exist (relative paths are relative to the "
                           f"working directory); point it at a text file with one prompt per line")
+    local = local_models(config)
     for name, model in config.get("models", {}).items():
-        if "path" in model and not Path(model["path"]).expanduser().exists():
+        # SGLang/vLLM models live on the GPU node (or are hub ids): planning elsewhere must work.
+        if name in local and "path" in model and not Path(model["path"]).expanduser().exists():
             raise ConfigError(f"models/{name}/path: {model['path']} does not exist; fix the path or download "
                               f"the model first")
     for name, engine in config["engines"].items():
@@ -148,6 +150,17 @@ def check_files(config: dict[str, Any]) -> None:
                 raise ConfigError(f"engines/{name}/executable: engine binary not found: {engine['executable']} "
                                   f"is not an executable file; fix the path, or remove the key to let the "
                                   f"pipeline build llama-server")
+
+
+def local_models(config: dict[str, Any]) -> set[str]:
+    """Models that an engine on this machine (llamacpp) opens, as served or as draft model."""
+    engines = config["engines"]
+    local = {e.get("model") for e in engines.values() if e["kind"] == "llamacpp"}
+    for entry in config["configurations"].values():
+        engine = entry.get("engine") or next(iter(engines))
+        if engines.get(engine, {}).get("kind") == "llamacpp":
+            local.add(entry.get("draft_model"))
+    return local - {None}
 
 
 def _engine_of(entry_name: str, entry: dict[str, Any], engines: dict[str, Any]) -> str:

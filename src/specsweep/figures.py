@@ -89,3 +89,35 @@ def acceptance(summary: pd.DataFrame) -> plt.Figure:
     speed_axes.legend(loc="lower right", fontsize=8)
     figure.suptitle("Speculation: how much of the draft is accepted, and what it buys")
     return figure
+
+
+def cycle_breakdown(summary: pd.DataFrame, parser: str, parts: list[str], unit: str) -> plt.Figure:
+    """Where a cycle's time goes: the mean of each part (a user profile parser's breakdown columns)
+    stacked per configuration, labelled with each part's share of the cycle."""
+    sns.set_theme(style="whitegrid", context="notebook")
+    columns = [f"{parser}_{part}_mean" for part in parts]
+    present = summary[[c for c in columns if c in summary.columns]].notna().any(axis=1) \
+        if any(c in summary.columns for c in columns) else pd.Series(False, index=summary.index)
+    rows = summary[present]
+    figure, axes = plt.subplots(figsize=(9, 1.5 + 0.5 * max(len(rows), 1)))
+    if rows.empty:
+        axes.text(0.5, 0.5, f"no configuration logged a {parser} line", ha="center", va="center",
+                  transform=axes.transAxes)
+    names = list(rows["configuration"])
+    left = np.zeros(len(rows))
+    totals = np.nansum([rows[c].to_numpy(dtype=float) if c in rows else np.zeros(len(rows)) for c in columns], axis=0)
+    palette = sns.color_palette("deep", len(parts))
+    for part, column, color in zip(parts, columns, palette, strict=True):
+        values = np.nan_to_num(rows[column].to_numpy(dtype=float)) if column in rows else np.zeros(len(rows))
+        axes.barh(names, values, left=left, color=color, label=part)
+        for i, (start, value, total) in enumerate(zip(left, values, totals, strict=True)):
+            if value > 0 and total > 0:
+                axes.annotate(f"{100 * value / total:.0f} %", (start + value / 2, i), ha="center", va="center",
+                              fontsize=8, color="white")
+        left = left + values
+    axes.set_xlabel(f"mean time per cycle ({unit})" if unit else "mean per cycle")
+    axes.set_ylabel("configuration")
+    axes.invert_yaxis()
+    axes.legend(loc="lower right", fontsize=8)
+    axes.set_title(f"Cycle breakdown from the {parser} profile lines")
+    return figure

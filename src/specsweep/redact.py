@@ -13,6 +13,16 @@ def is_secret(name: str) -> bool:
     return bool(SECRET_NAME.search(name))
 
 
+# A flag is secret when one of its dash/underscore-separated words is a secret word: --hf-token,
+# --api-key; not counts such as --speculative-num-draft-tokens or --max-num-batched-tokens.
+SECRET_WORDS = frozenset({"token", "key", "apikey", "secret", "password", "passwd", "credential", "credentials"})
+
+
+def is_secret_flag(flag: str) -> bool:
+    name = flag.lstrip("-").partition("=")[0]
+    return any(word in SECRET_WORDS for word in re.split(r"[-_.]", name.lower()))
+
+
 def redact_env(env: dict[str, str]) -> dict[str, str]:
     return {k: (REDACTED if is_secret(k) else v) for k, v in sorted(env.items())}
 
@@ -25,7 +35,7 @@ def redact_argv(argv: list[str]) -> list[str]:
         if hide_next:
             out.append(REDACTED)
             hide_next = False
-        elif arg.startswith("-") and is_secret(arg):
+        elif arg.startswith("-") and is_secret_flag(arg):
             name, eq, _ = arg.partition("=")
             out.append(f"{name}={REDACTED}" if eq else arg)
             hide_next = not eq

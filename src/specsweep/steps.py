@@ -19,13 +19,15 @@ from typing import Any, TextIO
 import pandas as pd
 import yaml
 
+import specsweep.launchplan as launchplan
 from specsweep import aggregate, archive, figures, models, paper, provenance
 from specsweep.build_llamacpp import SourcePin, ensure_llama_server
 from specsweep.cache import cache_root, exclusive, sha256_file
 from specsweep.config import Configuration
 from specsweep.engines import adapter
 from specsweep.engines.base import EngineResources
-from specsweep.parsers import llamacpp as llamacpp_log
+from specsweep.parsers import LOG_FORMATS
+from specsweep.parsers.user import UserRows, compile_parsers, tap
 from specsweep.redact import REDACTED, secret_values
 from specsweep.session import SessionPaths, measure, read_prompts, write_json
 
@@ -106,19 +108,25 @@ def bench_configuration(smk: Any) -> None:
 
 
 def parse_log(smk: Any) -> None:
-    kind = smk.params.kind
+    kind, log_format = smk.params.kind, LOG_FORMATS[smk.params.log_format]
+    # User regex parsers read the same single pass over the log as the engine's own parser.
+    user = [p for p in compile_parsers(smk.params.profile_parsers) if p.applies_to(kind)]
+    found = UserRows()
     with open(smk.input.log, errors="replace") as lines, progress_to(smk.log[0]) as progress:
-        if kind != "llamacpp":
-            raise NotImplementedError(f"no log parser for engine kind {kind!r} yet")
-        parsed = llamacpp_log.parse(lines)
-        print(f"{smk.wildcards.cfg}: {parsed.lines} log lines, {len(parsed.rows)} requests, "
-              f"{parsed.malformed} unrecognised timing lines", file=progress)
+        parsed = log_format.parse(tap(lines, user, found))
+        print(f"{smk.wildcards.cfg}: {parsed.lines} log lines, {len(parsed.rows)} {smk.params.log_format} rows, "
+              f"{parsed.malformed} unrecognised lines; user parsers: "
+              f"{', '.join(f'{p.name} {found.matched.get(p.name, 0)} rows' for p in user) or 'none'}", file=progress)
     warmups = smk.params.warmup_requests
+    user_columns = list(dict.fromkeys(c for p in user for c in p.columns))
     with open(smk.output[0], "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=["phase", *llamacpp_log.COLUMNS], lineterminator="\n")
+        writer = csv.DictWriter(handle, fieldnames=["phase", "source", *log_format.columns, *user_columns],
+                                lineterminator="\n")
         writer.writeheader()
         for row in parsed.rows:
-            writer.writerow({"phase": "warmup" if row["request"] < warmups else "run", **row})
+            phase = ("warmup" if row["request"] < warmups else "run") if log_format.per_request else "interval"
+            writer.writerow({"phase": phase, "source": smk.params.log_format, **row})
+        writer.writerows(found.rows)
 
 
 def summarise(smk: Any) -> None:
@@ -129,6 +137,8 @@ def summarise(smk: Any) -> None:
     launches = {Path(p).parent.name: json.loads(Path(p).read_text()) for p in smk.input.launches}
     with progress_to(smk.log[0]) as progress:
         frame = aggregate.summarise(configurations, runs, launches)
+        profiles = {Path(p).parent.name: pd.read_csv(p) for p in smk.input.profiles}
+        frame = aggregate.add_profile_columns(frame, profiles, smk.params.profile_parsers)
         aggregate.write_csv(frame, smk.output.summary)
         run_rows = [{"configuration": name, "run": r["run"], "tokens": r["tokens"], **r["client"],
                      "engine_tok_s": r["engine"].get("timings", {}).get("predicted_per_second")}
@@ -224,3 +234,31 @@ def write_paper(smk: Any) -> None:
     with progress_to(smk.log[0]) as progress:
         paper.write(smk.input.summary, smk.output.macros, smk.output.table)
         print(f"paper macros and table written to {Path(smk.output.macros).parent}", file=progress)
+
+
+def plan_configuration(smk: Any) -> None:
+    configuration = Configuration(**smk.params.configuration)
+    with progress_to(smk.log[0]) as progress:
+        planned = launchplan.plan(configuration, smk.params.engine, smk.params.models)
+        write_json(Path(smk.output[0]), planned)
+        print(f"{configuration.name}: {launchplan.shell_line(planned) if planned['launches'] else 'external'}",
+              file=progress)
+
+
+def write_commands(smk: Any) -> None:
+    plans = [json.loads(Path(p).read_text()) for p in smk.input]
+    with progress_to(smk.log[0]) as progress:
+        Path(smk.output[0]).write_text(launchplan.commands_script(plans))
+        print(f"{len(plans)} launches written to {smk.output[0]}", file=progress)
+
+
+def plot_breakdown(smk: Any) -> None:
+    summary = pd.read_csv(smk.input.summary)
+    with progress_to(smk.log[0]) as progress:
+        for parser in compile_parsers(smk.params.profile_parsers):
+            if parser.breakdown:  # the first parser that declares a cycle breakdown
+                figures.save(figures.cycle_breakdown(summary, parser.name, list(parser.breakdown),
+                                                     parser.units.get(parser.breakdown[0], "")),
+                             Path(smk.output.png).with_suffix(""))
+                print(f"cycle breakdown of {parser.name}: {', '.join(parser.breakdown)}", file=progress)
+                return

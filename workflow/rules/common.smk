@@ -4,6 +4,9 @@ from snakemake.exceptions import WorkflowError
 
 # The library (src/specsweep) is installed into the venv by `make venv`.
 from specsweep import config as sweep_config
+from specsweep.launchplan import check_configurations
+from specsweep.parsers import log_format_of as engine_log_format
+from specsweep.parsers.user import compile_parsers
 from specsweep import provenance as sweep_provenance
 from specsweep.redact import redact_mapping
 
@@ -14,6 +17,9 @@ try:
     CONFIGURATIONS = sweep_config.expand(config)
     sweep_config.check_files(config)
 except sweep_config.ConfigError as error:
+    PROFILE_PARSERS = compile_parsers(config.get("profile_parsers"))
+    # Engine domain checks (e.g. SGLang EAGLE tree sizes): warnings, errors when impossible.
+    check_configurations(CONFIGURATIONS)
     raise WorkflowError(f"configuration error: {error}") from None
 
 BENCH = config["benchmark"]
@@ -42,6 +48,7 @@ def final_outputs():
     ]
 
 
+        *breakdown_figures(),
 def engine_of(wildcards):
     return config["engines"][CONFIGURATIONS[wildcards.cfg].engine]
 
@@ -50,6 +57,21 @@ def models_of(wildcards):
     configuration = CONFIGURATIONS[wildcards.cfg]
     names = {engine_of(wildcards).get("model"), configuration.draft_model} - {None}
     return [f"results/models/{name}.json" for name in sorted(names)]
+def breakdown_figures():
+    """The cycle-breakdown figure, when a profile parser says which columns make up a cycle."""
+    if any(p.breakdown for p in PROFILE_PARSERS):
+        return ["results/figures/cycle_breakdown.png"]
+    return []
+
+
+def log_format_of(wildcards):
+    return engine_log_format(engine_of(wildcards))
+
+
+def plan_files(wildcards):
+    return [f"results/plan/{name}.json" for name in CONFIGURATIONS]
+
+
 
 
 def engine_record(wildcards):

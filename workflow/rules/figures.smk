@@ -19,3 +19,22 @@ rule figures:
         "logs/figures.log",
     script:
         "../../scripts/plot.py"
+
+
+# Only when a profile parser declares a `breakdown` (see common.smk breakdown_figures).
+rule cycle_breakdown:
+    input:
+        summary="results/summary.csv",
+    output:
+        png=report(
+            "results/figures/cycle_breakdown.png",
+            caption="../report/cycle_breakdown.rst",
+            category="Figures",
+        ),
+        svg="results/figures/cycle_breakdown.svg",
+    log:
+        "logs/cycle_breakdown.log",
+    params:
+        profile_parsers=config.get("profile_parsers", {}),
+    script:
+        "../../scripts/plot_breakdown.py"

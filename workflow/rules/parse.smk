@@ -7,6 +7,8 @@ rule parse_log:
         "logs/parse/{cfg}.log",
     params:
         kind=kind_of,
+        log_format=log_format_of,
+        profile_parsers=config.get("profile_parsers", {}),
         warmup_requests=BENCH["warmup_requests"],
     script:
         "../../scripts/parse_log.py"

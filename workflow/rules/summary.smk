@@ -14,5 +14,6 @@ rule summary:
         "logs/summary.log",
     params:
         configurations=all_configurations,
+        profile_parsers=config.get("profile_parsers", {}),
     script:
         "../../scripts/summarise.py"

@@ -1,0 +1,24 @@
+# See before you spend GPU time: resolved launches and a script of them; starts nothing,
+# builds nothing, downloads nothing (so it runs on a laptop for a GPU campaign).
+rule plan_configuration:
+    output:
+        "results/plan/{cfg}.json",
+    log:
+        "logs/plan/{cfg}.log",
+    params:
+        configuration=configuration_params,
+        engine=engine_params,
+        models=config.get("models", {}),
+    script:
+        "../../scripts/plan_configuration.py"
+
+
+rule plan:
+    input:
+        plan_files,
+    output:
+        "results/commands.sh",
+    log:
+        "logs/plan/commands.log",
+    script:
+        "../../scripts/write_commands.py"
