@@ -120,8 +120,9 @@ def parse_log(smk: Any) -> None:
     warmups = smk.params.warmup_requests
     user_columns = list(dict.fromkeys(c for p in user for c in p.columns))
     with open(smk.output[0], "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=["phase", "source", *log_format.columns, *user_columns],
-                                lineterminator="\n")
+        # A user column named like an engine column (eval_ms) shares it; `source` tells the rows apart.
+        columns = list(dict.fromkeys(["phase", "source", *log_format.columns, *user_columns]))
+        writer = csv.DictWriter(handle, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
         for row in parsed.rows:
             phase = ("warmup" if row["request"] < warmups else "run") if log_format.per_request else "interval"
