@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -47,10 +48,8 @@ def wait_for(condition: Callable[[], Any], timeout_s: float, step_s: float = 0.0
 
 def kill_all(processes: list[psutil.Process]) -> None:
     for process in processes:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(os.getpgid(process.pid), signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 @pytest.fixture
@@ -86,6 +85,10 @@ def session_spec(root: Path, executable: Path, model: Path, *, env: dict[str, st
     }
 
 
+# When the last run_session launched its server (monotonic), so tests can time failures without the lock wait.
+TIMES: dict[str, float] = {}
+
+
 def run_session(spec: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> tuple[BaseException | None, str]:
     """Run a session in this process; return the exception it raised (or None) and its progress text."""
     sys.path.insert(0, str(DRIVER.parent))
@@ -97,6 +100,8 @@ def run_session(spec: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> tuple[
 
     class Progress(list):
         def write(self, text: str) -> int:
+            if ": launching " in text:
+                TIMES["launching"] = time.monotonic()  # after the wait for the machine-wide lock
             self.append(text)
             return len(text)
 
@@ -106,7 +111,7 @@ def run_session(spec: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> tuple[
     progress = Progress()
     try:
         drive_session.drive(spec, progress)
-    except BaseException as error:  # noqa: BLE001 (the test inspects whatever was raised)
+    except BaseException as error:
         return error, "".join(progress)
     return None, "".join(progress)
 

@@ -139,9 +139,9 @@ def test_port_taken_by_someone_else_is_refused_before_launch(tmp_path, standin, 
 
 def test_readiness_is_not_fooled_by_a_stale_server_on_the_same_port(tmp_path, standin, model_file):
     # Ours binds late (as a loading engine may) and then fails: the stale one answers 200 meanwhile.
-    from specsweep.server import StaleGroup, managed_server, wait_until_ready
     from specsweep.engines.base import EngineResources
     from specsweep.engines.llamacpp import LlamaCpp
+    from specsweep.server import StaleGroup, managed_server, wait_until_ready
 
     port = _free_port()
     other = _listening_standin(standin, port, tmp_path)
