@@ -1,0 +1,95 @@
+"""See before you spend GPU time: the example GPU campaigns plan on this machine (no GPU, no sglang
+or vllm installed, model paths that exist only on the GPU node), and the plan target writes the exact
+launches without starting anything."""
+
+from __future__ import annotations
+
+import copy
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from specsweep import config as sweep_config
+from specsweep.config import ConfigError
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "config" / "examples"
+
+
+def snakemake(workdir: Path, configfile: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
+            "--configfile", str(configfile), *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    (tmp_path / "config").mkdir()
+    shutil.copy(REPO / "config" / "prompts.txt", tmp_path / "config" / "prompts.txt")
+    return tmp_path
+
+
+def jobs(text: str) -> dict[str, int]:
+    return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", text, flags=re.M)}
+
+
+def test_sglang_campaign_plans_without_gpu_or_package(workdir):
+    plan = snakemake(workdir, EXAMPLES / "sglang-eagle3-steps.yaml", "-n")
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    planned = jobs(plan.stdout)
+    assert planned["bench"] == 7 and planned["parse_log"] == 7 and planned["cycle_breakdown"] == 1
+    assert "results/smollm2" not in plan.stdout  # the default sweep is replaced, not merged
+
+
+def test_plan_target_writes_the_exact_launch_lines(workdir):
+    done = snakemake(workdir, EXAMPLES / "sglang-eagle3-steps.yaml", "--cores", "1", "results/commands.sh")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "rule bench" not in done.stdout + done.stderr and "rule engine" not in done.stdout + done.stderr
+    script = (workdir / "results" / "commands.sh").read_text()
+    assert ("env EAGLE3_PROFILE=1 NCCL_ALGO=Ring NCCL_BUFFSIZE=16777216 NCCL_MAX_NCHANNELS=16 NCCL_NTHREADS=512 "
+            "NCCL_P2P_LEVEL=SYS NCCL_PROTO=LL python3 -m sglang.launch_server --model-path /shared/kimi-k2.5-int4 "
+            "--host 127.0.0.1 --port 30000 --tp-size 8 --mem-fraction-static 0.88 --num-continuous-decode-steps 4 "
+            "--disable-custom-all-reduce --trust-remote-code --enable-metrics --speculative-algorithm EAGLE3 "
+            "--speculative-draft-model-path /shared/kimi-k2.5-eagle3 --speculative-eagle-topk 1 "
+            "--speculative-num-steps 5 --speculative-num-draft-tokens 6") in script.splitlines()
+    assert sum(line.startswith("env ") for line in script.splitlines()) == 7
+    assert (workdir / "results" / "plan" / "baseline.json").is_file()
+
+
+def test_secrets_are_read_from_the_environment_not_written(workdir):
+    config = yaml.safe_load((EXAMPLES / "vllm-eagle3.yaml").read_text())
+    config["engines"]["vllm"]["env"]["HF_TOKEN"] = "hf_secret_value_123"
+    config["engines"]["vllm"]["args"]["--api-key"] = "sk-secret-456"
+    (workdir / "sweep.yaml").write_text(yaml.safe_dump(config))
+    done = snakemake(workdir, workdir / "sweep.yaml", "--cores", "1", "results/commands.sh")
+    assert done.returncode == 0, done.stderr[-3000:]
+    written = ((workdir / "results" / "commands.sh").read_text()
+               + (workdir / "results" / "plan" / "eagle3-k3.json").read_text())
+    assert "hf_secret_value_123" not in written and "sk-secret-456" not in written
+    assert 'HF_TOKEN="${HF_TOKEN}"' in written
+
+
+def test_impossible_eagle_tree_is_rejected_before_anything_runs(workdir):
+    config = yaml.safe_load((EXAMPLES / "sglang-eagle3-steps.yaml").read_text())
+    config["configurations"]["eagle3-s1"]["args"]["--speculative-num-draft-tokens"] = 5
+    (workdir / "sweep.yaml").write_text(yaml.safe_dump(config))
+    plan = snakemake(workdir, workdir / "sweep.yaml", "-n")
+    assert plan.returncode != 0
+    assert ("configurations/eagle3-s1: --speculative-num-draft-tokens 5 is more than the draft tree holds"
+            in plan.stdout + plan.stderr)
+
+
+def test_missing_local_model_is_still_rejected(default_config):
+    config = copy.deepcopy(default_config)
+    config["models"]["smollm2-135m"] = {"path": "/nonexistent/model.gguf"}
+    config = sweep_config.validate_schema(config)
+    with pytest.raises(ConfigError, match=r"models/smollm2-135m/path: /nonexistent/model\.gguf does not exist"):
+        sweep_config.check_files(config)
+    remote = sweep_config.validate_schema(sweep_config.load(EXAMPLES / "sglang-eagle3-steps.yaml"))
+    sweep_config.check_files({**remote, "benchmark": {**remote["benchmark"],
+                                                       "prompts": str(REPO / "config" / "prompts.txt")}})
