@@ -48,3 +48,9 @@ def test_report_has_the_bracket_ratio(default_config):
     assert bool(bracket["drifted"]) and bracket["ci95_high_pct"] < 0
     assert any("DRIFT bracket baseline-end" in line for line in drift.describe(frame))
     assert len(frame) == len(configurations) + 1
+
+
+def test_the_baseline_session_is_scheduled_first(default_config):
+    configurations = drift.with_end_baseline(expand(validate_schema(default_config)), "bracket")
+    priorities = {name: drift.session_priority(name, configurations) for name in configurations}
+    assert priorities["baseline"] > max(p for name, p in priorities.items() if name != "baseline")

@@ -40,6 +40,10 @@ DRAFT_MODEL_FLAGS = ("-md", "--model-draft", "--spec-draft-model")
 CURVE_SEED = 20_261_129
 
 
+class NotIdentifiable(ValueError):
+    """The sweep does not vary what the model needs (tokens verified per pass)."""
+
+
 @dataclass(frozen=True)
 class Parameter:
     name: str
@@ -151,7 +155,7 @@ def fit_cycle_time(counts: Sequence[Counts]) -> tuple[list[Parameter], int, np.n
     theta, _, rank, _ = np.linalg.lstsq(xw, yw, rcond=None)
     dof = len(y) - x.shape[1]
     if rank < x.shape[1]:
-        raise ValueError("the cost model is not identifiable: the configurations need different draft lengths "
+        raise NotIdentifiable("the cost model is not identifiable: the configurations need different draft lengths "
                          "(tokens verified per pass) besides the baseline")
     if dof > 0:
         residual = yw - xw @ theta
@@ -211,8 +215,11 @@ def verify_line(k1: float, t1: float, k2: float, t2: float) -> tuple[float, floa
     return t1 - b * (1.0 + k1), b
 
 
-def conclude(a: float, b: float, k: float) -> str:
+def conclude(a: float, b: float, k: float, a_low: float = math.nan) -> str:
     share = fixed_share(a, b, k)
+    if a <= 0 or b <= 0 or (not math.isnan(a_low) and a_low <= 0 < share - 0.5):
+        return (f"this sweep cannot separate the fixed and the per-token cost (a = {1000 * a:.2f} ms, "
+                f"b = {1000 * b:.2f} ms/token; an interval includes 0): measure more draft lengths or more runs")
     if share > 0.5:
         return (f"the fixed per-pass cost dominates: at {k:g} draft tokens the fixed part is {100 * share:.0f} % "
                 f"of a verify pass (a = {1000 * a:.2f} ms, b = {1000 * b:.2f} ms/token), so verifying more "
@@ -242,7 +249,8 @@ def fit(configurations: dict[str, Configuration], runs: dict[str, list[dict[str,
     k_typical = float(np.median(spec_k)) if spec_k else 3.0
     return CostModel(parameters=parameters, table=table, groups=groups,
                      baseline_tok_s=counts[baseline].decoded / counts[baseline].decode_s if baseline in counts
-                     else math.nan, conclusion=conclude(a, b, round(k_typical, 1)), degrees_of_freedom=dof)
+                     else math.nan, conclusion=conclude(a, b, round(k_typical, 1), parameters[0].ci_low),
+                     degrees_of_freedom=dof)
 
 
 def _groups(configurations: dict[str, Configuration], counts: dict[str, Counts], a: float, b: float, c: float,

@@ -6,8 +6,9 @@ Two views, both in ``results/drift.csv``:
   order, as % of the mean per run, with its 95 % Student-t interval (n - 2 degrees of freedom).
   A trend whose interval excludes 0 means the runs are not exchangeable (warm-up, thermal, a
   neighbour starting work), so the configuration's CI understates the uncertainty.
-* **across the sweep** (``benchmark.order: bracket``): the baseline is measured again as the last
-  session (``<baseline>-end``, ordered after every other configuration through its inputs), and
+* **across the sweep** (``benchmark.order: bracket``): the baseline session is scheduled first (a
+  Snakemake priority, so no configuration depends on it) and measured again as the last session
+  (``<baseline>-end``, ordered after every other configuration through its inputs), and
   the end/start ratio of means gets its 95 % Fieller interval and Welch p-value. On a shared
   machine the same configuration drifts about ±10 % between launches; a bracket shows how much of
   that hit this sweep.
@@ -25,7 +26,7 @@ import pandas as pd
 from scipy import stats as scipy_stats
 
 from specsweep import stats
-from specsweep.config import Configuration
+from specsweep.config import ConfigError, Configuration
 
 ORDERS = ("sequential", "bracket")
 END_SUFFIX = "-end"
@@ -51,13 +52,13 @@ def end_name(baseline: str) -> str:
 def with_end_baseline(configurations: dict[str, Configuration], order: str) -> dict[str, Configuration]:
     """For ``order: bracket``, add ``<baseline>-end``: the baseline again, measured last."""
     if order not in ORDERS:
-        raise ValueError(f"benchmark/order: {order!r}; use one of {', '.join(ORDERS)}")
+        raise ConfigError(f"benchmark/order: {order!r}; use one of {', '.join(ORDERS)}")
     if order != "bracket":
         return configurations
     baseline = next(c for c in configurations.values() if c.baseline)
     name = end_name(baseline.name)
     if name in configurations:
-        raise ValueError(f"benchmark/order: bracket adds a configuration '{name}', which already exists; rename it")
+        raise ConfigError(f"benchmark/order: bracket adds a configuration '{name}', which already exists; rename it")
     end = dataclasses.replace(baseline, name=name, baseline=False,
                               description=f"{baseline.name} measured again after every other configuration "
                                           f"(benchmark.order: bracket)")
@@ -70,6 +71,11 @@ def runs_before(name: str, configurations: dict[str, Configuration], runs: Seque
     if name != end_name(baseline.name) or configurations[name].baseline:
         return []
     return [f"results/{other}/runs/run_{i}.json" for other in configurations if other != name for i in runs]
+
+
+def session_priority(name: str, configurations: dict[str, Configuration]) -> int:
+    """Scheduling priority of a session: the baseline first (the start of a bracket), then the rest."""
+    return 1 if configurations[name].baseline else 0
 
 
 def trend(rates: Sequence[float]) -> tuple[float, float, float, float]:

@@ -1,0 +1,20 @@
+# `snakemake --cores 1 compare --config compare='{before: A, after: B}'`: A and B are two sweeps'
+# results folders (or folders holding results/) or sweep archives (.tar.gz).
+rule compare:
+    input:
+        before=compare_before,
+        after=compare_after,
+    output:
+        table="results/compare/comparison.csv",
+        figure=report(
+            "results/compare/comparison.png",
+            caption="../report/comparison.rst",
+            category="Comparison",
+        ),
+        figure_svg="results/compare/comparison.svg",
+    log:
+        "logs/compare.log",
+    conda:
+        "../../envs/specsweep.yaml"
+    script:
+        "../../scripts/compare.py"
