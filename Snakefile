@@ -24,6 +24,9 @@ include: "workflow/rules/bench.smk"  # one job per configuration: server session
 include: "workflow/rules/parse.smk"  # server log -> results/{cfg}/profile.csv
 include: "workflow/rules/summary.smk"  # all runs -> results/summary.csv
 include: "workflow/rules/figures.smk"  # summary -> results/figures/
+include: "workflow/rules/costmodel.smk"  # runs -> speculation cost model, figure
+include: "workflow/rules/drift.smk"  # runs -> results/drift.csv
+include: "workflow/rules/compare.smk"  # `compare` target: two result sets
 include: "workflow/rules/plan.smk"  # resolved launches + results/commands.sh, nothing started
 include: "workflow/rules/paper.smk"  # summary -> results/paper/ (LaTeX macros, table)
 include: "workflow/rules/provenance.smk"  # code, machine, engine, models -> provenance.json

@@ -7,6 +7,7 @@ jitter for per-run points.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -47,7 +48,7 @@ def throughput(summary: pd.DataFrame, runs: pd.DataFrame) -> plt.Figure:
     high = (summary["tok_s_ci95_high"] - means).to_numpy()
     colors = ["tab:orange" if b else "tab:blue" for b in summary["baseline"]]
     axes.errorbar(means, range(len(order)), xerr=[np.nan_to_num(low), np.nan_to_num(high)], fmt="none",
-                  ecolor="black", capsize=4, zorder=3, label="95 % CI of the mean")
+                  ecolor="black", capsize=4, zorder=3, label="95 % CI of the mean (Student t)")
     axes.scatter(means, range(len(order)), s=60, c=colors, zorder=4, marker="D", label="mean")
     baseline = summary.loc[summary["baseline"], "tok_s_mean"].iloc[0]
     axes.axvline(baseline, color="tab:orange", linestyle="--", zorder=1, label=f"baseline {baseline:.1f} tok/s")
@@ -88,6 +89,68 @@ def acceptance(summary: pd.DataFrame) -> plt.Figure:
     speed_axes.set_xlabel("speedup vs baseline (ratio of mean tok/s)")
     speed_axes.legend(loc="lower right", fontsize=8)
     figure.suptitle("Speculation: how much of the draft is accepted, and what it buys")
+    return figure
+
+
+def costmodel(model: Any, note: str = "") -> plt.Figure:
+    """Measured tok/s against draft tokens per cycle, the fitted cost-model curve (95 % band), baseline.
+
+    ``model`` None (not identifiable from this sweep): a figure that says so, with ``note``.
+    """
+    sns.set_theme(style="whitegrid", context="notebook")
+    if model is None:
+        figure, axes = plt.subplots(figsize=(7, 2))
+        axes.axis("off")
+        axes.text(0.5, 0.5, note.replace("# ", "").strip(), ha="center", va="center", wrap=True, fontsize=9)
+        return figure
+    groups = model.groups
+    figure, axes_list = plt.subplots(1, max(len(groups), 1), figsize=(4.6 * max(len(groups), 1), 4.2),
+                                     squeeze=False)
+    table = model.table.set_index("configuration")
+    for axes, group in zip(axes_list[0], groups, strict=False):
+        axes.plot(group.curve_k, group.curve, color="tab:blue", label="model")
+        if not np.isnan(group.curve_low).all():
+            axes.fill_between(group.curve_k, group.curve_low, group.curve_high, color="tab:blue", alpha=0.15,
+                              label="95 % band (parameter uncertainty)")
+        members = table[table["group"] == group.name]
+        axes.scatter(members["draft_tokens_per_cycle"], members["measured_tok_s"], color="black", zorder=3,
+                     label="measured (mean)")
+        for name, row in members.iterrows():
+            axes.annotate(name, (row["draft_tokens_per_cycle"], row["measured_tok_s"]), xytext=(4, 4),
+                          textcoords="offset points", fontsize=7)
+        axes.axhline(model.baseline_tok_s, color="tab:orange", linestyle="--", label="baseline")
+        axes.axvline(group.optimum_k, color="tab:green", linestyle=":", label=f"optimum {group.optimum_k:.1f}")
+        axes.set_title(f"{group.name} (alpha {group.alpha:.3f})", fontsize=10)
+        axes.set_xlabel("draft tokens per verify cycle")
+        axes.set_ylim(bottom=0)
+    axes_list[0][0].set_ylabel("decode tok/s")
+    axes_list[0][0].legend(loc="lower right", fontsize=7)
+    a, b = model.parameter("a"), model.parameter("b")
+    figure.suptitle(f"Speculation cost model (fitted from counters and wall time): verify pass = "
+                    f"{1000 * a.value:.2f} ms + {1000 * b.value:.2f} ms/token", fontsize=10)
+    return figure
+
+
+def comparison(frame: pd.DataFrame, before: str, after: str) -> plt.Figure:
+    """Per-configuration change of mean tok/s between two result sets, with 95 % Fieller CIs."""
+    sns.set_theme(style="whitegrid", context="notebook")
+    rows = frame[frame["status"] == "compared"]
+    figure, axes = plt.subplots(figsize=(8, 1.4 + 0.5 * max(len(rows), 1)))
+    names = list(rows["configuration"])
+    delta = rows["delta_pct"].to_numpy(dtype=float)
+    low = delta - 100 * (rows["ratio_ci95_low"].to_numpy(dtype=float) - 1)
+    high = 100 * (rows["ratio_ci95_high"].to_numpy(dtype=float) - 1) - delta
+    colors = ["tab:blue" if s else "0.6" for s in rows["significant"].fillna(False).astype(bool)]
+    axes.barh(names, delta, color=colors)
+    axes.errorbar(delta, range(len(names)), xerr=[np.nan_to_num(low), np.nan_to_num(high)], fmt="none",
+                  ecolor="black", capsize=4, label="95 % CI (Fieller)")
+    for i, p in enumerate(rows["p_value"]):
+        axes.annotate(f"p={p:.2g}", (0, i), xytext=(4, 8), textcoords="offset points", fontsize=7)
+    axes.axvline(0, color="black", linewidth=0.8)
+    axes.invert_yaxis()
+    axes.set_xlabel("change of mean decode tok/s, after vs before (%); blue = significant (Welch p < 0.05)")
+    axes.set_title(f"after: {after}\nbefore: {before}", fontsize=8)
+    axes.legend(loc="lower right", fontsize=8)
     return figure
 
 

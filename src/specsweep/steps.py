@@ -20,6 +20,9 @@ import pandas as pd
 import yaml
 
 import specsweep.launchplan as launchplan
+import specsweep.compare as compare_sets
+import specsweep.costmodel as costmodel
+import specsweep.drift as drift
 from specsweep import aggregate, archive, figures, models, paper, provenance
 from specsweep.build_llamacpp import SourcePin, ensure_llama_server
 from specsweep.cache import cache_root, exclusive, sha256_file
@@ -159,6 +162,50 @@ def plot(smk: Any) -> None:
         figures.save(figures.throughput(summary, runs), Path(smk.output.throughput).with_suffix(""))
         figures.save(figures.acceptance(summary), Path(smk.output.acceptance).with_suffix(""))
         print(f"figures written to {Path(smk.output.throughput).parent}", file=progress)
+
+
+def _runs_by_configuration(paths: list[str]) -> dict[str, list[dict[str, Any]]]:
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for path in paths:
+        runs.setdefault(Path(path).parent.parent.name, []).append(json.loads(Path(path).read_text()))
+    return runs
+
+
+def cost_model(smk: Any) -> None:
+    configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
+    with progress_to(smk.log[0]) as progress:
+        try:
+            model = costmodel.fit(configurations, _runs_by_configuration(smk.input.runs))
+        except costmodel.NotIdentifiable as reason:  # a sweep without different draft lengths
+            model, text = None, f"# Speculation cost model\n\nNot fitted: {reason}.\n"
+            pd.DataFrame().to_csv(smk.output.table, index=False)
+            pd.DataFrame().to_csv(smk.output.parameters, index=False)
+        else:
+            aggregate.write_csv(model.table, smk.output.table)
+            aggregate.write_csv(costmodel.parameters_frame(model), smk.output.parameters)
+            text = costmodel.report(model)
+        Path(smk.output.report).write_text(text)
+        figures.save(figures.costmodel(model, text), Path(smk.output.figure).with_suffix(""))
+        print(text, file=progress)
+
+
+def drift_report(smk: Any) -> None:
+    configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
+    with progress_to(smk.log[0]) as progress:
+        frame = drift.report(configurations, _runs_by_configuration(smk.input.runs))
+        aggregate.write_csv(frame, smk.output[0])
+        for line in drift.describe(frame):
+            print(line, file=progress)
+
+
+def compare_results(smk: Any) -> None:
+    with progress_to(smk.log[0]) as progress:
+        frame = compare_sets.compare(compare_sets.load(smk.input.before), compare_sets.load(smk.input.after))
+        aggregate.write_csv(frame, smk.output.table)
+        figures.save(figures.comparison(frame, smk.input.before, smk.input.after),
+                     Path(smk.output.figure).with_suffix(""))
+        for line in compare_sets.describe(frame, smk.input.before, smk.input.after):
+            print(line, file=progress)
 
 
 def configuration_provenance(smk: Any) -> None:

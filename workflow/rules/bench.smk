@@ -3,12 +3,14 @@ rule bench:
         engine=engine_record,
         models=models_of,
         prompts=BENCH["prompts"],
+        after=runs_before,
     output:
         launch="results/{cfg}/launch.json",
         log="results/{cfg}/server.log",
         runs=expand("results/{{cfg}}/runs/run_{i}.json", i=RUNS),
     log:
         "logs/bench/{cfg}.log",
+    priority: bench_priority
     retries: 0
     resources:
         measuring=1,

@@ -4,6 +4,7 @@ from snakemake.exceptions import WorkflowError
 
 # The library (src/specsweep) is installed into the venv by `make venv`.
 from specsweep import config as sweep_config
+from specsweep import drift as sweep_drift
 from specsweep.launchplan import check_configurations
 from specsweep.parsers import log_format_of as engine_log_format
 from specsweep.parsers.user import compile_parsers
@@ -16,6 +17,10 @@ try:
     config.update(sweep_config.validate_schema(config))
     CONFIGURATIONS = sweep_config.expand(config)
     sweep_config.check_files(config)
+    # benchmark.order: bracket adds <baseline>-end, measured after every other configuration.
+    CONFIGURATIONS = sweep_drift.with_end_baseline(
+        CONFIGURATIONS, config["benchmark"]["order"]
+    )
 except sweep_config.ConfigError as error:
     PROFILE_PARSERS = compile_parsers(config.get("profile_parsers"))
     # Engine domain checks (e.g. SGLang EAGLE tree sizes): warnings, errors when impossible.
@@ -43,6 +48,9 @@ def final_outputs():
         "results/summary.csv",
         "results/figures/throughput.png",
         "results/figures/acceptance.png",
+        "results/costmodel.md",
+        "results/figures/costmodel.png",
+        "results/drift.csv",
         "results/provenance.json",
         *PAPER,
     ]
@@ -106,6 +114,33 @@ def model_spec(wildcards):
 
 def kind_of(wildcards):
     return CONFIGURATIONS[wildcards.cfg].kind
+
+
+def runs_before(wildcards):
+    """<baseline>-end (benchmark.order: bracket) waits for every other configuration."""
+    return sweep_drift.runs_before(wildcards.cfg, CONFIGURATIONS, RUNS)
+
+
+def bench_priority(wildcards):
+    """The baseline's session is scheduled before the others (the start of a bracket)."""
+    return sweep_drift.session_priority(wildcards.cfg, CONFIGURATIONS)
+
+
+def compare_input(key):
+    if key not in config.get("compare", {}):
+        raise WorkflowError(
+            f"compare/{key}: not set; run e.g. snakemake --cores 1 compare "
+            "--config compare='{before: old/results, after: results}'"
+        )
+    return config["compare"][key]
+
+
+def compare_before(wildcards):
+    return compare_input("before")
+
+
+def compare_after(wildcards):
+    return compare_input("after")
 
 
 # Provenance, paper and archive (provenance.smk, paper.smk, archive.smk).
