@@ -37,3 +37,8 @@ rule all:
     default_target: True
     input:
         final_outputs(),
+
+
+# A failed job (with --keep-going, the others still ran): summarise what finished, list what failed.
+onerror:
+    summarise_what_finished()

@@ -19,6 +19,7 @@ Faults are chosen with ``STANDIN_MODE`` (comma-separated; the environment, as a 
 - ``slow-bind=S``: wait S seconds before binding the port (a loading engine).
 
 ``STANDIN_STARTED`` (a path): touch it once listening, so a test can wait for the server.
+``STANDIN_ONLY_IF`` (a path): misbehave only while that file exists (a fault that a rerun no longer meets).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 MODES = dict(
     ([*part.split("=", 1), ""])[:2] for part in os.environ.get("STANDIN_MODE", "").split(",") if part
 )
+if os.environ.get("STANDIN_ONLY_IF") and not os.path.exists(os.environ["STANDIN_ONLY_IF"]):
+    MODES = {}
 AFTER = int(os.environ.get("STANDIN_AFTER", "3"))
 STARTED = time.monotonic()
 COMPLETIONS = 0

@@ -187,3 +187,14 @@ def archive_inputs(wildcards):
         ],
         "aggregates": REBUILT,
     }
+
+
+def summarise_what_finished():
+    """onerror: list every configuration in results/summary.csv, failed ones with their evidence."""
+    import sys
+    from specsweep import incomplete
+
+    try:
+        incomplete.write_summary(CONFIGURATIONS, len(RUNS), "results", sys.stderr)
+    except Exception as error:  # a report of a failure must not hide the failure itself
+        print(f"specsweep: no partial summary ({error!r})", file=sys.stderr)
