@@ -19,10 +19,10 @@ from typing import Any, TextIO
 import pandas as pd
 import yaml
 
-import specsweep.launchplan as launchplan
 import specsweep.compare as compare_sets
 import specsweep.costmodel as costmodel
 import specsweep.drift as drift
+import specsweep.launchplan as launchplan
 from specsweep import aggregate, archive, figures, models, paper, provenance
 from specsweep.build_llamacpp import SourcePin, ensure_llama_server
 from specsweep.cache import cache_root, exclusive, sha256_file
