@@ -34,6 +34,8 @@ rule cycle_breakdown:
         svg="results/figures/cycle_breakdown.svg",
     log:
         "logs/cycle_breakdown.log",
+    conda:
+        "../../envs/specsweep.yaml"
     params:
         profile_parsers=config.get("profile_parsers", {}),
     script:

@@ -5,6 +5,8 @@ rule plan_configuration:
         "results/plan/{cfg}.json",
     log:
         "logs/plan/{cfg}.log",
+    conda:
+        "../../envs/specsweep.yaml"
     params:
         configuration=configuration_params,
         engine=engine_params,
@@ -20,5 +22,7 @@ rule plan:
         "results/commands.sh",
     log:
         "logs/plan/commands.log",
+    conda:
+        "../../envs/specsweep.yaml"
     script:
         "../../scripts/write_commands.py"
