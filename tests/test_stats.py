@@ -91,3 +91,7 @@ def test_summary_carries_speedup_ci_p_value_and_warnings(default_config):
     assert pd.isna(summary.loc["baseline", "significant"])
     lines = warning_lines(summary.reset_index())
     assert "Fieller" in lines[0] and any(line.startswith("WARNING ngram-m3:") for line in lines)
+
+
+def test_a_configuration_without_runs_says_so():
+    assert stats.warnings_for(stats.describe([])) == ["no runs"]

@@ -203,6 +203,8 @@ def ratio(candidate: Sequence[float], reference: Sequence[float]) -> Ratio:
 def warnings_for(summary: Summary, speedup: Ratio | None = None, cv_limit: float = CV_WARNING) -> list[str]:
     """Reasons not to trust a configuration's numbers at face value (empty when there are none)."""
     found = []
+    if summary.n == 0:
+        return ["no runs"]
     if summary.n < MIN_RUNS_FOR_CI:
         found.append(f"only {summary.n} run(s): no confidence interval (need >= {MIN_RUNS_FOR_CI})")
     if not math.isnan(summary.cv) and summary.cv > cv_limit:
