@@ -15,6 +15,7 @@ import pandas as pd
 
 from specsweep import stats
 from specsweep.config import Configuration, parameter_value, swept_parameters
+from specsweep.redact import REDACTED, is_secret
 from specsweep.stats import describe
 
 COLUMNS: dict[str, str] = {
@@ -120,7 +121,9 @@ def _row(configuration: Configuration, runs: list[dict[str, Any]], launch: dict[
         if runs else None,
     }
     for key in swept:
-        row[key] = parameter_value(configuration, key)
+        # a swept env variable such as env:HF_TOKEN must not put its value into summary.csv
+        value = parameter_value(configuration, key)
+        row[key] = REDACTED if is_secret(key) and value is not None else value
     return row
 
 

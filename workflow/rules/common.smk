@@ -186,6 +186,7 @@ def archive_inputs(wildcards):
             *per_configuration("results/{cfg}/provenance.json"),
         ],
         "aggregates": REBUILT,
+        "final_outputs": final_outputs(),  # whatever else `all` makes (cost model, drift, ...)
     }
 
 
