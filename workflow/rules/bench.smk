@@ -12,6 +12,8 @@ rule bench:
         "logs/bench/{cfg}.log",
     priority: bench_priority
     retries: 0
+    conda:
+        "../../envs/specsweep.yaml"
     resources:
         measuring=1,
     params:

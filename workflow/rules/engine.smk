@@ -3,6 +3,8 @@ rule engine:
         "results/engine/{engine}.json",
     log:
         "logs/engine/{engine}.log",
+    conda:
+        "../../envs/specsweep.yaml"
     resources:
         measuring=1,
     params:
@@ -16,6 +18,8 @@ rule model:
         "results/models/{model}.json",
     log:
         "logs/models/{model}.log",
+    conda:
+        "../../envs/specsweep.yaml"
     params:
         spec=model_spec,
     script:

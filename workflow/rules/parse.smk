@@ -5,6 +5,8 @@ rule parse_log:
         "results/{cfg}/profile.csv",
     log:
         "logs/parse/{cfg}.log",
+    conda:
+        "../../envs/specsweep.yaml"
     params:
         kind=kind_of,
         log_format=log_format_of,

@@ -12,6 +12,8 @@ rule summary:
         runs="results/runs.csv",
     log:
         "logs/summary.log",
+    conda:
+        "../../envs/specsweep.yaml"
     params:
         configurations=all_configurations,
         profile_parsers=config.get("profile_parsers", {}),
