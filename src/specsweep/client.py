@@ -28,6 +28,16 @@ class StreamedResponse:
     events: list[dict[str, Any]] = field(default_factory=list)
     arrivals_s: list[float] = field(default_factory=list)
     total_s: float = 0.0
+    malformed: int = 0  # data: lines that were not a JSON object
+
+
+def parse_event(data: bytes) -> dict[str, Any] | None:
+    """One server-sent event's JSON object, or None when it is not one (never raises)."""
+    try:
+        event = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    return event if isinstance(event, dict) else None
 
 
 def stream_post(base_url: str, path: str, payload: dict[str, Any], timeout_s: float) -> StreamedResponse:
@@ -55,7 +65,11 @@ def stream_post(base_url: str, path: str, payload: dict[str, Any], timeout_s: fl
             data = text[5:].strip()
             if data == b"[DONE]":
                 break
-            result.events.append(json.loads(data))
+            event = parse_event(data)
+            if event is None:
+                result.malformed += 1  # kept as a count in the run record, never a crash
+                continue
+            result.events.append(event)
             result.arrivals_s.append(now - started)
         result.total_s = time.perf_counter() - started
     except (OSError, http.client.HTTPException) as error:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -118,14 +119,33 @@ class Engine(abc.ABC):
 
 def prometheus_totals(text: str, names: tuple[str, ...]) -> dict[str, float]:
     """Sum of every sample (all label sets) of each wanted counter in Prometheus text."""
+    return scan_prometheus(text, names)[0]
+
+
+def scan_prometheus(text: str, names: tuple[str, ...]) -> tuple[dict[str, float], int]:
+    """``prometheus_totals`` and the number of sample lines that could not be parsed (never raises).
+
+    Lines are parsed one at a time: prometheus_client stops at the first bad line, and one
+    garbled line must not cost the counters of a whole run.
+    """
     totals: dict[str, float] = {}
     wanted = set(names)
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
+    malformed = 0
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        if not any(name in line for name in wanted):
+            continue  # only the wanted counters are parsed (and can be malformed)
+        try:
+            samples = [s for f in text_string_to_metric_families(line + "\n") for s in f.samples]
+        except Exception:  # prometheus_client raises ValueError, TypeError, IndexError... on bad input
+            malformed += 1
+            continue
+        for sample in samples:
             # vLLM and SGLang label their counters (model_name, engine, ...): sum every label set.
-            if sample.name in wanted:
+            if sample.name in wanted and math.isfinite(sample.value):
                 totals[sample.name] = totals.get(sample.name, 0.0) + sample.value
-    return totals
+    return totals, malformed
 
 
 def render_flags(args: dict[str, Any], placeholders: dict[str, str]) -> list[str]:

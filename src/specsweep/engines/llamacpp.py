@@ -61,25 +61,30 @@ class LlamaCpp(Engine):
         }
 
     def event_tokens(self, event: dict[str, Any]) -> int:
-        return len(event.get("tokens") or [])
+        tokens = event.get("tokens")
+        return len(tokens) if isinstance(tokens, list) else 0
 
     def event_text(self, event: dict[str, Any]) -> str:
         return str(event.get("content", ""))
 
     def engine_fields(self, events: list[dict[str, Any]]) -> dict[str, Any]:
-        final = next((e for e in reversed(events) if e.get("stop")), {})
-        return {"timings": final.get("timings", {}), "tokens_predicted": final.get("tokens_predicted"),
-                "tokens_evaluated": final.get("tokens_evaluated"), "stop_type": final.get("stop_type")}
+        final = next((e for e in reversed(events) if e.get("stop") is True), {})
+        timings = final.get("timings")
+        # Only well-typed values pass: a malformed final event reads as "not reported", never a crash.
+        return {"timings": timings if isinstance(timings, dict) else {},
+                "tokens_predicted": _count(final.get("tokens_predicted")),
+                "tokens_evaluated": _count(final.get("tokens_evaluated")), "stop_type": final.get("stop_type")}
 
     def tokens_generated(self, fields: dict[str, Any]) -> int | None:
-        return fields.get("tokens_predicted") or fields.get("timings", {}).get("predicted_n")
+        return fields.get("tokens_predicted") or _count(fields.get("timings", {}).get("predicted_n"))
 
     def speculation(self, fields: dict[str, Any], counter_delta: dict[str, float],
                     emitted: int) -> SpeculationCounts | None:
         timings = fields.get("timings", {})
         steps = counter_delta.get(DRAFTS_TOTAL)
-        if "draft_n" in timings:
-            return SpeculationCounts(drafted=int(timings["draft_n"]), accepted=int(timings["draft_n_accepted"]),
+        drafted, accepted = _count(timings.get("draft_n")), _count(timings.get("draft_n_accepted"))
+        if drafted is not None and accepted is not None:
+            return SpeculationCounts(drafted=drafted, accepted=accepted,
                                      emitted=emitted, verify_steps=int(steps) if steps is not None else None,
                                      source="response timings + /metrics")
         if steps:  # drafted but the response omitted the fields: fall back to counters
@@ -88,6 +93,11 @@ class LlamaCpp(Engine):
                 accepted=int(counter_delta.get("llamacpp:spec_decode_num_accepted_tokens_total", 0)),
                 emitted=emitted, verify_steps=int(steps), source="/metrics")
         return None
+
+
+def _count(value: Any) -> int | None:
+    """A non-negative integer count from engine JSON, else None (bools and floats are not counts)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def expects_speculation(args: dict[str, Any]) -> bool:
