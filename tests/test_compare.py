@@ -38,7 +38,7 @@ def test_matches_by_name_and_parameters(tmp_path):
     a, b = _sweeps(tmp_path)
     frame = compare.compare(compare.load(a), compare.load(b / "results")).set_index("configuration")
     assert frame.loc["gone", "status"] == "only in before" and frame.loc["new", "status"] == "only in after"
-    assert frame.loc["retuned", "status"] == "parameters differ (args)" and np.isnan(frame.loc["retuned", "ratio"])
+    assert frame.loc["retuned", "status"] == "parameters differ (args -t: 2 -> 1)" and np.isnan(frame.loc["retuned", "ratio"])
     ngram = frame.loc["ngram"]
     assert ngram["status"] == "compared" and bool(ngram["significant"])
     assert ngram["ratio_ci95_low"] < ngram["ratio"] < ngram["ratio_ci95_high"]

@@ -27,7 +27,7 @@ MATCHED_KEYS = ("kind", "args", "env", "draft_model")
 
 COLUMNS: dict[str, str] = {
     "configuration": "configuration name (the same in both result sets)",
-    "status": "compared, parameters differ (<keys>), only in before, only in after",
+    "status": "compared; parameters differ (what: before -> after), not compared; only in before; only in after",
     "runs_before": "runs in the first result set",
     "runs_after": "runs in the second result set",
     "tok_s_before": "mean decode tok/s in the first result set",
@@ -90,8 +90,7 @@ def compare(before: ResultSet, after: ResultSet) -> pd.DataFrame:
             row["status"] = "only in before" if name in before.rates else "only in after"
             rows.append(row)
             continue
-        differ = [k for k in MATCHED_KEYS
-                  if before.parameters.get(name, {}).get(k) != after.parameters.get(name, {}).get(k)]
+        differ = _differences(before.parameters.get(name, {}), after.parameters.get(name, {}))
         x, y = after.rates[name], before.rates[name]
         row.update(runs_before=len(y), runs_after=len(x), tok_s_before=sum(y) / len(y), tok_s_after=sum(x) / len(x))
         if differ:
@@ -108,6 +107,21 @@ def compare(before: ResultSet, after: ResultSet) -> pd.DataFrame:
         rows.append(row)
     frame = pd.DataFrame(rows)
     return frame.reindex(columns=list(COLUMNS))
+
+
+def _differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """What differs between two configurations' parameters, e.g. ``args -c: 1024 -> 2048``."""
+    found = []
+    for key in MATCHED_KEYS:
+        old, new = before.get(key), after.get(key)
+        if old == new:
+            continue
+        if isinstance(old, dict) and isinstance(new, dict):
+            found += [f"{key} {k}: {old.get(k)} -> {new.get(k)}" for k in sorted(set(old) | set(new), key=str)
+                      if old.get(k) != new.get(k)]
+        else:
+            found.append(f"{key}: {old} -> {new}")
+    return found
 
 
 def describe(frame: pd.DataFrame, before: str, after: str) -> list[str]:
