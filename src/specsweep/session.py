@@ -25,9 +25,7 @@ from specsweep.cache import cache_root, exclusive
 from specsweep.client import stream_post, timings_from_arrivals
 from specsweep.config import Configuration
 from specsweep.engines.base import Engine, GenerationRequest
-from specsweep.provenance import machine as machine_snapshot
-from specsweep.engines.external import attach
-from specsweep.redact import redact_argv, redact_env, redact_mapping, redact_values, secret_values
+from specsweep.redact import redact_argv, redact_env, redact_values, secret_values
 from specsweep.server import (
     ServerError,
     StaleGroup,
@@ -95,32 +93,26 @@ def measure(configuration: Configuration, engine: Engine, benchmark: dict[str, A
 def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, Any], prompts: list[str],
              host: str, port: int, paths: SessionPaths, stale: StaleGroup, progress: TextIO) -> None:
     name = configuration.name
-    if engine.launches:  # an external endpoint is already listening: nothing to pick or check
-        port = port or free_port(host)
-        if port_in_use(host, port):
-            raise ServerError(f"{host}:{port} is already in use by {describe_listeners(port)}; stop it, or set "
-                              f"engines/{configuration.engine}/port: 0 to pick a free port")
-    base_url = engine.base_url(host, port)
+    port = port or free_port(host)
+    if port_in_use(host, port):
+        raise ServerError(f"{host}:{port} is already in use by {describe_listeners(port)}; stop it, or set "
+                          f"engines/{configuration.engine}/port: 0 to pick a free port")
+    base_url = f"http://{host}:{port}"
     argv = engine.command(configuration, host, port)
     env = {**os.environ, **configuration.env}
     launch: dict[str, Any] = {
-        "configuration": redact_mapping(configuration.as_params()),  # its env may hold a token
-        "argv": redact_argv(argv), "port": port, "host": host,
+        "configuration": configuration.as_params(), "argv": redact_argv(argv), "port": port, "host": host,
         "env_set": redact_env(configuration.env), "env": redact_env(env), "pid": None,
         "launched_at": now_iso(), "status": "launching",
-        "machine": machine_snapshot(),  # code, software, host and GPUs as they are while measured
     }
     write_json(paths.launch, launch)
     paths.log.unlink(missing_ok=True)
     try:
         print(f"{name}: launching {engine.kind} on {base_url}", file=progress, flush=True)
-        server = managed_server(argv, env, paths.log, stale, float(benchmark["stop_grace_s"])) if engine.launches \
-            else attach(engine.settings, paths.log)
-        with server as process:
+        with managed_server(argv, env, paths.log, stale, float(benchmark["stop_grace_s"])) as process:
             launch["pid"] = process.pid
             ready_s = wait_until_ready(process, lambda: engine.is_ready(base_url),
-                                       float(benchmark["ready_timeout_s"]), paths.log,
-                                       port=port if engine.launches else None)
+                                       float(benchmark["ready_timeout_s"]), paths.log, port=port)
             launch.update(ready_s=round(ready_s, 3), engine=engine.check_started(base_url, configuration),
                           status="ready")
             write_json(paths.launch, launch)
@@ -181,17 +173,16 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
     delta = {k: after[k] - before.get(k, 0.0) for k in after}
     fields = engine.engine_fields(response.events)
     tokens = engine.tokens_generated(fields)
-    per_event = engine.tokens_per_event(response.events)
-    streamed = sum(per_event)
+    streamed = sum(engine.event_tokens(e) for e in response.events)
     if tokens is None:
         raise RunError(f"run {index}: the stream ended after {len(response.events)} events without the engine's "
                        f"final report (the server closed the connection early?)")
     if tokens != max_tokens:
         raise RunError(f"run {index}: the engine generated {tokens} tokens, not benchmark.max_tokens={max_tokens} "
                        f"(streamed {streamed}); is ignore_eos honoured and the context large enough?")
-    arrivals = [t for n, t in zip(per_event, response.arrivals_s, strict=True) if n]
+    arrivals = [t for e, t in zip(response.events, response.arrivals_s, strict=True) if engine.event_tokens(e)]
     timings = timings_from_arrivals(arrivals, tokens, response.total_s)
-    text = engine.response_text(response.events)
+    text = "".join(engine.event_text(e) for e in response.events)
     spec = engine.speculation(fields, delta, tokens)
     return {
         "run": index, "prompt_index": index % len(prompts), "started_at": started_at, "tokens": tokens,

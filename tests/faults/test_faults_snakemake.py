@@ -83,28 +83,40 @@ def test_keep_going_summary_lists_the_failed_configuration_and_a_rerun_retries_o
     assert leftovers(standin) == []
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize(("sig", "target"), [(signal.SIGINT, "group"), (signal.SIGTERM, "group"),
+                                             (signal.SIGTERM, "pid")])
 def test_signal_to_snakemake_during_a_run_leaves_no_engine_and_rerun_incomplete_recovers(tmp_path, standin,
-                                                                                         model_file, sig):
+                                                                                         model_file, sig, target):
+    """``group``: Ctrl-C in a terminal, or a scheduler cancelling the job: the engine is gone within 10 s.
+    ``pid``: `kill -TERM <snakemake>` alone is Snakemake's graceful stop: it lets the running job end
+    (here: the stalled request times out after request_timeout_s), and nothing is left when it exits."""
     stall = tmp_path / "stall-on"
     stall.touch()
     write_config(tmp_path, standin, model_file, {
         "baseline": {"baseline": True, "env": {"STANDIN_MODE": "stall-mid-stream,fork-worker,ignore-sigterm",
-                                               "STANDIN_ONLY_IF": str(stall)}}}, warmup_requests=0)
+                                               "STANDIN_ONLY_IF": str(stall)}}},
+                 warmup_requests=0, request_timeout_s=4)
     env = {**os.environ, "SPECSWEEP_CACHE": str(tmp_path / "cache")}
     job = subprocess.Popen(snakemake_argv(tmp_path, "all"), env=env, text=True, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, start_new_session=True)
     log = tmp_path / "results" / "baseline" / "server.log"
     assert wait_for(lambda: log.exists() and "stalling mid-stream" in log.read_text(), 60)
     assert len(leftovers(standin)) == 2
-    job.send_signal(sig)  # to Snakemake's PID only, as `kill` or a scheduler would
+    if target == "group":
+        os.killpg(job.pid, sig)
+    else:
+        job.send_signal(sig)
     sent = time.monotonic()
     gone = wait_for(lambda: not leftovers(standin), 10)
     stopped_s = time.monotonic() - sent
-    job.communicate(timeout=60)
-    assert gone, f"engine processes left 10 s after {sig.name} to Snakemake"
+    output, _ = job.communicate(timeout=60)
+    assert leftovers(standin) == [], f"engine processes left after Snakemake exited ({sig.name} to {target})"
+    if target == "group":
+        assert gone, f"engine processes left 10 s after {sig.name} to Snakemake's process group"
+    else:
+        assert "Will exit after finishing currently running jobs" in output
     assert job.returncode != 0
-    print(f"{sig.name} to Snakemake during a run: engine gone after {stopped_s:.2f} s")
+    print(f"{sig.name} to Snakemake's {target} during a run: engine gone after {stopped_s:.2f} s")
     stall.unlink()
     again = snakemake(tmp_path, "--rerun-incomplete", "all")
     assert again.returncode == 0, again.stderr[-3000:]
