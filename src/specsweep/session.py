@@ -25,7 +25,9 @@ from specsweep.cache import cache_root, exclusive
 from specsweep.client import stream_post, timings_from_arrivals
 from specsweep.config import Configuration
 from specsweep.engines.base import Engine, GenerationRequest
-from specsweep.redact import redact_argv, redact_env, redact_values, secret_values
+from specsweep.provenance import machine as machine_snapshot
+from specsweep.engines.external import attach
+from specsweep.redact import redact_argv, redact_env, redact_mapping, redact_values, secret_values
 from specsweep.server import (
     ServerError,
     StaleGroup,
@@ -93,26 +95,32 @@ def measure(configuration: Configuration, engine: Engine, benchmark: dict[str, A
 def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, Any], prompts: list[str],
              host: str, port: int, paths: SessionPaths, stale: StaleGroup, progress: TextIO) -> None:
     name = configuration.name
-    port = port or free_port(host)
-    if port_in_use(host, port):
-        raise ServerError(f"{host}:{port} is already in use by {describe_listeners(port)}; stop it, or set "
-                          f"engines/{configuration.engine}/port: 0 to pick a free port")
-    base_url = f"http://{host}:{port}"
+    if engine.launches:  # an external endpoint is already listening: nothing to pick or check
+        port = port or free_port(host)
+        if port_in_use(host, port):
+            raise ServerError(f"{host}:{port} is already in use by {describe_listeners(port)}; stop it, or set "
+                              f"engines/{configuration.engine}/port: 0 to pick a free port")
+    base_url = engine.base_url(host, port)
     argv = engine.command(configuration, host, port)
     env = {**os.environ, **configuration.env}
     launch: dict[str, Any] = {
-        "configuration": configuration.as_params(), "argv": redact_argv(argv), "port": port, "host": host,
+        "configuration": redact_mapping(configuration.as_params()),  # its env may hold a token
+        "argv": redact_argv(argv), "port": port, "host": host,
         "env_set": redact_env(configuration.env), "env": redact_env(env), "pid": None,
         "launched_at": now_iso(), "status": "launching",
+        "machine": machine_snapshot(),  # code, software, host and GPUs as they are while measured
     }
     write_json(paths.launch, launch)
     paths.log.unlink(missing_ok=True)
     try:
         print(f"{name}: launching {engine.kind} on {base_url}", file=progress, flush=True)
-        with managed_server(argv, env, paths.log, stale, float(benchmark["stop_grace_s"])) as process:
+        server = managed_server(argv, env, paths.log, stale, float(benchmark["stop_grace_s"])) if engine.launches \
+            else attach(engine.settings, paths.log)
+        with server as process:
             launch["pid"] = process.pid
             ready_s = wait_until_ready(process, lambda: engine.is_ready(base_url),
-                                       float(benchmark["ready_timeout_s"]), paths.log, port=port)
+                                       float(benchmark["ready_timeout_s"]), paths.log,
+                                       port=port if engine.launches else None)
             launch.update(ready_s=round(ready_s, 3), engine=engine.check_started(base_url, configuration),
                           status="ready")
             write_json(paths.launch, launch)
@@ -173,16 +181,17 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
     delta = {k: after[k] - before.get(k, 0.0) for k in after}
     fields = engine.engine_fields(response.events)
     tokens = engine.tokens_generated(fields)
-    streamed = sum(engine.event_tokens(e) for e in response.events)
+    per_event = engine.tokens_per_event(response.events)
+    streamed = sum(per_event)
     if tokens is None:
         raise RunError(f"run {index}: the stream ended after {len(response.events)} events without the engine's "
                        f"final report (the server closed the connection early?)")
     if tokens != max_tokens:
         raise RunError(f"run {index}: the engine generated {tokens} tokens, not benchmark.max_tokens={max_tokens} "
                        f"(streamed {streamed}); is ignore_eos honoured and the context large enough?")
-    arrivals = [t for e, t in zip(response.events, response.arrivals_s, strict=True) if engine.event_tokens(e)]
+    arrivals = [t for n, t in zip(per_event, response.arrivals_s, strict=True) if n]
     timings = timings_from_arrivals(arrivals, tokens, response.total_s)
-    text = "".join(engine.event_text(e) for e in response.events)
+    text = engine.response_text(response.events)
     spec = engine.speculation(fields, delta, tokens)
     return {
         "run": index, "prompt_index": index % len(prompts), "started_at": started_at, "tokens": tokens,
@@ -190,6 +199,7 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
         "speculation": None if spec is None else {**asdict(spec), "acceptance_rate": spec.acceptance_rate,
                                                   "accept_length": spec.accept_length},
         "text_sha256": hashlib.sha256(text.encode()).hexdigest(), "text_chars": len(text),
+        "malformed_events": response.malformed,  # data: lines of the stream that were not JSON objects
     }
 
 
