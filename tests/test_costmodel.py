@@ -88,3 +88,9 @@ def test_needs_more_than_one_draft_length():
     configurations, runs = _synthetic_sweep(SEED_A, SEED_B, 0.0, alpha=0.8, lengths=[])
     with pytest.raises(ValueError, match="not identifiable"):
         costmodel.fit(configurations, runs)
+
+
+def test_no_conclusion_when_an_interval_includes_zero():
+    text = costmodel.conclude(0.0077, 0.0064, 8, a_ci=(-0.013, 0.029), b_ci=(-0.002, 0.015))
+    assert text.startswith("this sweep cannot separate")
+    assert "fixed per-pass cost dominates" in costmodel.conclude(SEED_A, SEED_B, 3, (0.012, 0.017), (0.0008, 0.0012))

@@ -215,18 +215,22 @@ def verify_line(k1: float, t1: float, k2: float, t2: float) -> tuple[float, floa
     return t1 - b * (1.0 + k1), b
 
 
-def conclude(a: float, b: float, k: float, a_low: float = math.nan) -> str:
+def conclude(a: float, b: float, k: float, a_ci: tuple[float, float] = (math.nan, math.nan),
+             b_ci: tuple[float, float] = (math.nan, math.nan)) -> str:
+    """Which part of a verify pass dominates at ``k`` draft tokens, only where the intervals say so."""
     share = fixed_share(a, b, k)
-    if a <= 0 or b <= 0 or (not math.isnan(a_low) and a_low <= 0 < share - 0.5):
+    if a <= 0 or b <= 0 or any(low <= 0 for low, _ in (a_ci, b_ci) if not math.isnan(low)):
         return (f"this sweep cannot separate the fixed and the per-token cost (a = {1000 * a:.2f} ms, "
-                f"b = {1000 * b:.2f} ms/token; an interval includes 0): measure more draft lengths or more runs")
+                f"b = {1000 * b:.2f} ms/token, and an interval includes 0): measure more draft lengths, more runs, "
+                f"or on a quieter machine")
+    caveat = "" if not math.isnan(a_ci[0]) else " (no residual degrees of freedom, so no interval supports this)"
     if share > 0.5:
         return (f"the fixed per-pass cost dominates: at {k:g} draft tokens the fixed part is {100 * share:.0f} % "
                 f"of a verify pass (a = {1000 * a:.2f} ms, b = {1000 * b:.2f} ms/token), so verifying more "
-                f"tokens per pass is cheap and fewer, longer cycles win while acceptance holds")
+                f"tokens per pass is cheap and fewer, longer cycles win while acceptance holds{caveat}")
     return (f"the per-token cost dominates: at {k:g} draft tokens the fixed part is only {100 * share:.0f} % of a "
             f"verify pass (a = {1000 * a:.2f} ms, b = {1000 * b:.2f} ms/token), so every rejected draft token "
-            f"costs real time and long drafts pay only when acceptance stays high")
+            f"costs real time and long drafts pay only when acceptance stays high{caveat}")
 
 
 def fit(configurations: dict[str, Configuration], runs: dict[str, list[dict[str, Any]]]) -> CostModel:
@@ -247,9 +251,11 @@ def fit(configurations: dict[str, Configuration], runs: dict[str, list[dict[str,
     groups = _groups(configurations, counts, a, b, c, covariance)
     spec_k = [cnt.draft_per_cycle for cnt in counts.values() if cnt.verify_steps]
     k_typical = float(np.median(spec_k)) if spec_k else 3.0
+    base = counts.get(baseline)
+    conclusion = conclude(a, b, round(k_typical, 1), (parameters[0].ci_low, parameters[0].ci_high),
+                          (parameters[1].ci_low, parameters[1].ci_high))
     return CostModel(parameters=parameters, table=table, groups=groups,
-                     baseline_tok_s=counts[baseline].decoded / counts[baseline].decode_s if baseline in counts
-                     else math.nan, conclusion=conclude(a, b, round(k_typical, 1), parameters[0].ci_low),
+                     baseline_tok_s=base.decoded / base.decode_s if base else math.nan, conclusion=conclusion,
                      degrees_of_freedom=dof)
 
 
