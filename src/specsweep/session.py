@@ -21,12 +21,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from specsweep import gpu
 from specsweep.cache import cache_root, exclusive
 from specsweep.client import stream_post, timings_from_arrivals
 from specsweep.config import Configuration
 from specsweep.engines.base import Engine, GenerationRequest
-from specsweep.provenance import machine as machine_snapshot
 from specsweep.engines.external import attach
+from specsweep.provenance import machine as machine_snapshot
 from specsweep.redact import redact_argv, redact_env, redact_mapping, redact_values, secret_values
 from specsweep.server import (
     ServerError,
@@ -112,6 +113,9 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
     }
     write_json(paths.launch, launch)
     paths.log.unlink(missing_ok=True)
+    memory = _gpu_memory_record(configuration, benchmark)
+    if memory is not None:
+        memory.read("before_launch")
     try:
         print(f"{name}: launching {engine.kind} on {base_url}", file=progress, flush=True)
         server = managed_server(argv, env, paths.log, stale, float(benchmark["stop_grace_s"])) if engine.launches \
@@ -130,6 +134,8 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
                 with _server_death_named(process, f"warmup request {w + 1}", paths.log):
                     _generate(engine, base_url, prompts[w % len(prompts)], benchmark["warmup_max_tokens"],
                               benchmark)
+            if memory is not None:
+                memory.read("while_serving")
             for index, run_path in enumerate(paths.runs):
                 with _server_death_named(process, f"run {index + 1}/{len(paths.runs)} ({index} completed)",
                                          paths.log):
@@ -145,8 +151,41 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
         launch["stopped_at"] = now_iso()
         if launch["status"] != "completed":
             launch["status"] = "failed"
+        unreleased = _check_gpu_release(memory, benchmark, launch)
         write_json(paths.launch, launch)
         _redact_log(paths.log, env)
+    if unreleased is not None:
+        raise unreleased
+
+
+def _gpu_memory_record(configuration: Configuration, benchmark: dict[str, Any]) -> gpu.MemoryRecord | None:
+    """Watch the GPUs this configuration may use (its CUDA_VISIBLE_DEVICES, else all), if any exist."""
+    mode = benchmark.get("gpu_memory_check", "auto")
+    if mode == "never" or (mode == "auto" and not gpu.available()):
+        return None
+    if not gpu.available():
+        raise RuntimeError("benchmark.gpu_memory_check is 'always' but nvidia-smi is not on PATH; "
+                           "install the NVIDIA driver tools or set it to 'auto'")
+    visible = configuration.env.get("CUDA_VISIBLE_DEVICES", "")
+    watched = [int(i) for i in visible.split(",")] if visible and all(
+        i.strip().isdigit() for i in visible.split(",")) else None
+    return gpu.MemoryRecord(gpus=watched)
+
+
+def _check_gpu_release(memory: gpu.MemoryRecord | None, benchmark: dict[str, Any],
+                       launch: dict[str, Any]) -> gpu.GpuMemoryNotReleased | None:
+    """After teardown: wait until GPU memory is back to its pre-launch level; record the readings."""
+    if memory is None or "before_launch" not in memory.phases:
+        return None
+    try:
+        memory.wait_released(float(benchmark.get("gpu_release_timeout_s", 30)),
+                             int(benchmark.get("gpu_release_tolerance_mib", 64)))
+        return None
+    except gpu.GpuMemoryNotReleased as error:
+        launch["status"] = "failed"
+        return error
+    finally:
+        launch["gpu_memory"] = memory.as_dict()
 
 
 @contextlib.contextmanager
