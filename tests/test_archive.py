@@ -209,3 +209,19 @@ def test_a_swept_secret_env_value_stays_out_of_summary(default_config):
     frame = summarise(configurations, {name: [run] for name in configurations}, {})
     swept = frame.loc[frame["env:HF_TOKEN"].notna(), "env:HF_TOKEN"]
     assert len(swept) == 6 and set(swept) == {"<redacted>"}
+
+
+def test_config_redaction_keeps_the_config_valid(default_config):
+    """The archived config must still validate: counts named *_tokens stay, secrets go."""
+    from specsweep.config import expand, validate_schema
+    from specsweep.redact import redact_mapping
+
+    default_config["engines"]["llama"]["env"] = {"HF_TOKEN": PLANTED}
+    default_config["engines"]["llama"]["args"]["--api-key"] = PLANTED
+    redacted = redact_mapping(validate_schema(default_config))
+    assert PLANTED not in repr(redacted)
+    assert redacted["benchmark"]["max_tokens"] == 500 and redacted["benchmark"]["warmup_max_tokens"] == 16
+    assert redacted["engines"]["llama"]["args"]["-c"] == 2048
+    assert len(expand(validate_schema(redacted))) == len(expand(validate_schema(default_config)))
+    grid = redact_mapping({"grid": {"env": {"MY_TOKEN": [PLANTED, PLANTED + "2"]}}})
+    assert grid == {"grid": {"env": {"MY_TOKEN": ["<redacted>1", "<redacted>2"]}}}  # still distinct axis values

@@ -56,11 +56,19 @@ def secret_values(env: dict[str, str]) -> list[str]:
     return [v for k, v in env.items() if is_secret(k) and v]
 
 
-def redact_mapping(data: Any) -> Any:
-    """Redact recursively every value whose key looks secret."""
+def redact_mapping(data: Any, in_env: bool = False) -> Any:
+    """Redact recursively (e.g. a config): in an ``env`` mapping every variable named like a secret
+    (as ``redact_env``, with its grid values), elsewhere a key with a secret word (``--api-key``,
+    ``hf_token``) but not counts like ``max_tokens``, which must stay valid config."""
     if isinstance(data, dict):
-        return {k: (REDACTED if isinstance(k, str) and is_secret(k) and not isinstance(v, dict | list)
-                    else redact_mapping(v)) for k, v in data.items()}
+        out = {}
+        for key, value in data.items():
+            secret = isinstance(key, str) and (is_secret(key) if in_env else is_secret_flag(key))
+            if secret and isinstance(value, list):  # a grid axis: distinct placeholders keep the grid valid
+                out[key] = [f"{REDACTED}{i + 1}" for i in range(len(value))]
+            else:
+                out[key] = REDACTED if secret and not isinstance(value, dict) else redact_mapping(value, key == "env")
+        return out
     if isinstance(data, list):
-        return [redact_mapping(v) for v in data]
+        return [redact_mapping(v, in_env) for v in data]
     return data
