@@ -211,7 +211,7 @@ def warnings_for(summary: Summary, speedup: Ratio | None = None, cv_limit: float
         found.append(f"noisy: CV {100 * summary.cv:.1f} % > {100 * cv_limit:.0f} %")
     if speedup is not None and not math.isnan(speedup.ci_low) and speedup.straddles_one:
         found.append(f"speedup CI [{speedup.ci_low:.3f}, {speedup.ci_high:.3f}] straddles 1: "
-                     f"no demonstrated difference from the baseline")
+                     f"no demonstrated difference")
     elif speedup is not None and not math.isnan(speedup.ratio) and math.isnan(speedup.ci_low) \
             and summary.n >= MIN_RUNS_FOR_CI:
         found.append("speedup CI unbounded: the baseline mean is not clearly non-zero")
