@@ -17,11 +17,10 @@ import requests
 
 from specsweep.config import Configuration
 from specsweep.engines import openai
-from specsweep.engines.base import Engine, GenerationRequest
-from specsweep.speculation import SpeculationCounts
+from specsweep.engines.base import Engine
 
 
-class External(Engine):
+class External(openai.OpenAICompletions, Engine):
     kind: ClassVar[str] = "external"
     launches: ClassVar[bool] = False
     health_path: ClassVar[str] = "/v1/models"  # /health is not part of the OpenAI API
@@ -46,26 +45,6 @@ class External(Engine):
         models = requests.get(base_url + "/v1/models", timeout=10).json()
         owner = next((m.get("owned_by") for m in models.get("data") or [] if m.get("id") == self.model_name), None)
         return {"version": None, "served_model": self.model_name, "owned_by": owner, "base_url": base_url}
-
-    def generation(self, request: GenerationRequest) -> tuple[str, dict[str, Any]]:
-        return openai.completion_request(self.model_name or "", request)
-
-    def event_tokens(self, event: dict[str, Any]) -> int:
-        return openai.chunk_tokens(event)
-
-    def event_text(self, event: dict[str, Any]) -> str:
-        return openai.chunk_text(event)
-
-    def engine_fields(self, events: list[dict[str, Any]]) -> dict[str, Any]:
-        return openai.final_fields(events)
-
-    def tokens_generated(self, fields: dict[str, Any]) -> int | None:
-        return openai.completion_tokens(fields)
-
-    def speculation(self, fields: dict[str, Any], counter_delta: dict[str, float],
-                    emitted: int) -> SpeculationCounts | None:
-        return openai.merge(openai.response_speculation(fields, emitted),
-                            openai.counter_speculation(counter_delta, emitted))
 
 
 class AttachedServer:

@@ -113,3 +113,35 @@ def merge(response: SpeculationCounts | None, counters: SpeculationCounts | None
         return SpeculationCounts(drafted=response.drafted, accepted=response.accepted, emitted=response.emitted,
                                  verify_steps=counters.verify_steps, source=f"{response.source} + /metrics")
     return response
+
+
+class OpenAICompletions:
+    """Request and response handling shared by engines that speak OpenAI ``/v1/completions``.
+
+    Mixed into an ``Engine``; ``model_name`` is the served model found by ``check_started``.
+    """
+
+    model_name: str | None = None
+
+    def request_model(self) -> str:
+        return self.model_name or ""
+
+    def generation(self, request: GenerationRequest) -> tuple[str, dict[str, Any]]:
+        return completion_request(self.request_model(), request)
+
+    def event_tokens(self, event: dict[str, Any]) -> int:
+        return chunk_tokens(event)
+
+    def event_text(self, event: dict[str, Any]) -> str:
+        return chunk_text(event)
+
+    def engine_fields(self, events: list[dict[str, Any]]) -> dict[str, Any]:
+        return final_fields(events)
+
+    def tokens_generated(self, fields: dict[str, Any]) -> int | None:
+        return completion_tokens(fields)
+
+    def speculation(self, fields: dict[str, Any], counter_delta: dict[str, float],
+                    emitted: int) -> SpeculationCounts | None:
+        return merge(response_speculation(fields, emitted), counter_speculation(counter_delta, emitted))
+

@@ -22,14 +22,13 @@ import requests
 
 from specsweep.config import ConfigError, Configuration
 from specsweep.engines import openai
-from specsweep.engines.base import Engine, GenerationRequest, render_flags
-from specsweep.speculation import SpeculationCounts
+from specsweep.engines.base import Engine, render_flags
 
 SPEC_CONFIG = "--speculative-config"
 NO_PREFIX_CACHE = "--no-enable-prefix-caching"
 
 
-class VLLM(Engine):
+class VLLM(openai.OpenAICompletions, Engine):
     kind: ClassVar[str] = "vllm"
     default_port: ClassVar[int] = 8000
     default_launcher: ClassVar[tuple[str, ...]] = ("vllm", "serve")
@@ -85,25 +84,8 @@ class VLLM(Engine):
             version = None
         return {"version": version, "served_model": self.model_name}
 
-    def generation(self, request: GenerationRequest) -> tuple[str, dict[str, Any]]:
-        return openai.completion_request(self.model_name or self.resources.model or "", request)
-
-    def event_tokens(self, event: dict[str, Any]) -> int:
-        return openai.chunk_tokens(event)
-
-    def event_text(self, event: dict[str, Any]) -> str:
-        return openai.chunk_text(event)
-
-    def engine_fields(self, events: list[dict[str, Any]]) -> dict[str, Any]:
-        return openai.final_fields(events)
-
-    def tokens_generated(self, fields: dict[str, Any]) -> int | None:
-        return openai.completion_tokens(fields)
-
-    def speculation(self, fields: dict[str, Any], counter_delta: dict[str, float],
-                    emitted: int) -> SpeculationCounts | None:
-        return openai.merge(openai.response_speculation(fields, emitted),
-                            openai.counter_speculation(counter_delta, emitted))
+    def request_model(self) -> str:
+        return self.model_name or self.resources.model or ""
 
     def flush_cache(self, base_url: str) -> None:
         if not self.flushable:

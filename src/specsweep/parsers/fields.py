@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,31 @@ class LogRows:
     lines: int = 0
     matched: int = 0  # lines of the kind the parser reads
     malformed: int = 0  # such lines whose content it could not read (counted, never raised)
+
+
+def parse_marked(lines: Iterable[str], classify: Callable[[str], Any],
+                 parse_line: Callable[[str, Any], dict[str, Any] | None]) -> LogRows:
+    """Stream ``lines``; give each one ``classify`` recognises to ``parse_line``; count what fails.
+
+    ``classify`` returns None for lines of no interest, else a kind passed on to ``parse_line``.
+    A line that cannot be read is counted as malformed, never raised.
+    """
+    result = LogRows()
+    for line in lines:
+        result.lines += 1
+        kind = classify(line)
+        if kind is None:
+            continue
+        result.matched += 1
+        try:
+            row = parse_line(strip_ansi(line), kind)
+        except (ValueError, IndexError):
+            row = None
+        if row is None:
+            result.malformed += 1
+        else:
+            result.rows.append(row)
+    return result
 
 
 def strip_ansi(line: str) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from specsweep.parsers.fields import LogRows, integer, key_values, number, strip_ansi
+from specsweep.parsers.fields import LogRows, integer, key_values, number, parse_marked
 
 MARKER = re.compile(r"Decode batch(?:\.|\s*\[(\d+)\])?,?\s*")
 PREFIX = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)((?:\s+[A-Z_]+\d+)*)\]")
@@ -30,21 +30,8 @@ PER_REQUEST = False
 
 
 def parse(lines: Iterable[str]) -> LogRows:
-    result = LogRows()
-    for line in lines:
-        result.lines += 1
-        if "Decode batch" not in line:
-            continue
-        result.matched += 1
-        try:
-            row = parse_line(strip_ansi(line))
-        except (ValueError, IndexError):
-            row = None
-        if row is None:
-            result.malformed += 1
-        else:
-            result.rows.append(row)
-    return result
+    return parse_marked(lines, lambda line: True if "Decode batch" in line else None,
+                        lambda line, _kind: parse_line(line))
 
 
 def parse_line(line: str) -> dict[str, object] | None:

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from specsweep.parsers.fields import LogRows, integer, key_values, number, strip_ansi
+from specsweep.parsers.fields import LogRows, integer, key_values, number, parse_marked
 
 PROCESS = re.compile(r"\((\w+) pid=(\d+)\)")
 TIME = re.compile(r"\b(\d\d-\d\d \d\d:\d\d:\d\d)\b")
@@ -36,22 +36,8 @@ PER_REQUEST = False
 
 
 def parse(lines: Iterable[str]) -> LogRows:
-    result = LogRows()
-    for line in lines:
-        result.lines += 1
-        kind = next((k for marker, k in MARKERS.items() if marker in line), None)
-        if kind is None:
-            continue
-        result.matched += 1
-        try:
-            row = parse_line(strip_ansi(line), kind)
-        except (ValueError, IndexError):
-            row = None
-        if row is None:
-            result.malformed += 1
-        else:
-            result.rows.append(row)
-    return result
+    return parse_marked(lines, lambda line: next((k for marker, k in MARKERS.items() if marker in line), None),
+                        parse_line)
 
 
 def parse_line(line: str, kind: str) -> dict[str, Any] | None:
