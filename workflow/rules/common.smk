@@ -5,11 +5,11 @@ from snakemake.exceptions import WorkflowError
 # The library (src/specsweep) is installed into the venv by `make venv`.
 from specsweep import config as sweep_config
 from specsweep import drift as sweep_drift
+from specsweep import provenance as sweep_provenance
+from specsweep.redact import redact_mapping
 from specsweep.launchplan import check_configurations
 from specsweep.parsers import log_format_of as engine_log_format
 from specsweep.parsers.user import compile_parsers
-from specsweep import provenance as sweep_provenance
-from specsweep.redact import redact_mapping
 
 try:
     # JSON schema (workflow/schemas/config.schema.yaml, via snakemake.utils.validate, which
@@ -21,10 +21,10 @@ try:
     CONFIGURATIONS = sweep_drift.with_end_baseline(
         CONFIGURATIONS, config["benchmark"]["order"]
     )
-except sweep_config.ConfigError as error:
     PROFILE_PARSERS = compile_parsers(config.get("profile_parsers"))
     # Engine domain checks (e.g. SGLang EAGLE tree sizes): warnings, errors when impossible.
     check_configurations(CONFIGURATIONS)
+except sweep_config.ConfigError as error:
     raise WorkflowError(f"configuration error: {error}") from None
 
 BENCH = config["benchmark"]
@@ -53,18 +53,10 @@ def final_outputs():
         "results/drift.csv",
         "results/provenance.json",
         *PAPER,
+        *breakdown_figures(),
     ]
 
 
-        *breakdown_figures(),
-def engine_of(wildcards):
-    return config["engines"][CONFIGURATIONS[wildcards.cfg].engine]
-
-
-def models_of(wildcards):
-    configuration = CONFIGURATIONS[wildcards.cfg]
-    names = {engine_of(wildcards).get("model"), configuration.draft_model} - {None}
-    return [f"results/models/{name}.json" for name in sorted(names)]
 def breakdown_figures():
     """The cycle-breakdown figure, when a profile parser says which columns make up a cycle."""
     if any(p.breakdown for p in PROFILE_PARSERS):
@@ -80,6 +72,14 @@ def plan_files(wildcards):
     return [f"results/plan/{name}.json" for name in CONFIGURATIONS]
 
 
+def engine_of(wildcards):
+    return config["engines"][CONFIGURATIONS[wildcards.cfg].engine]
+
+
+def models_of(wildcards):
+    configuration = CONFIGURATIONS[wildcards.cfg]
+    names = {engine_of(wildcards).get("model"), configuration.draft_model} - {None}
+    return [f"results/models/{name}.json" for name in sorted(names)]
 
 
 def engine_record(wildcards):
