@@ -102,3 +102,9 @@ def test_unknown_model_reference(default_config):
 ])
 def test_schema_violations(default_config, edit):
     assert "invalid configuration at" in _bad(default_config, edit)
+
+
+def test_a_grid_over_a_secret_never_puts_its_value_in_a_name(default_config):
+    default_config["configurations"]["auth"] = {"grid": {"env": {"HF_TOKEN": ["hf_secretvalue1", "hf_secretvalue2"]}}}
+    names = [n for n in expand(validate_schema(default_config)) if n.startswith("auth")]
+    assert names == ["auth-HF_TOKEN-1", "auth-HF_TOKEN-2"]

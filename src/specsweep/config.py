@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from specsweep.redact import is_secret
+
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 # results/<name>/ must not collide with the pipeline's own folders under results/.
@@ -183,18 +185,21 @@ def _grid_points(entry_name: str, entry: dict[str, Any]) -> list[tuple[str, dict
         raise ConfigError(f"configurations/{entry_name}/grid: give at least one axis under 'args' or 'env'")
     template = grid.get("name")
     points = []
-    for values in itertools.product(*axes.values()):
-        point = dict(zip(axes, values, strict=True))
+    for indices in itertools.product(*(range(len(v)) for v in axes.values())):
+        point = {axis: axes[axis][i] for axis, i in zip(axes, indices, strict=True)}
+        # Names become paths: a secret axis (e.g. env HF_TOKEN) is named by position, never by value.
+        labels = {axis: f"{i + 1}" if axis.startswith("env:") and is_secret(axis) else _label(point[axis])
+                  for axis, i in zip(axes, indices, strict=True)}
         if template:
             name = template
-            for axis, value in point.items():
-                name = name.replace("{" + axis.removeprefix("env:") + "}", _label(value))
+            for axis, label in labels.items():
+                name = name.replace("{" + axis.removeprefix("env:") + "}", label)
             if "{" in name or "}" in name:
                 raise ConfigError(f"configurations/{entry_name}/grid/name: '{template}' has a placeholder that "
                                   f"is not an axis; use one of {', '.join('{' + a + '}' for a in axes)}")
         else:
-            name = "-".join([entry_name, *(f"{_label(a.removeprefix('env:').lstrip('-'))}-{_label(v)}"
-                                           for a, v in point.items())])
+            name = "-".join([entry_name, *(f"{_label(a.removeprefix('env:').lstrip('-'))}-{label}"
+                                           for a, label in labels.items())])
         points.append((name, point))
     return points
 
