@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from specsweep import stats
+from specsweep.atomic import atomic_open
 from specsweep.config import Configuration, parameter_value, swept_parameters
 from specsweep.redact import REDACTED, is_secret
 from specsweep.stats import describe
@@ -129,7 +130,8 @@ def _row(configuration: Configuration, runs: list[dict[str, Any]], launch: dict[
 
 def write_csv(frame: pd.DataFrame, path: str | Path) -> None:
     """Stable formatting (6 significant digits, fixed column order) so reruns are byte-identical."""
-    frame.to_csv(path, index=False, float_format="%.6g", lineterminator="\n")
+    with atomic_open(path, newline="") as handle:  # a killed job leaves no truncated CSV behind
+        frame.to_csv(handle, index=False, float_format="%.6g", lineterminator="\n")
 
 
 def warning_lines(frame: pd.DataFrame) -> list[str]:

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from specsweep.atomic import atomic_open
 from specsweep.redact import REDACTED
 
 MANIFEST = "MANIFEST.sha256"
@@ -85,9 +86,7 @@ def pack(members: dict[str, bytes | Path], out: Path, top: str, secrets: Iterabl
         contents[name] = clean
     files = {name: sha256_bytes(data) for name, data in contents.items()}
     contents[MANIFEST] = manifest_text(files).encode()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")
-    with open(partial, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz, \
+    with atomic_open(out, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz, \
             tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for name in sorted(contents):
             info = tarfile.TarInfo(f"{top}/{name}")
@@ -95,7 +94,6 @@ def pack(members: dict[str, bytes | Path], out: Path, top: str, secrets: Iterabl
             info.uid = info.gid = 0
             info.uname = info.gname = ""
             tar.addfile(info, io.BytesIO(contents[name]))
-    partial.replace(out)
     return Packed(out, files, redacted)
 
 

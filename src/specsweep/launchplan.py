@@ -20,6 +20,7 @@ from specsweep.config import Configuration
 from specsweep.engines import ADAPTERS, adapter
 from specsweep.engines.base import EngineResources
 from specsweep.redact import REDACTED, is_secret, redact_argv, redact_env
+from specsweep.server import exposure_warning
 
 
 def planned_model_path(spec: dict[str, Any]) -> str:
@@ -57,7 +58,9 @@ def plan(configuration: Configuration, engine: dict[str, Any], models: dict[str,
         "env_set": redact_env(configuration.env), "base_url": server.base_url(host, port),
         "port": "picked at launch (engines/*/port: 0); the plan shows the engine's usual port"
         if not engine.get("port") and server.launches else port,
-        "warnings": type(server).check_configuration(configuration), "launches": server.launches,
+        "warnings": type(server).check_configuration(configuration)
+        + [w for w in [exposure_warning(host, configuration.engine)] if w and server.launches],
+        "launches": server.launches,
     }
 
 

@@ -14,6 +14,8 @@ from typing import Any
 
 import pandas as pd
 
+from specsweep.atomic import atomic_write
+
 PREFIX = "specsweep"  # every macro is \specsweep<Name>, letters only as TeX requires
 NA = r"\textit{n/a}"
 _TEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
@@ -119,9 +121,8 @@ def table(summary: pd.DataFrame) -> str:
 
 def write(summary_csv: str | Path, macros_path: str | Path, table_path: str | Path) -> None:
     summary = pd.read_csv(summary_csv)
-    Path(macros_path).parent.mkdir(parents=True, exist_ok=True)
-    Path(macros_path).write_text(macros(summary))
-    Path(table_path).write_text(table(summary))
+    atomic_write(macros_path, macros(summary))
+    atomic_write(table_path, table(summary))
 
 
 def macro_names(text: str) -> list[str]:

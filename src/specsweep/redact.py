@@ -56,6 +56,15 @@ def secret_values(env: dict[str, str]) -> list[str]:
     return [v for k, v in env.items() if is_secret(k) and v]
 
 
+def secret_arg_values(argv: list[str]) -> list[str]:
+    """The values ``redact_argv`` hides (``--api-key X``): an engine may echo its arguments into its log."""
+    hidden = []
+    for arg, shown in zip(argv, redact_argv(argv), strict=True):
+        if shown != arg:  # either the whole element (after --api-key) or the part after --api-key=
+            hidden.append(arg.partition("=")[2] if shown.endswith(f"={REDACTED}") else arg)
+    return [value for value in hidden if value]
+
+
 def redact_mapping(data: Any, in_env: bool = False) -> Any:
     """Redact recursively (e.g. a config): in an ``env`` mapping every variable named like a secret
     (as ``redact_env``, with its grid values), elsewhere a key with a secret word (``--api-key``,

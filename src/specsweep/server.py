@@ -23,6 +23,8 @@ from pathlib import Path
 
 import psutil
 
+from specsweep.atomic import atomic_write
+
 PR_SET_PDEATHSIG = 1
 
 
@@ -36,6 +38,18 @@ def log_tail(path: Path, lines: int = 25) -> str:
     except FileNotFoundError:
         return "(no server log)"
     return "\n".join(text.splitlines()[-lines:])
+
+
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def exposure_warning(host: str, engine: str) -> str | None:
+    """Engines serve without authentication: binding anything but loopback exposes them (and the GPU)
+    to whoever can reach the machine. Allowed when the config asks for it, but never silently."""
+    if host.lower() in LOOPBACK_NAMES:
+        return None
+    return (f"engines/{engine}/host is {host!r}: the server will accept connections from other machines, "
+            f"without authentication; use 127.0.0.1 unless that is intended")
 
 
 def free_port(host: str) -> int:
@@ -122,11 +136,8 @@ class StaleGroup:
     path: Path
 
     def record(self, pgid: int, argv: list[str]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         # Written atomically: a crash mid-write must not leave a record that cannot be read.
-        partial = self.path.with_name(self.path.name + ".partial")
-        partial.write_text(json.dumps({"pgid": pgid, "executable": argv[0], "started": time.time()}) + "\n")
-        partial.replace(self.path)
+        atomic_write(self.path, json.dumps({"pgid": pgid, "executable": argv[0], "started": time.time()}) + "\n")
 
     def clear(self) -> None:
         self.path.unlink(missing_ok=True)

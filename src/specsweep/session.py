@@ -22,18 +22,27 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from specsweep import gpu
+from specsweep.atomic import atomic_write
 from specsweep.cache import cache_root, exclusive
 from specsweep.client import stream_post, timings_from_arrivals
 from specsweep.config import Configuration
 from specsweep.engines.base import Engine, GenerationRequest
 from specsweep.engines.external import attach
 from specsweep.provenance import machine as machine_snapshot
-from specsweep.redact import redact_argv, redact_env, redact_mapping, redact_values, secret_values
+from specsweep.redact import (
+    redact_argv,
+    redact_env,
+    redact_mapping,
+    redact_values,
+    secret_arg_values,
+    secret_values,
+)
 from specsweep.server import (
     ServerError,
     StaleGroup,
     describe_listeners,
     exit_description,
+    exposure_warning,
     free_port,
     log_tail,
     managed_server,
@@ -68,10 +77,8 @@ def read_prompts(path: Path) -> list[str]:
 
 
 def write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(data, indent=2, sort_keys=True, allow_nan=True) + "\n")
-    partial.replace(path)
+    # Serialised before anything touches the disk, then written atomically: never half a record.
+    atomic_write(path, json.dumps(data, indent=2, sort_keys=True, allow_nan=True) + "\n")
 
 
 def measure(configuration: Configuration, engine: Engine, benchmark: dict[str, Any], prompts: list[str],
@@ -104,11 +111,15 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
     base_url = engine.base_url(host, port)
     argv = engine.command(configuration, host, port)
     env = {**os.environ, **configuration.env}
+    # An external endpoint is bound by someone else: only a server we launch can be exposed by us.
+    warnings = [w for w in [exposure_warning(host, configuration.engine)] if w and engine.launches]
+    for warning in warnings:
+        print(f"{name}: WARNING: {warning}", file=progress, flush=True)
     launch: dict[str, Any] = {
         "configuration": redact_mapping(configuration.as_params()),  # its env may hold a token
         "argv": redact_argv(argv), "port": port, "host": host,
         "env_set": redact_env(configuration.env), "env": redact_env(env), "pid": None,
-        "launched_at": now_iso(), "status": "launching",
+        "launched_at": now_iso(), "status": "launching", "warnings": warnings,
         "machine": machine_snapshot(),  # code, software, host and GPUs as they are while measured
     }
     write_json(paths.launch, launch)
@@ -153,7 +164,7 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
             launch["status"] = "failed"
         unreleased = _check_gpu_release(memory, benchmark, launch)
         write_json(paths.launch, launch)
-        _redact_log(paths.log, env)
+        _redact_log(paths.log, secret_values(env) + secret_arg_values(argv))
     if unreleased is not None:
         raise unreleased
 
@@ -242,10 +253,9 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
     }
 
 
-def _redact_log(log: Path, env: dict[str, str]) -> None:
-    secrets = secret_values(env)
+def _redact_log(log: Path, secrets: list[str]) -> None:
     if secrets and log.exists():
-        log.write_text(redact_values(log.read_text(errors="replace"), secrets))
+        atomic_write(log, redact_values(log.read_text(errors="replace"), secrets))
 
 
 def _keep_for_post_mortem(paths: SessionPaths, error: BaseException) -> Path:
@@ -257,5 +267,5 @@ def _keep_for_post_mortem(paths: SessionPaths, error: BaseException) -> Path:
             target = kept / path.relative_to(paths.failed_root.parent)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
-    (kept / "error.txt").write_text("".join(traceback.format_exception(error)))
+    atomic_write(kept / "error.txt", "".join(traceback.format_exception(error)))
     return kept

@@ -24,6 +24,7 @@ import specsweep.costmodel as costmodel
 import specsweep.drift as drift
 import specsweep.launchplan as launchplan
 from specsweep import aggregate, archive, figures, models, paper, provenance
+from specsweep.atomic import atomic_open, atomic_write
 from specsweep.build_llamacpp import SourcePin, cached_llama_server, ensure_llama_server
 from specsweep.cache import cache_root, exclusive, sha256_file
 from specsweep.config import Configuration
@@ -125,7 +126,7 @@ def parse_log(smk: Any) -> None:
               f"{', '.join(f'{p.name} {found.matched.get(p.name, 0)} rows' for p in user) or 'none'}", file=progress)
     warmups = smk.params.warmup_requests
     user_columns = list(dict.fromkeys(c for p in user for c in p.columns))
-    with open(smk.output[0], "w", newline="") as handle:
+    with atomic_open(smk.output[0], newline="") as handle:
         # A user column named like an engine column (eval_ms) shares it; `source` tells the rows apart.
         columns = list(dict.fromkeys(["phase", "source", *log_format.columns, *user_columns]))
         writer = csv.DictWriter(handle, fieldnames=columns, lineterminator="\n")
@@ -181,13 +182,13 @@ def cost_model(smk: Any) -> None:
             model = costmodel.fit(configurations, _runs_by_configuration(smk.input.runs))
         except costmodel.NotIdentifiable as reason:  # a sweep without different draft lengths
             model, text = None, f"# Speculation cost model\n\nNot fitted: {reason}.\n"
-            pd.DataFrame().to_csv(smk.output.table, index=False)
-            pd.DataFrame().to_csv(smk.output.parameters, index=False)
+            aggregate.write_csv(pd.DataFrame(), smk.output.table)
+            aggregate.write_csv(pd.DataFrame(), smk.output.parameters)
         else:
             aggregate.write_csv(model.table, smk.output.table)
             aggregate.write_csv(costmodel.parameters_frame(model), smk.output.parameters)
             text = costmodel.report(model)
-        Path(smk.output.report).write_text(text)
+        atomic_write(smk.output.report, text)
         figures.save(figures.costmodel(model, text), Path(smk.output.figure).with_suffix(""))
         print(text, file=progress)
 
@@ -263,7 +264,7 @@ def verify_archive(smk: Any) -> None:
         if problems:
             raise RuntimeError(f"{path}: the manifest does not verify ({len(problems)} problems, see above)")
         _top, files = archive.read_members(path)
-        Path(smk.output[0]).write_text(f"{path.name}\nsha256 {sha256_file(path)}\n{len(files) - 1} files, "
+        atomic_write(smk.output[0], f"{path.name}\nsha256 {sha256_file(path)}\n{len(files) - 1} files, "
                                        f"every sha256 matches {archive.MANIFEST}\n")
         print(f"{path}: {len(files) - 1} files verified against {archive.MANIFEST}", file=progress)
 
@@ -277,7 +278,7 @@ def check_rebuild(smk: Any) -> None:
             print(problem, file=progress)
         if problems:
             raise RuntimeError(f"the rebuild differs from the archive in {len(problems)} files (see above)")
-        Path(smk.output[0]).write_text("".join(f"identical  {n}\n" for n in names))
+        atomic_write(smk.output[0], "".join(f"identical  {n}\n" for n in names))
         print(f"rebuilt {len(names)} files, all byte-identical to the archive", file=progress)
 
 
@@ -299,7 +300,7 @@ def plan_configuration(smk: Any) -> None:
 def write_commands(smk: Any) -> None:
     plans = [json.loads(Path(p).read_text()) for p in smk.input]
     with progress_to(smk.log[0]) as progress:
-        Path(smk.output[0]).write_text(launchplan.commands_script(plans))
+        atomic_write(smk.output[0], launchplan.commands_script(plans))
         print(f"{len(plans)} launches written to {smk.output[0]}", file=progress)
 
 
