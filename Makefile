@@ -32,5 +32,9 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix src tests scripts benchmarks
 	$(BIN)/snakefmt Snakefile workflow
 
+# Benchmarks of specsweep itself (fidelity, overhead, scale): prints the table, writes benchmarks/results.json.
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run_all.py
+
 clean:
 	rm -rf results logs .snakemake

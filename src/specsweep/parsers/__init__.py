@@ -12,12 +12,12 @@ from specsweep.parsers.fields import LogRows
 
 @dataclass(frozen=True)
 class LogFormat:
-    parse: Callable[[Iterable[str]], Any]  # -> an object with rows, lines, malformed
+    parse: Callable[..., Any]  # (lines, sink=None) -> an object with rows, lines, malformed
     columns: list[str]
     per_request: bool  # one row per request (phases warmup/run) or per logged interval
 
 
-def _count_only(lines: Iterable[str]) -> LogRows:
+def _count_only(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:
     result = LogRows()
     for _ in lines:
         result.lines += 1

@@ -16,27 +16,42 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # A key starts after the line start or ", ", begins with a letter or '#', and ends at ": ".
 # Values may themselves hold ", " (vLLM's per-position rates), so a value runs to the next key.
 KEY = re.compile(r"(?:^|,\s+)([A-Za-z#][A-Za-z0-9#_ ()/.'-]*?):\s")
+SIMPLE_KEY = re.compile(r"[A-Za-z#][A-Za-z0-9#_ ()/.'-]*")  # what KEY accepts as a key
 NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|\bnan\b", re.IGNORECASE)
 
 
 @dataclass
 class LogRows:
-    """Rows a log parser found, and how much of the log it recognised."""
+    """Rows a log parser found, and how much of the log it recognised.
+
+    With a ``sink``, each row goes to it as soon as it is read and is not kept, so a multi-GB log
+    parses in constant memory (``emitted`` counts them); without one, rows collect in ``rows``.
+    """
 
     rows: list[dict[str, Any]] = field(default_factory=list)
     lines: int = 0
     matched: int = 0  # lines of the kind the parser reads
     malformed: int = 0  # such lines whose content it could not read (counted, never raised)
+    sink: Callable[[dict[str, Any]], Any] | None = None
+    emitted: int = 0
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.emitted += 1
+        if self.sink is None:
+            self.rows.append(row)
+        else:
+            self.sink(row)
 
 
 def parse_marked(lines: Iterable[str], classify: Callable[[str], Any],
-                 parse_line: Callable[[str, Any], dict[str, Any] | None]) -> LogRows:
+                 parse_line: Callable[[str, Any], dict[str, Any] | None],
+                 sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:
     """Stream ``lines``; give each one ``classify`` recognises to ``parse_line``; count what fails.
 
     ``classify`` returns None for lines of no interest, else a kind passed on to ``parse_line``.
     A line that cannot be read is counted as malformed, never raised.
     """
-    result = LogRows()
+    result = LogRows(sink=sink)
     for line in lines:
         result.lines += 1
         kind = classify(line)
@@ -44,18 +59,34 @@ def parse_marked(lines: Iterable[str], classify: Callable[[str], Any],
             continue
         result.matched += 1
         try:
-            row = parse_line(strip_ansi(line), kind)
+            row = parse_line(strip_ansi(line) if "\x1b" in line else line, kind)
         except (ValueError, IndexError):
             row = None
         if row is None:
             result.malformed += 1
         else:
-            result.rows.append(row)
+            result.add(row)
     return result
 
 
 def strip_ansi(line: str) -> str:
     return ANSI.sub("", line)
+
+
+def simple_key_values(text: str) -> dict[str, str]:
+    """``key_values`` for payloads whose values hold no ", " (SGLang's), by str.split: ~4x faster.
+
+    Falls back to ``key_values`` as soon as a part is not a plain ``key: value``, so both read the
+    same line the same way; parsing speed matters on multi-GB logs (benchmarks/scale.py).
+    """
+    pairs: dict[str, str] = {}
+    for part in text.rstrip().rstrip(",").split(", "):
+        key, separator, value = part.partition(": ")
+        key = key.strip()
+        if not separator or not SIMPLE_KEY.fullmatch(key):
+            return key_values(text)
+        pairs[key] = value.strip().rstrip(",").strip()
+    return pairs
 
 
 def key_values(text: str) -> dict[str, str]:

@@ -13,7 +13,7 @@ The file is read line by line (never loaded whole), so multi-GB logs stream.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +35,9 @@ class ParsedLog:
     malformed: int = 0  # print_timing lines whose content matched none of the known formats
 
 
-def parse(lines: Iterable[str]) -> ParsedLog:
+def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = None) -> ParsedLog:
+    """With ``sink``, the rows go to it at the end and are not kept (the log itself still streams;
+    a row is completed by later lines, and there is one per request, not per line)."""
     result = ParsedLog()
     by_task: dict[tuple[int, int], dict[str, Any]] = {}
     current: dict[str, Any] | None = None  # b9093: the request whose unprefixed timing lines follow
@@ -75,6 +77,10 @@ def parse(lines: Iterable[str]) -> ParsedLog:
                 result.malformed += 1
         except ValueError:
             result.malformed += 1
+    if sink is not None:
+        for row in result.rows:
+            sink(row)
+        result.rows = []
     return result
 
 

@@ -16,9 +16,10 @@ changed meaning in 0.5.4, 0.5.10 and 0.5.23, so nothing downstream compares it a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from specsweep.parsers.fields import LogRows, integer, key_values, number, parse_marked
+from specsweep.parsers.fields import LogRows, integer, number, parse_marked, simple_key_values
 
 MARKER = re.compile(r"Decode batch(?:\.|\s*\[(\d+)\])?,?\s*")
 PREFIX = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)((?:\s+[A-Z_]+\d+)*)\]")
@@ -29,16 +30,16 @@ COLUMNS = ["time", "dp_rank", "tp_rank", "iter", "running_req", "queue_req", "to
 PER_REQUEST = False
 
 
-def parse(lines: Iterable[str]) -> LogRows:
+def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:
     return parse_marked(lines, lambda line: True if "Decode batch" in line else None,
-                        lambda line, _kind: parse_line(line))
+                        lambda line, _kind: parse_line(line), sink)
 
 
 def parse_line(line: str) -> dict[str, object] | None:
     marker = MARKER.search(line)
     if marker is None:
         return None
-    fields = key_values(line[marker.end():])
+    fields = simple_key_values(line[marker.end():])  # SGLang values hold no ', '
     throughput = number(fields.get("gen throughput (token/s)"))
     if throughput is None:  # every version has it: without it this is not a Decode batch line
         return None

@@ -19,7 +19,7 @@ Lines may carry ANSI colours and a ``(EngineCore pid=N)`` / ``(APIServer pid=N)`
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from specsweep.parsers.fields import LogRows, integer, key_values, number, parse_marked
@@ -35,9 +35,9 @@ COLUMNS = ["line", "time", "process", "engine", "accepted", "drafted", "emitted"
 PER_REQUEST = False
 
 
-def parse(lines: Iterable[str]) -> LogRows:
+def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:
     return parse_marked(lines, lambda line: next((k for marker, k in MARKERS.items() if marker in line), None),
-                        parse_line)
+                        parse_line, sink)
 
 
 def parse_line(line: str, kind: str) -> dict[str, Any] | None:

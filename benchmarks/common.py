@@ -1,0 +1,61 @@
+"""Shared helpers of the benchmark scripts: child processes with their peak memory, a machine line.
+
+Every timed piece runs in its own child process so that its peak resident memory (``ru_maxrss``
+from ``wait4``) is its own and not the driver's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PYTHON = sys.executable
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    wall_s: float
+    peak_rss_mib: float
+    stdout: str
+    returncode: int
+
+
+def run_child(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> ChildRun:
+    """Run argv (no shell), wait with wait4 to read its own peak RSS; stdout is captured."""
+    started = time.perf_counter()
+    with subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        out, err = process.stdout.read(), process.stderr.read()  # type: ignore[union-attr]
+        _pid, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - started
+    if process.returncode != 0:
+        raise RuntimeError(f"{argv[:4]} failed ({process.returncode}):\n{(out + err).decode(errors='replace')[-3000:]}")
+    # Linux reports ru_maxrss in KiB
+    return ChildRun(wall, usage.ru_maxrss / 1024, out.decode(), process.returncode)
+
+
+def child_json(argv: list[str], **kwargs) -> tuple[dict, ChildRun]:
+    """A child that prints one JSON object as its last stdout line."""
+    run = run_child(argv, **kwargs)
+    return json.loads(run.stdout.strip().splitlines()[-1]), run
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
+
+
+def machine() -> str:
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    memory = next((int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+                   if line.startswith("MemTotal")), 0)
+    return (f"{os.cpu_count()} vCPU {cpu}, {memory / 2**20:.0f} GiB RAM, {platform.system()} "
+            f"{platform.release()}, Python {platform.python_version()}")

@@ -1,0 +1,79 @@
+"""Run every benchmark of specsweep itself, print the table and write benchmarks/results.json.
+
+    .venv/bin/python benchmarks/run_all.py [--repeat N] [--default]    (make bench)
+
+--default also measures the overhead of the default sweep once (several minutes of measuring).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fidelity
+import overhead
+import scale
+from common import REPO, machine
+
+OUT = REPO / "benchmarks" / "results.json"
+
+
+def table(result: dict) -> str:
+    fid = result["fidelity"]
+    lines = [f"machine: {result['machine']}", "",
+             f"{'measure':<58} {'figure':>18} {'target':>10}", "-" * 88]
+
+    def row(name: str, figure: str, target: str) -> None:
+        lines.append(f"{name:<58} {figure:>18} {target:>10}")
+
+    for f in fid:
+        row(f"decode tok/s client/engine, median ({f['runs']} runs, {Path(f['results']).name})",
+            f"{f['decode_ratio_median']:.5f}", "1 ± 0.005")
+        row("  worst run", f"{f['decode_ratio_worst']:.5f}", "")
+        row("  TTFT - prompt_ms, median / max (ms)",
+            f"{f['ttft_minus_prompt_ms_median']:.1f} / {f['ttft_minus_prompt_ms_max']:.1f}", "")
+    over = result["overhead"]
+    small = over["small_ratio"]
+    row(f"wall ÷ engine time, small sweep (n={small['n']}: median [min, max])",
+        f"{small['median']:.2f} [{small['min']:.2f}, {small['max']:.2f}]", "≤ 1.02")
+    row("  overhead seconds (median)", f"{over['small_overhead_s']['median']:.1f}", "")
+    if "default" in over:
+        row("wall ÷ engine time, default sweep (once)", f"{over['default']['ratio']:.3f}", "≤ 1.02")
+    plan, agg = result["scale"]["plan"], result["scale"]["aggregate"]
+    row(f"dry-run plan, {plan['configurations']} configurations (s / peak MiB)",
+        f"{plan['wall_s']:.1f} / {plan['peak_rss_mib']:.0f}", "≤ 10 s")
+    for p in result["scale"]["parse"]:
+        row(f"SGLang log parse, {p['size_mb']:.0f} MB (MB/s / peak MiB)",
+            f"{p['mb_per_s']:.1f} / {p['peak_rss_mib']:.0f}", "≥ 100")
+    sizes = result["scale"]["parse"]
+    if len(sizes) == 2:
+        row("  linearity: s per MB, 1 GB ÷ 100 MB",
+            f"{(sizes[1]['seconds'] / sizes[1]['size_mb']) / (sizes[0]['seconds'] / sizes[0]['size_mb']):.3f}", "≈ 1")
+    row(f"aggregate {agg['runs']} runs (s / peak MiB)", f"{agg['seconds']:.1f} / {agg['peak_rss_mib']:.0f}", "≤ 5 s")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--default", action="store_true")
+    args = parser.parse_args()
+    small = [overhead.measure(overhead.SMALL) for _ in range(args.repeat)]
+    over = {"small": small, "small_ratio": overhead.spread([s["ratio"] for s in small]),
+            "small_overhead_s": overhead.spread([s["wall_s"] - s["engine_s"] for s in small])}
+    if args.default:
+        over["default"] = overhead.measure(overhead.DEFAULT)
+    sweeps = [REPO / "results"] + [Path(s["workdir"]) / "results" for s in small[:1]]
+    result = {"machine": machine(), "fidelity": [fidelity.fidelity(p) for p in sweeps], "overhead": over,
+              "scale": {"plan": scale.bench_plan(1000), "parse": scale.bench_parse([100, 1000]),
+                        "aggregate": scale.bench_aggregate(100_000)}}
+    OUT.write_text(json.dumps(result, indent=1) + "\n")
+    print(table(result))
+    print(f"\nwritten to {OUT}")
+
+
+if __name__ == "__main__":
+    main()

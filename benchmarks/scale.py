@@ -1,0 +1,118 @@
+"""Scale: dry-run planning of 1,000 configurations, SGLang log parsing, aggregation of 10^5 runs.
+
+Each piece runs in a child process (``python benchmarks/scale.py <piece> ...``) that prints its
+own timing as JSON; the parent reads the child's peak RSS from ``wait4``. Parsing goes through
+the pipeline's parser (``LOG_FORMATS["sglang"]``) with a sink, i.e. streaming.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sglang_log
+from common import PYTHON, REPO, child_json, run_child
+
+HERE = Path(__file__).resolve()
+
+
+def plan_config(configurations: int) -> dict:
+    """The default sweep's engine and model with a 10 x 10 x 10 n-gram grid (1,000 configurations)."""
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config["benchmark"]["prompts"] = str(REPO / "config" / "prompts.txt")
+    side = round(configurations ** (1 / 3))
+    config["configurations"] = {
+        "baseline": {"baseline": True},
+        "grid": {"args": {"--spec-type": "ngram-simple"},
+                 "grid": {"args": {"--spec-ngram-simple-size-n": list(range(1, side + 1)),
+                                   "--spec-ngram-simple-size-m": list(range(2, side + 2)),
+                                   "--spec-ngram-simple-min-hits": list(range(1, side + 1))},
+                          "name": "g{--spec-ngram-simple-size-n}-{--spec-ngram-simple-size-m}"
+                                  "-{--spec-ngram-simple-min-hits}"}},
+    }
+    return config
+
+
+def bench_plan(configurations: int) -> dict:
+    workdir = Path(tempfile.mkdtemp(prefix="specsweep-plan-"))
+    (workdir / "config.yaml").write_text(yaml.safe_dump(plan_config(configurations), sort_keys=False))
+    run = run_child([PYTHON, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
+                     "--configfile", str(workdir / "config.yaml"), "--cores", "1", "-n", "all"])
+    jobs = next((line for line in run.stdout.splitlines() if line.strip().startswith("total")), "")
+    return {"configurations": configurations + 1, "wall_s": run.wall_s, "peak_rss_mib": run.peak_rss_mib,
+            "jobs_line": jobs.strip()}
+
+
+def child_parse(path: str) -> None:
+    from specsweep.parsers import LOG_FORMATS
+    started = time.perf_counter()
+    with open(path, errors="replace") as lines:
+        parsed = LOG_FORMATS["sglang"].parse(lines, sink=lambda row: None)
+    elapsed = time.perf_counter() - started
+    print(json.dumps({"seconds": elapsed, "rows": parsed.emitted, "lines": parsed.lines,
+                      "malformed": parsed.malformed}))
+
+
+def bench_parse(sizes_mb: list[int]) -> list[dict]:
+    results = []
+    for size in sizes_mb:
+        path = Path(tempfile.gettempdir()) / f"specsweep-bench-sglang-{size}MB.log"
+        try:
+            written = sglang_log.write(path, size * 10**6)
+            timing, run = child_json([PYTHON, str(HERE), "parse", str(path)])
+        finally:
+            path.unlink(missing_ok=True)
+        results.append({"size_mb": written / 1e6, "seconds": timing["seconds"], "rows": timing["rows"],
+                        "mb_per_s": written / 1e6 / timing["seconds"], "peak_rss_mib": run.peak_rss_mib})
+    return results
+
+
+def child_aggregate(runs: int) -> None:
+    from specsweep import aggregate
+    from specsweep.config import Configuration
+    per = 100  # runs per configuration
+    rng = random.Random(7)
+    configurations = {f"c{i}": Configuration(name=f"c{i}", engine="llama", kind="llamacpp", baseline=i == 0,
+                                             args={"--spec-ngram-simple-size-m": i}, env={},
+                                             axes={"--spec-ngram-simple-size-m": i}, group="c")
+                      for i in range(runs // per)}
+    records = {name: [{"run": r, "prompt_index": 0, "tokens": 500, "text_sha256": "x",
+                       "client": {"decode_tokens_per_s": rng.gauss(80, 5), "ttft_s": 0.1, "itl_median_s": 0.01},
+                       "engine": {"timings": {"predicted_per_second": rng.gauss(80, 5)}},
+                       "speculation": {"drafted": 400, "accepted": 300, "verify_steps": 120}}
+                      for r in range(per)] for name in configurations}
+    started = time.perf_counter()
+    frame = aggregate.summarise(configurations, records, {})
+    elapsed = time.perf_counter() - started
+    print(json.dumps({"seconds": elapsed, "rows": len(frame), "runs": runs}))
+
+
+def bench_aggregate(runs: int) -> dict:
+    timing, run = child_json([PYTHON, str(HERE), "aggregate", str(runs)])
+    return {**timing, "peak_rss_mib": run.peak_rss_mib}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("piece", choices=["all", "parse", "aggregate"])
+    parser.add_argument("argument", nargs="?")
+    args = parser.parse_args()
+    if args.piece == "parse":
+        child_parse(args.argument)
+    elif args.piece == "aggregate":
+        child_aggregate(int(args.argument))
+    else:
+        print(json.dumps({"plan": bench_plan(1000), "parse": bench_parse([100, 1000]),
+                          "aggregate": bench_aggregate(100_000)}))
+
+
+if __name__ == "__main__":
+    main()
