@@ -105,3 +105,18 @@ def test_changing_one_configuration_reruns_only_it(sweep):
     assert jobs["bench"] == 1 and jobs["parse_log"] == 1 and jobs["summary"] == 1
     assert "output: results/ngram/launch.json" in plan.stdout
     assert "output: results/baseline/launch.json" not in plan.stdout
+
+
+def test_adaptive_repetitions_add_runs_until_max_runs(tmp_path):
+    config = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
+    config["benchmark"].update(prompts=str(REPO / "config" / "prompts.txt"), runs=3, max_tokens=16,
+                               adaptive={"ci_half_width_pct": 0.0001, "max_runs": 5})
+    del config["configurations"]["ngram"]
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    done = snakemake(tmp_path, "results/summary.csv")
+    assert done.returncode == 0, done.stderr[-3000:]
+    extras = sorted(p.name for p in (tmp_path / "results" / "baseline" / "runs" / "extra").iterdir())
+    assert extras == ["run_3.json", "run_4.json"]
+    assert pd.read_csv(tmp_path / "results" / "summary.csv")["runs"].tolist() == [5]
+    launch = yaml.safe_load((tmp_path / "results" / "baseline" / "launch.json").read_text())
+    assert launch["repetitions"]["runs"] == 5 and "max_runs=5" in launch["repetitions"]["stopped_because"]

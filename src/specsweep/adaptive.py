@@ -9,8 +9,9 @@ session stopped is recorded in ``launch.json`` (``repetitions``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from specsweep.stats import describe
 
@@ -34,3 +35,14 @@ def next_step(rates: Sequence[float], ci_half_width_pct: float, max_runs: int) -
         return Decision(False, f"reached max_runs={max_runs} with CI half-width {shown} "
                                f"(target {ci_half_width_pct} %)", half)
     return Decision(True, "", half)
+
+
+def extra_runs_dir(runs_dir: Path) -> Path:
+    return runs_dir / "extra"
+
+
+def with_extra_runs(declared: Iterable[str | Path]) -> list[Path]:
+    """The declared run files plus any adaptive extras beside them, in run order."""
+    paths = [Path(p) for p in declared]
+    extras = {e for p in paths for e in extra_runs_dir(p.parent).glob("run_*.json")}
+    return paths + sorted(extras, key=lambda e: (e.parent.parent.parent.name, int(e.stem.split("_")[1])))

@@ -5,9 +5,7 @@ Every column is described in ``COLUMNS`` (and docs/summary.md is checked against
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -62,10 +60,6 @@ COLUMNS: dict[str, str] = {
     "warnings": "why not to trust the row at face value, '; '-separated: fewer than 3 runs, CV above "
                 "10 %, a speedup CI that straddles 1 (empty when none)",
 }
-
-
-def load_runs(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
-    return [json.loads(Path(p).read_text()) for p in paths]
 
 
 def summarise(configurations: dict[str, Configuration], runs: dict[str, list[dict[str, Any]]],

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from specsweep import gpu
+from specsweep.adaptive import extra_runs_dir, next_step, with_extra_runs
 from specsweep.atomic import atomic_write
 from specsweep.cache import cache_root, exclusive
 from specsweep.client import stream_post, timings_from_arrivals
@@ -124,6 +125,7 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
     }
     write_json(paths.launch, launch)
     paths.log.unlink(missing_ok=True)
+    shutil.rmtree(extra_runs_dir(paths.runs[0].parent), ignore_errors=True)  # a previous session's extras
     memory = _gpu_memory_record(configuration, benchmark)
     if memory is not None:
         memory.read("before_launch")
@@ -147,16 +149,21 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
                               benchmark)
             if memory is not None:
                 memory.read("while_serving")
-            for index, run_path in enumerate(paths.runs):
-                with _server_death_named(process, f"run {index + 1}/{len(paths.runs)} ({index} completed)",
-                                         paths.log):
+            rates: list[float] = []
+            declared = len(paths.runs)
+            while (run_path := _next_run_path(paths, len(rates), rates, benchmark, launch)) is not None:
+                index = len(rates)
+                label = f"run {index + 1}/{declared}" if index < declared else f"run {index + 1} (adaptive)"
+                with _server_death_named(process, f"{label} ({index} completed)", paths.log):
                     record = _measured_run(engine, base_url, prompts, index, benchmark)
                 write_json(run_path, record)
                 client = record["client"]
-                print(f"{name}: run {index + 1}/{len(paths.runs)}: {client['decode_tokens_per_s']:.1f} tok/s "
+                rates.append(client["decode_tokens_per_s"])
+                print(f"{name}: {label}: {client['decode_tokens_per_s']:.1f} tok/s "
                       f"(TTFT {1000 * client['ttft_s']:.0f} ms)", file=progress, flush=True)
                 if process.poll() is not None:
                     raise ServerError(f"the server exited with status {process.returncode} during the runs")
+            print(f"{name}: {launch['repetitions']['stopped_because']}", file=progress, flush=True)
             launch["status"] = "completed"
     finally:
         launch["stopped_at"] = now_iso()
@@ -167,6 +174,23 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
         _redact_log(paths.log, secret_values(env) + secret_arg_values(argv))
     if unreleased is not None:
         raise unreleased
+
+
+def _next_run_path(paths: SessionPaths, index: int, rates: list[float], benchmark: dict[str, Any],
+                   launch: dict[str, Any]) -> Path | None:
+    """The declared runs first; then, with ``benchmark.adaptive``, extra runs until its target."""
+    if index < len(paths.runs):
+        return paths.runs[index]
+    adaptive = benchmark.get("adaptive")
+    if adaptive:
+        decision = next_step(rates, float(adaptive["ci_half_width_pct"]), int(adaptive["max_runs"]))
+        if decision.more:
+            return extra_runs_dir(paths.runs[0].parent) / f"run_{index}.json"
+        reason = decision.reason
+    else:
+        reason = f"{index} runs (benchmark.runs; no adaptive repetitions)"
+    launch["repetitions"] = {"runs": index, "stopped_because": reason}
+    return None
 
 
 def _gpu_memory_record(configuration: Configuration, benchmark: dict[str, Any]) -> gpu.MemoryRecord | None:
@@ -262,7 +286,7 @@ def _keep_for_post_mortem(paths: SessionPaths, error: BaseException) -> Path:
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     kept = paths.failed_root / stamp
     kept.mkdir(parents=True, exist_ok=True)
-    for path in [paths.log, paths.launch, *paths.runs]:
+    for path in [paths.log, paths.launch, *with_extra_runs(paths.runs)]:
         if path.exists():
             target = kept / path.relative_to(paths.failed_root.parent)
             target.parent.mkdir(parents=True, exist_ok=True)

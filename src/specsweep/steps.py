@@ -24,6 +24,7 @@ import specsweep.costmodel as costmodel
 import specsweep.drift as drift
 import specsweep.launchplan as launchplan
 from specsweep import aggregate, archive, figures, models, paper, provenance
+from specsweep.adaptive import with_extra_runs
 from specsweep.atomic import atomic_open, atomic_write
 from specsweep.build_llamacpp import SourcePin, cached_llama_server, ensure_llama_server
 from specsweep.cache import cache_root, exclusive, sha256_file
@@ -139,9 +140,7 @@ def parse_log(smk: Any) -> None:
 
 def summarise(smk: Any) -> None:
     configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
-    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in configurations}
-    for path in smk.input.runs:
-        runs[Path(path).parent.parent.name].append(json.loads(Path(path).read_text()))
+    runs = {name: [] for name in configurations} | _runs_by_configuration(smk.input.runs)
     launches = {Path(p).parent.name: json.loads(Path(p).read_text()) for p in smk.input.launches}
     with progress_to(smk.log[0]) as progress:
         frame = aggregate.summarise(configurations, runs, launches)
@@ -169,10 +168,17 @@ def plot(smk: Any) -> None:
 
 
 def _runs_by_configuration(paths: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """Run records per configuration: the declared runs and any adaptive extras beside them."""
     runs: dict[str, list[dict[str, Any]]] = {}
-    for path in paths:
-        runs.setdefault(Path(path).parent.parent.name, []).append(json.loads(Path(path).read_text()))
+    for path in with_extra_runs(paths):
+        runs.setdefault(_configuration_of(path), []).append(json.loads(Path(path).read_text()))
     return runs
+
+
+def _configuration_of(run_path: Path) -> str:
+    """results/<cfg>/runs/run_<i>.json or results/<cfg>/runs/extra/run_<i>.json -> <cfg>."""
+    runs_dir = run_path.parent.parent if run_path.parent.name == "extra" else run_path.parent
+    return runs_dir.parent.name
 
 
 def cost_model(smk: Any) -> None:
