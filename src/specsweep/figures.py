@@ -68,12 +68,27 @@ def throughput(summary: pd.DataFrame, runs: pd.DataFrame) -> plt.Figure:
     return figure
 
 
+def swept_axes(summary: pd.DataFrame) -> dict[str, str]:
+    """Grid groups whose configurations differ in exactly one numeric parameter: group -> column."""
+    parameters = [c for c in summary.columns if c.startswith("-") or c.startswith("env:")]
+    found = {}
+    for group, rows in summary.groupby("group", sort=False):
+        varying = [c for c in parameters if rows[c].nunique(dropna=False) > 1]
+        if len(rows) >= 2 and len(varying) == 1 and pd.api.types.is_numeric_dtype(rows[varying[0]]):
+            found[str(group)] = varying[0]
+    return found
+
+
 def acceptance(summary: pd.DataFrame) -> plt.Figure:
-    """Acceptance rate and accept length of each speculative configuration, with its speedup."""
+    """Per speculative configuration: acceptance rate, accept length and speedup (top row); for each
+    grid sweep over one numeric parameter: acceptance and speedup against that parameter (bottom row)."""
     sns.set_theme(style="whitegrid", context="notebook")
     spec = summary[summary["drafted"].notna() & (summary["drafted"] > 0)]
-    figure, (rate_axes, speed_axes) = plt.subplots(1, 2, figsize=(11, 1.5 + 0.5 * max(len(spec), 1)),
-                                                   sharey=True)
+    sweeps = swept_axes(spec)
+    rows = 2 if sweeps else 1
+    figure, axes = plt.subplots(rows, 2, figsize=(11, 1.5 + 0.5 * max(len(spec), 1) + 3.5 * (rows - 1)),
+                                squeeze=False)
+    rate_axes, speed_axes = axes[0]
     if spec.empty:
         rate_axes.text(0.5, 0.5, "no configuration drafted any token", ha="center", va="center",
                        transform=rate_axes.transAxes)
@@ -88,11 +103,37 @@ def acceptance(summary: pd.DataFrame) -> plt.Figure:
     rate_axes.set_ylabel("configuration")
     rate_axes.invert_yaxis()
     speed_axes.barh(names, spec["speedup"], color=["tab:blue" if s >= 1 else "tab:red" for s in spec["speedup"]])
+    speed_axes.sharey(rate_axes)
+    speed_axes.tick_params(labelleft=False)
     speed_axes.axvline(1.0, color="tab:orange", linestyle="--", label="baseline")
     speed_axes.set_xlabel("speedup vs baseline (ratio of mean tok/s)")
     speed_axes.legend(loc="lower right", fontsize=8)
+    if sweeps:
+        _against_parameter(spec, sweeps, axes[1][0], axes[1][1])
     figure.suptitle("Speculation: how much of the draft is accepted, and what it buys")
+    figure.tight_layout()
     return figure
+
+
+def _against_parameter(spec: pd.DataFrame, sweeps: dict[str, str], rate_axes: plt.Axes,
+                       speed_axes: plt.Axes) -> None:
+    for group, column in sweeps.items():
+        rows = spec[spec["group"] == group].sort_values(column)
+        label = f"{group} ({column})"
+        rate_axes.plot(rows[column], rows["acceptance_rate"] * 100, marker="o", label=label)
+        has_ci = "speedup_ci95_low" in rows and rows["speedup_ci95_low"].notna().any()
+        error = [rows["speedup"] - rows["speedup_ci95_low"], rows["speedup_ci95_high"] - rows["speedup"]] \
+            if has_ci else None
+        speed_axes.errorbar(rows[column], rows["speedup"], yerr=error, marker="o", capsize=4, label=label)
+    axis_names = ", ".join(sorted(set(sweeps.values())))
+    rate_axes.set_xlabel(f"swept parameter: {axis_names}")
+    rate_axes.set_ylabel("acceptance rate (%)")
+    rate_axes.set_ylim(0, 100)
+    rate_axes.legend(fontsize=8)
+    speed_axes.axhline(1.0, color="tab:orange", linestyle="--", label="baseline")
+    speed_axes.set_xlabel(f"swept parameter: {axis_names}")
+    speed_axes.set_ylabel("speedup vs baseline (95 % CI)")
+    speed_axes.legend(fontsize=8)
 
 
 def costmodel(model: Any, note: str = "") -> plt.Figure:

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+import pandas as pd
+
+from specsweep import figures
+
+
+def _summary() -> pd.DataFrame:
+    return pd.DataFrame({
+        "configuration": ["baseline", "ngram-m3", "ngram-m8", "draft"],
+        "group": ["baseline", "ngram", "ngram", "draft"],
+        "--spec-ngram-simple-size-m": [None, 3, 8, None],
+        "--spec-type": [None, "ngram-simple", "ngram-simple", "draft-simple"],
+        "drafted": [None, 100, 200, 300], "acceptance_rate": [None, 0.9, 0.8, 1.0],
+        "accept_length": [None, 3.5, 6.0, 4.0], "speedup": [1.0, 1.2, 1.4, 0.5],
+        "speedup_ci95_low": [None, 1.1, 1.3, 0.4], "speedup_ci95_high": [None, 1.3, 1.5, 0.6],
+        "baseline": [True, False, False, False],
+    })
+
+
+def test_swept_axes_finds_the_one_numeric_parameter_of_each_grid():
+    assert figures.swept_axes(_summary()) == {"ngram": "--spec-ngram-simple-size-m"}
+
+
+def test_acceptance_figure_adds_the_parameter_row_for_grids(tmp_path):
+    figure = figures.acceptance(_summary())
+    assert len(figure.axes) == 4
+    assert figure.axes[2].get_xlabel() == "swept parameter: --spec-ngram-simple-size-m"
+    written = figures.save(figure, tmp_path / "acceptance")
+    assert all(p.stat().st_size > 1000 for p in written)
+
+
+def test_figures_are_byte_identical_when_redrawn(tmp_path):
+    first = figures.save(figures.acceptance(_summary()), tmp_path / "a")
+    second = figures.save(figures.acceptance(_summary()), tmp_path / "b")
+    assert [p.read_bytes() for p in first] == [p.read_bytes() for p in second]
