@@ -13,8 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import psutil
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 STANDIN = REPO / "tests" / "standin_engine.py"
@@ -55,11 +57,7 @@ def kill_all(processes: list[psutil.Process]) -> None:
 @pytest.fixture
 def standin(tmp_path: Path) -> Path:
     """An executable copy of the stand-in engine, named per test so the process walk finds only ours."""
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    exe = folder / "standin-llama-server"
-    exe.write_text(f"#!{sys.executable}\n" + STANDIN.read_text())
-    exe.chmod(0o755)
+    exe = executable_standin(tmp_path / "bin")
     yield exe
     left = leftovers(exe)
     kill_all(left)  # never leave a mess behind, even when a test fails
@@ -139,3 +137,97 @@ def launch_status(spec: dict[str, Any]) -> str | None:
         return json.loads((results_of(spec) / "launch.json").read_text()).get("status")
     except (FileNotFoundError, ValueError):
         return None
+
+
+# Snakemake with the stand-in engine: a config in a temporary working directory, run as a user would.
+
+def write_config(workdir: Path, standin: Path, model: Path, configurations: dict[str, Any], **benchmark: Any) -> None:
+    config = {
+        "engines": {"llama": {"kind": "llamacpp", "model": "tiny", "executable": str(standin)}},
+        "models": {"tiny": {"path": str(model)}},
+        "benchmark": {"runs": 3, "max_tokens": 16, "warmup_max_tokens": 4, "stop_grace_s": 0.5,
+                      "request_timeout_s": 20, "prompts": str(REPO / "config" / "prompts.txt"), **benchmark},
+        "configurations": configurations,
+    }
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+def snakemake_argv(workdir: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
+            "--configfile", str(workdir / "config.yaml"), "--cores", "1", *args]
+
+
+def snakemake(workdir: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    # Its own cache, so its own measuring lock: the stand-in does not load the machine.
+    env = {**os.environ, **(env or {}), "SPECSWEEP_CACHE": str(workdir / "cache")}
+    return subprocess.run(snakemake_argv(workdir, *args), capture_output=True, text=True, timeout=600, env=env)
+
+
+def executable_standin(folder: Path) -> Path:
+    """An executable copy of the stand-in engine; its path tells our processes from anyone else's."""
+    folder.mkdir(parents=True, exist_ok=True)
+    exe = folder / "standin-llama-server"
+    exe.write_text(f"#!{sys.executable}\n" + STANDIN.read_text())
+    exe.chmod(0o755)
+    return exe
+
+
+class Sweep:
+    """One tiny stand-in sweep shared by every check that only reads its outputs (Snakemake runs cost
+    tens of seconds each on a small machine). Its life, each step recorded for the tests to check:
+
+    1. ``keep-going``: ``--keep-going all`` while configuration ``dies`` SIGKILLs its engine in run 2/3;
+    2. ``dry-run``: ``-n all`` (what a rerun would do); 3. ``rerun``: ``all`` once the fault is gone;
+    4. ``plan``: ``results/commands.sh``; 5. ``archive``.
+    Configuration ``hostile`` carries shell metacharacters in its flag values, and secrets are planted
+    in the environment, in config ``env:`` and as a secret flag's value (see test_faults_security).
+    """
+
+    def __init__(self, workdir: Path, secrets: dict[str, str], configurations: dict[str, Any]) -> None:
+        self.workdir = workdir
+        self.standin = executable_standin(workdir / "bin")
+        model = workdir / "model.gguf"
+        model.write_bytes(b"GGUF stand-in")
+        fault = workdir / "fault-on"
+        fault.touch()
+        configurations = {**configurations, "dies": {"env": {"STANDIN_MODE": "die-during=3",
+                                                             "STANDIN_ONLY_IF": str(fault)}}}
+        write_config(workdir, self.standin, model, configurations)
+        self.steps: dict[str, subprocess.CompletedProcess[str]] = {}
+        self.left: dict[str, list[int]] = {}  # engine processes alive after each step
+        self.step("keep-going", "--keep-going", "all", env=secrets)
+        self.summary_after_failure = pd.read_csv(workdir / "results" / "summary.csv")
+        self.runs_after_failure = (workdir / "results" / "dies" / "runs").exists()
+        self.step("dry-run", "-n", "all", env=secrets)
+        fault.unlink()  # the fault is gone: the rerun measures just that configuration
+        for name, target in [("rerun", "all"), ("plan", "results/commands.sh"), ("archive", "archive")]:
+            self.step(name, target, env=secrets)
+
+    def step(self, name: str, *args: str, env: dict[str, str]) -> None:
+        self.steps[name] = snakemake(self.workdir, *args, env=env)
+        self.left[name] = [p.pid for p in leftovers(self.standin)]
+        kill_all(leftovers(self.standin))
+
+    @property
+    def results(self) -> Path:
+        return self.workdir / "results"
+
+
+SWEEP_SECRETS = {"env": "envsecret" + os.urandom(6).hex(), "config": "cfgsecret" + os.urandom(6).hex(),
+                 "arg": "argsecret" + os.urandom(6).hex()}
+PWNED = [Path(f"/tmp/pwned-{os.urandom(6).hex()}-{i}") for i in range(4)]
+HOSTILE_ARGS = {  # each value must reach the engine as one argv element, byte for byte, and never run
+    "--alias": f"x; touch {PWNED[0]}",
+    "--chat-template": f"$(touch {PWNED[1]})",
+    "--system-prompt": f"`touch {PWNED[2]}` && touch {PWNED[3]} | 'quote\" \\ {{x}} *",
+}
+
+
+@pytest.fixture(scope="session")
+def sweep(tmp_path_factory: pytest.TempPathFactory) -> Sweep:
+    secrets = {"SPECSWEEP_FAULT_TOKEN": SWEEP_SECRETS["env"], "HF_HUB_TOKEN": SWEEP_SECRETS["env"]}
+    return Sweep(tmp_path_factory.mktemp("sweep"), secrets, {
+        "baseline": {"baseline": True, "env": {"HF_TOKEN": SWEEP_SECRETS["config"]}},
+        "hostile": {"args": {**HOSTILE_ARGS, "--api-key": SWEEP_SECRETS["arg"]},
+                    "env": {"MY_API_KEY": SWEEP_SECRETS["config"]}},
+    })
