@@ -53,3 +53,19 @@ def test_every_summary_column_is_documented():
     documented = DOCS.read_text()
     missing = [c for c in COLUMNS if f"`{c}`" not in documented]
     assert not missing, f"document these summary.csv columns in docs/summary.md: {missing}"
+
+
+def test_draft_counts_fall_back_to_the_server_log(default_config):
+    import pandas as pd
+
+    from specsweep.aggregate import fill_speculation_from_logs
+
+    frame = _sweep(default_config)
+    # ngram-m3 has no speculation fields in its run records: its log's run rows give the counts
+    profile = pd.DataFrame({"phase": ["warmup", "run", "run"], "source": "llamacpp",
+                            "draft_generated": [5, 400, 420], "draft_accepted": [1, 361, 380]})
+    filled = fill_speculation_from_logs(frame, {"ngram-m3": profile}).set_index("configuration")
+    assert filled.loc["ngram-m3", "drafted"] == 820 and filled.loc["ngram-m3", "accepted"] == 741
+    assert filled.loc["ngram-m3", "speculation_source"] == "server log"
+    assert filled.loc["ngram-m8", "drafted"] == 2000  # response fields win where present
+    assert pd.isna(filled.loc["baseline", "drafted"])

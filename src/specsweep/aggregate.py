@@ -56,6 +56,8 @@ COLUMNS: dict[str, str] = {
     "verify_steps": "verification steps over all runs (from engine counters)",
     "acceptance_rate": "accepted / drafted (drafts only, bonus token excluded)",
     "accept_length": "tokens emitted per verify step, bonus included: 1 + accepted / verify_steps",
+    "speculation_source": "where drafted/accepted came from, most precise first: per-request response fields, "
+                          "Prometheus counter deltas, else the server log (profile.csv run rows)",
     "text_matches_baseline": "true when every run's text equals the baseline's for the same prompt",
     "warnings": "why not to trust the row at face value, '; '-separated: fewer than 3 runs, CV above "
                 "10 %, a speedup CI that straddles 1 (empty when none)",
@@ -112,6 +114,7 @@ def _row(configuration: Configuration, runs: list[dict[str, Any]], launch: dict[
         "drafted": drafted, "accepted": accepted, "verify_steps": steps or None,
         "acceptance_rate": accepted / drafted if drafted else None,
         "accept_length": 1 + accepted / steps if steps and accepted is not None else None,
+        "speculation_source": "; ".join(sorted({s["source"] for s in specs if s.get("source")})) or None,
         "text_matches_baseline": all(baseline_texts.get(r["prompt_index"]) == r["text_sha256"] for r in runs)
         if runs else None,
     }
@@ -136,6 +139,33 @@ def warning_lines(frame: pd.DataFrame) -> list[str]:
     for name, text in zip(frame["configuration"], frame["warnings"], strict=True):
         lines += [f"WARNING {name}: {w}" for w in str(text).split("; ") if text and str(text) != "nan"]
     return lines
+
+
+# Per-request draft counts a log parser puts in profile.csv: (drafted column, accepted column).
+LOG_DRAFT_COLUMNS = (("draft_generated", "draft_accepted"), ("drafted", "accepted"))
+
+
+def fill_speculation_from_logs(frame: pd.DataFrame, profiles: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Where no response field or counter gave draft counts, take them from the server log's run rows.
+
+    The least precise source: log lines are per request (llama.cpp ``draft acceptance``) or per
+    logging interval (vLLM ``SpecDecoding metrics``), so interval lines may straddle runs.
+    """
+    frame = frame.copy()
+    for index, row in frame.iterrows():
+        profile = profiles.get(row["configuration"])
+        if pd.notna(row["drafted"]) or profile is None or "phase" not in profile.columns:
+            continue
+        runs = profile[profile["phase"] == "run"]
+        for drafted_column, accepted_column in LOG_DRAFT_COLUMNS:
+            if {drafted_column, accepted_column} <= set(runs.columns):
+                drafted = pd.to_numeric(runs[drafted_column], errors="coerce").sum()
+                if drafted > 0:
+                    accepted = pd.to_numeric(runs[accepted_column], errors="coerce").sum()
+                    frame.loc[index, ["drafted", "accepted", "acceptance_rate", "speculation_source"]] = [
+                        drafted, accepted, accepted / drafted, "server log"]
+                    break
+    return frame
 
 
 def add_profile_columns(frame: pd.DataFrame, profiles: dict[str, pd.DataFrame],

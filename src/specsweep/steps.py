@@ -145,6 +145,7 @@ def summarise(smk: Any) -> None:
     with progress_to(smk.log[0]) as progress:
         frame = aggregate.summarise(configurations, runs, launches)
         profiles = {Path(p).parent.name: pd.read_csv(p) for p in smk.input.profiles}
+        frame = aggregate.fill_speculation_from_logs(frame, profiles)
         frame = aggregate.add_profile_columns(frame, profiles, smk.params.profile_parsers)
         aggregate.write_csv(frame, smk.output.summary)
         run_rows = [{"configuration": name, "run": r["run"], "tokens": r["tokens"], **r["client"],
