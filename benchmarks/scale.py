@@ -76,6 +76,8 @@ def bench_parse(sizes_mb: list[int]) -> list[dict]:
 
 
 def child_aggregate(runs: int) -> None:
+    import scipy.stats  # noqa: F401  (stats imports it on first use; the import is not aggregation time)
+
     from specsweep import aggregate
     from specsweep.config import Configuration
     per = 100  # runs per configuration

@@ -19,14 +19,18 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
-from scipy import stats as scipy_stats
 
 from specsweep import stats
 from specsweep.config import ConfigError, Configuration
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# pandas and scipy.stats are imported inside the functions that need them: workflow/rules/common.smk
+# imports this module for scheduling (runs_before, session_priority) in every Snakemake start (issue 7).
 
 ORDERS = ("sequential", "bracket")
 END_SUFFIX = "-end"
@@ -80,6 +84,8 @@ def session_priority(name: str, configurations: dict[str, Configuration]) -> int
 
 def trend(rates: Sequence[float]) -> tuple[float, float, float, float]:
     """Slope over run order in % of the mean per run: estimate, 95 % CI, p-value (NaN with < 3 runs)."""
+    from scipy import stats as scipy_stats
+
     y = np.asarray(rates, dtype=float)
     if len(y) < stats.MIN_RUNS_FOR_CI or np.ptp(y) == 0:
         return (0.0 if len(y) >= stats.MIN_RUNS_FOR_CI else math.nan), math.nan, math.nan, math.nan
@@ -90,6 +96,8 @@ def trend(rates: Sequence[float]) -> tuple[float, float, float, float]:
 
 
 def report(configurations: dict[str, Configuration], runs: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
+    import pandas as pd
+
     rows = []
     for name in configurations:
         records = sorted(runs.get(name, []), key=lambda r: r["run"])

@@ -25,13 +25,14 @@ the runs on the last axis and broadcast over leading axes (a whole simulated stu
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
-from scipy import stats
 
 CONFIDENCE = 0.95
 ALPHA = 1.0 - CONFIDENCE
@@ -80,6 +81,20 @@ class Ratio:
         return not (self.ci_low > 1.0 or self.ci_high < 1.0)
 
 
+def _scipy_stats() -> ModuleType:
+    """scipy.stats, imported on first use: it takes seconds to import, and a bench job (which imports
+    this module through adaptive.py) only needs it when adaptive repetitions are on."""
+    from scipy import stats
+
+    return stats
+
+
+@functools.lru_cache(maxsize=256)
+def _t_quantile(q: float, df: int) -> float:
+    """Student-t quantile (scipy's t.ppf, ~0.3 ms a call): a sweep asks for the same few run counts."""
+    return float(_scipy_stats().t.ppf(q, df))
+
+
 def _clean(values: Sequence[float]) -> np.ndarray:
     return np.asarray([v for v in values if v is not None and not math.isnan(v)], dtype=float)
 
@@ -92,7 +107,7 @@ def t_interval(samples: np.ndarray, confidence: float = CONFIDENCE) -> tuple[np.
         nan = np.full(samples.shape[:-1], np.nan)
         return nan, nan.copy()
     mean = samples.mean(axis=-1)
-    half = stats.t.ppf(0.5 + confidence / 2, n - 1) * samples.std(axis=-1, ddof=1) / math.sqrt(n)
+    half = _t_quantile(0.5 + confidence / 2, n - 1) * samples.std(axis=-1, ddof=1) / math.sqrt(n)
     return mean - half, mean + half
 
 
@@ -103,6 +118,38 @@ def _resample(samples: np.ndarray, resamples: int, rng: np.random.Generator) -> 
     return np.take_along_axis(samples[..., None, :], index, axis=-1).mean(axis=-1)
 
 
+# One configuration's runs (1-D) take the fast path below: its draws depend only on the sample sizes and
+# the seed, so they are drawn once per size and reused, and the baseline's resampled means, the same in
+# every speedup, once per sweep. Same draws, same arithmetic, same output as _resample (10^5 runs
+# aggregate in seconds instead of minutes; benchmarks/scale.py).
+@functools.lru_cache(maxsize=16)
+def _indices(sizes: tuple[int, ...], resamples: int, seed: int) -> np.ndarray:
+    """The index draw ``_resample`` makes for a sample of ``sizes[-1]`` runs after samples of ``sizes[:-1]``."""
+    rng = np.random.default_rng(seed)
+    for n in sizes[:-1]:
+        rng.integers(0, n, size=(resamples, n))
+    index = rng.integers(0, sizes[-1], size=(resamples, sizes[-1]))
+    index.flags.writeable = False
+    return index
+
+
+@functools.lru_cache(maxsize=8)
+def _means_of(raw: bytes, sizes: tuple[int, ...], resamples: int, seed: int) -> np.ndarray:
+    means = np.frombuffer(raw)[_indices(sizes, resamples, seed)].mean(axis=-1)
+    means.flags.writeable = False
+    return means
+
+
+def _resampled_means(samples: np.ndarray, earlier: tuple[int, ...], resamples: int, seed: int,
+                     rng: np.random.Generator | None = None) -> np.ndarray:
+    """``_resample`` of the sample drawn after samples of sizes ``earlier`` from a fresh seeded generator."""
+    if samples.ndim == 1:
+        return _means_of(np.ascontiguousarray(samples, dtype=float).tobytes(), (*earlier, samples.shape[-1]),
+                         resamples, seed)
+    assert rng is not None  # batches (simulated studies) draw as they go
+    return _resample(samples, resamples, rng)
+
+
 def bootstrap_mean_interval(samples: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
                             confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bootstrap interval of the mean along the last axis (seeded: same input, same output)."""
@@ -110,7 +157,7 @@ def bootstrap_mean_interval(samples: np.ndarray, resamples: int = BOOTSTRAP_RESA
     if samples.shape[-1] < MIN_RUNS_FOR_CI:
         nan = np.full(samples.shape[:-1], np.nan)
         return nan, nan.copy()
-    means = _resample(samples, resamples, np.random.default_rng(seed))
+    means = _resampled_means(samples, (), resamples, seed, np.random.default_rng(seed))
     low, high = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2], axis=-1)
     return low, high
 
@@ -135,7 +182,7 @@ def fieller_ratio_interval(candidate: np.ndarray, reference: np.ndarray,
     with np.errstate(divide="ignore", invalid="ignore"):
         df = (vx + ratio**2 * vy) ** 2 / (vx**2 / (nx - 1) + ratio**4 * vy**2 / (ny - 1))
     df = np.where(np.isfinite(df), df, nx + ny - 2)
-    t2 = stats.t.ppf(0.5 + confidence / 2, df) ** 2
+    t2 = _scipy_stats().t.ppf(0.5 + confidence / 2, df) ** 2
     a = my**2 - t2 * vy
     disc = (mx * my) ** 2 - a * (mx**2 - t2 * vx)
     bounded = (a > 0) & (disc >= 0)
@@ -156,7 +203,10 @@ def bootstrap_ratio_interval(candidate: np.ndarray, reference: np.ndarray, resam
         nan = np.full(np.broadcast_shapes(x.shape[:-1], y.shape[:-1]), np.nan)
         return nan, nan.copy()
     rng = np.random.default_rng(seed)
-    ratios = _resample(x, resamples, rng) / _resample(y, resamples, rng)
+    if x.ndim == 1 and y.ndim == 1:
+        ratios = _resampled_means(x, (), resamples, seed) / _resampled_means(y, (x.shape[-1],), resamples, seed)
+    else:
+        ratios = _resample(x, resamples, rng) / _resample(y, resamples, rng)
     low, high = np.quantile(ratios, [(1 - confidence) / 2, (1 + confidence) / 2], axis=-1)
     return low, high
 
@@ -170,10 +220,12 @@ def welch_p_value(candidate: np.ndarray, reference: np.ndarray) -> np.ndarray:
     # identical runs (zero variance on both sides) give NaN, not a warning
     with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return np.asarray(stats.ttest_ind(x, y, axis=-1, equal_var=False).pvalue, dtype=float)
+        return np.asarray(_scipy_stats().ttest_ind(x, y, axis=-1, equal_var=False).pvalue, dtype=float)
 
 
-def describe(values: Sequence[float]) -> Summary:
+def describe(values: Sequence[float], intervals: bool = True) -> Summary:
+    """Without ``intervals`` the ci_* and boot_* fields stay NaN: for callers that need only the mean,
+    median or spread (the bootstrap's 10^4 resamples are most of describe's cost)."""
     data = _clean(values)
     n = len(data)
     if n == 0:
@@ -181,8 +233,8 @@ def describe(values: Sequence[float]) -> Summary:
         return Summary(0, nan, nan, nan, nan, nan, nan, nan, nan)
     mean = float(data.mean())
     std = float(data.std(ddof=1)) if n > 1 else float("nan")
-    low, high = t_interval(data)
-    boot_low, boot_high = bootstrap_mean_interval(data)
+    low, high = t_interval(data) if intervals else (math.nan, math.nan)
+    boot_low, boot_high = bootstrap_mean_interval(data) if intervals else (math.nan, math.nan)
     return Summary(n=n, mean=mean, std=std, cv=std / mean if mean else float("nan"),
                    minimum=float(data.min()), maximum=float(data.max()), median=float(np.median(data)),
                    ci_low=float(low), ci_high=float(high), boot_low=float(boot_low), boot_high=float(boot_high))

@@ -16,14 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-import pandas as pd
 import yaml
 
-import specsweep.compare as compare_sets
-import specsweep.costmodel as costmodel
-import specsweep.drift as drift
-import specsweep.launchplan as launchplan
-from specsweep import aggregate, archive, figures, models, paper, provenance
+from specsweep import archive, models, provenance
 from specsweep.adaptive import with_extra_runs
 from specsweep.atomic import atomic_open, atomic_write
 from specsweep.build_llamacpp import SourcePin, cached_llama_server, ensure_llama_server
@@ -35,6 +30,9 @@ from specsweep.parsers import LOG_FORMATS
 from specsweep.parsers.user import UserRows, compile_parsers, tap
 from specsweep.redact import REDACTED, secret_values
 from specsweep.session import SessionPaths, measure, read_prompts, write_json
+
+# Every job is a fresh Python that imports this module: pandas, scipy and matplotlib (seconds here) are
+# imported inside the steps that use them, so a bench or parse job does not pay for them (issue 7).
 
 
 class _Tee:
@@ -120,25 +118,36 @@ def parse_log(smk: Any) -> None:
     # User regex parsers read the same single pass over the log as the engine's own parser.
     user = [p for p in compile_parsers(smk.params.profile_parsers) if p.applies_to(kind)]
     found = UserRows()
-    with open(smk.input.log, errors="replace") as lines, progress_to(smk.log[0]) as progress:
-        parsed = log_format.parse(tap(lines, user, found))
-        print(f"{smk.wildcards.cfg}: {parsed.lines} log lines, {len(parsed.rows)} {smk.params.log_format} rows, "
-              f"{parsed.malformed} unrecognised lines; user parsers: "
-              f"{', '.join(f'{p.name} {found.matched.get(p.name, 0)} rows' for p in user) or 'none'}", file=progress)
-    warmups = smk.params.warmup_requests
+    warmups, source = smk.params.warmup_requests, smk.params.log_format
     user_columns = list(dict.fromkeys(c for p in user for c in p.columns))
-    with atomic_open(smk.output[0], newline="") as handle:
+    with atomic_open(smk.output[0], newline="") as handle, progress_to(smk.log[0]) as progress:
         # A user column named like an engine column (eval_ms) shares it; `source` tells the rows apart.
         columns = list(dict.fromkeys(["phase", "source", *log_format.columns, *user_columns]))
         writer = csv.DictWriter(handle, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
-        for row in parsed.rows:
+        written = [0]
+
+        def write(row: dict[str, Any]) -> None:  # rows stream to profile.csv: a multi-GB log is never held
             phase = ("warmup" if row["request"] < warmups else "run") if log_format.per_request else "interval"
-            writer.writerow({"phase": phase, "source": smk.params.log_format, **row})
+            writer.writerow({"phase": phase, "source": source, **row})
+            written[0] += 1
+
+        if user:
+            with open(smk.input.log, errors="replace") as lines:
+                parsed = log_format.parse(tap(lines, user, found), sink=write)
+        else:  # no user parser needs every line: the format's chunked reader (parsers/chunked.py)
+            parsed = log_format.read_file(smk.input.log, sink=write)
         writer.writerows(found.rows)
+        print(f"{smk.wildcards.cfg}: {parsed.lines} log lines, {written[0]} "
+              f"{source} rows, {parsed.malformed} unrecognised lines; user parsers: "
+              f"{', '.join(f'{p.name} {found.matched.get(p.name, 0)} rows' for p in user) or 'none'}", file=progress)
 
 
 def summarise(smk: Any) -> None:
+    import pandas as pd
+
+    from specsweep import aggregate
+
     configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
     runs = {name: [] for name in configurations} | _runs_by_configuration(smk.input.runs)
     launches = {Path(p).parent.name: json.loads(Path(p).read_text()) for p in smk.input.launches}
@@ -160,6 +169,10 @@ def summarise(smk: Any) -> None:
 
 
 def plot(smk: Any) -> None:
+    import pandas as pd
+
+    from specsweep import figures
+
     summary = pd.read_csv(smk.input.summary)
     runs = pd.read_csv(smk.input.runs)
     with progress_to(smk.log[0]) as progress:
@@ -183,6 +196,11 @@ def _configuration_of(run_path: Path) -> str:
 
 
 def cost_model(smk: Any) -> None:
+    import pandas as pd
+
+    import specsweep.costmodel as costmodel
+    from specsweep import aggregate, figures
+
     configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
     with progress_to(smk.log[0]) as progress:
         try:
@@ -201,6 +219,9 @@ def cost_model(smk: Any) -> None:
 
 
 def drift_report(smk: Any) -> None:
+    import specsweep.drift as drift
+    from specsweep import aggregate
+
     configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
     with progress_to(smk.log[0]) as progress:
         frame = drift.report(configurations, _runs_by_configuration(smk.input.runs))
@@ -210,6 +231,9 @@ def drift_report(smk: Any) -> None:
 
 
 def compare_results(smk: Any) -> None:
+    import specsweep.compare as compare_sets
+    from specsweep import aggregate, figures
+
     with progress_to(smk.log[0]) as progress:
         frame = compare_sets.compare(compare_sets.load(smk.input.before), compare_sets.load(smk.input.after))
         aggregate.write_csv(frame, smk.output.table)
@@ -290,12 +314,16 @@ def check_rebuild(smk: Any) -> None:
 
 
 def write_paper(smk: Any) -> None:
+    from specsweep import paper
+
     with progress_to(smk.log[0]) as progress:
         paper.write(smk.input.summary, smk.output.macros, smk.output.table)
         print(f"paper macros and table written to {Path(smk.output.macros).parent}", file=progress)
 
 
 def plan_configuration(smk: Any) -> None:
+    import specsweep.launchplan as launchplan
+
     configuration = Configuration(**smk.params.configuration)
     with progress_to(smk.log[0]) as progress:
         planned = launchplan.plan(configuration, smk.params.engine, smk.params.models)
@@ -305,6 +333,8 @@ def plan_configuration(smk: Any) -> None:
 
 
 def write_commands(smk: Any) -> None:
+    import specsweep.launchplan as launchplan
+
     plans = [json.loads(Path(p).read_text()) for p in smk.input]
     with progress_to(smk.log[0]) as progress:
         atomic_write(smk.output[0], launchplan.commands_script(plans))
@@ -312,6 +342,10 @@ def write_commands(smk: Any) -> None:
 
 
 def plot_breakdown(smk: Any) -> None:
+    import pandas as pd
+
+    from specsweep import figures
+
     summary = pd.read_csv(smk.input.summary)
     with progress_to(smk.log[0]) as progress:
         for parser in compile_parsers(smk.params.profile_parsers):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from specsweep.parsers import llamacpp, sglang, vllm
@@ -15,6 +16,14 @@ class LogFormat:
     parse: Callable[..., Any]  # (lines, sink=None) -> an object with rows, lines, malformed
     columns: list[str]
     per_request: bool  # one row per request (phases warmup/run) or per logged interval
+    # (path, sink=None) -> the same as parse over the file's lines; chunked where the format has it
+    parse_file: Callable[..., Any] | None = None
+
+    def read_file(self, path: str | Path, sink: Callable[[dict[str, Any]], Any] | None = None) -> Any:
+        if self.parse_file is not None:
+            return self.parse_file(path, sink)
+        with open(path, errors="replace") as lines:
+            return self.parse(lines, sink)
 
 
 def _count_only(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:
@@ -26,8 +35,8 @@ def _count_only(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | No
 
 LOG_FORMATS: dict[str, LogFormat] = {
     "llamacpp": LogFormat(llamacpp.parse, llamacpp.COLUMNS, per_request=True),
-    "sglang": LogFormat(sglang.parse, sglang.COLUMNS, per_request=sglang.PER_REQUEST),
-    "vllm": LogFormat(vllm.parse, vllm.COLUMNS, per_request=vllm.PER_REQUEST),
+    "sglang": LogFormat(sglang.parse, sglang.COLUMNS, per_request=sglang.PER_REQUEST, parse_file=sglang.parse_file),
+    "vllm": LogFormat(vllm.parse, vllm.COLUMNS, per_request=vllm.PER_REQUEST, parse_file=vllm.parse_file),
     "none": LogFormat(_count_only, [], per_request=False),
 }
 

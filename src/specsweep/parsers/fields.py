@@ -54,19 +54,26 @@ def parse_marked(lines: Iterable[str], classify: Callable[[str], Any],
     result = LogRows(sink=sink)
     for line in lines:
         result.lines += 1
-        kind = classify(line)
-        if kind is None:
-            continue
-        result.matched += 1
-        try:
-            row = parse_line(strip_ansi(line) if "\x1b" in line else line, kind)
-        except (ValueError, IndexError):
-            row = None
-        if row is None:
-            result.malformed += 1
-        else:
-            result.add(row)
+        read_marked_line(line, classify, parse_line, result)
     return result
+
+
+def read_marked_line(line: str, classify: Callable[[str], Any],
+                     parse_line: Callable[[str, Any], dict[str, Any] | None], result: LogRows) -> None:
+    """One line of ``parse_marked`` (without counting it in ``lines``): shared with the chunked reader
+    (parsers/chunked.py) so both read every line the same way."""
+    kind = classify(line)
+    if kind is None:
+        return
+    result.matched += 1
+    try:
+        row = parse_line(strip_ansi(line) if "\x1b" in line else line, kind)
+    except (ValueError, IndexError):
+        row = None
+    if row is None:
+        result.malformed += 1
+    else:
+        result.add(row)
 
 
 def strip_ansi(line: str) -> str:

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
+from specsweep.parsers import chunked
 from specsweep.parsers.fields import LogRows, integer, key_values, number, parse_marked
 
 PROCESS = re.compile(r"\((\w+) pid=(\d+)\)")
@@ -36,8 +38,16 @@ PER_REQUEST = False
 
 
 def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:
-    return parse_marked(lines, lambda line: next((k for marker, k in MARKERS.items() if marker in line), None),
-                        parse_line, sink)
+    return parse_marked(lines, _classify, parse_line, sink)
+
+
+def parse_file(path: str | Path, sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:
+    """``parse`` of a whole file: only the lines holding a marker reach Python (same rows as ``parse``)."""
+    return chunked.parse_file(path, CHUNKED, sink)
+
+
+def _classify(line: str) -> str | None:
+    return next((k for marker, k in MARKERS.items() if marker in line), None)
 
 
 def parse_line(line: str, kind: str) -> dict[str, Any] | None:
@@ -69,3 +79,8 @@ def parse_line(line: str, kind: str) -> dict[str, Any] | None:
                    emitted=integer(fields.get("Number of emitted tokens")),
                    draft_acceptance_rate=number(fields.get("Draft acceptance rate")))
     return row if row["accepted"] is not None and row["drafted"] is not None else None
+
+
+CHUNKED = chunked.ChunkedFormat(
+    marker_line=re.compile(r"^[^\n]*(?:" + "|".join(map(re.escape, MARKERS)) + r")[^\n]*\n", re.MULTILINE),
+    classify=_classify, parse_line=parse_line)

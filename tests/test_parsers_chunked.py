@@ -1,0 +1,70 @@
+"""The chunked file readers (parsers/chunked.py) give exactly what the per-line parsers give: same rows,
+same line, matched and malformed counts, on the fixtures and on fuzzed logs (chunk boundaries included)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from specsweep.parsers import chunked, sglang, vllm
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SGLANG_LINES = [line for line in (FIXTURES / "sglang_decode_batch.log").read_text().splitlines()
+                if "Decode batch" in line]
+VLLM_LINES = (FIXTURES / "vllm_spec_decode.log").read_text().splitlines()
+
+
+def same(module, path: Path) -> None:
+    with open(path, encoding="utf-8", errors="replace") as lines:
+        expected = module.parse(lines)
+    got = module.parse_file(path)
+    assert (got.rows, got.lines, got.matched, got.malformed) == \
+        (expected.rows, expected.lines, expected.matched, expected.malformed)
+    streamed: list[dict] = []
+    assert module.parse_file(path, sink=streamed.append).emitted == len(streamed) and streamed == expected.rows
+
+
+@pytest.mark.parametrize(("module", "name"), [(sglang, "sglang_decode_batch.log"), (vllm, "vllm_spec_decode.log")])
+def test_fixtures_read_the_same(module, name):
+    same(module, FIXTURES / name)
+
+
+def test_the_fast_pattern_reads_every_released_layout():
+    text = "".join(line + "\n" for line in SGLANG_LINES)
+    assert len(sglang.FAST.findall(text)) == 7  # all but the truncated line and the comment
+
+
+def test_small_chunks_and_odd_endings(monkeypatch, tmp_path):
+    monkeypatch.setattr(chunked, "CHUNK_CHARS", 7)
+    path = tmp_path / "log"
+    path.write_bytes("\r\n".join(SGLANG_LINES * 3).encode() + b"\rtail Decode batch \xff\x1b[0m")
+    same(sglang, path)
+
+
+line = st.one_of(
+    st.sampled_from(SGLANG_LINES + VLLM_LINES),
+    st.builds(lambda text, cut: text[:cut], st.sampled_from(SGLANG_LINES + VLLM_LINES), st.integers(0, 300)),
+    st.builds(lambda text, old, new: text.replace(old, new, 1), st.sampled_from(SGLANG_LINES),
+              st.sampled_from([" ", ", ", ": ", "1", ".", "True", "TP0", "[", "]"]),
+              st.sampled_from(["  ", ",", ":", "9" * 20, "1e5", "\x1b[1m", "\r", "", " [7],", "é"])),
+    st.text(alphabet="Decode batch[]0123456789.,: #-\n\r\x1b", max_size=60),
+    st.text(max_size=30),
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(st.lists(line, max_size=12), st.sampled_from(["\n", "\r\n", ""]), st.integers(1, 400))
+def test_fuzzed_logs_read_the_same(lines, end, chunk_chars):
+    chunked_chars, chunked.CHUNK_CHARS = chunked.CHUNK_CHARS, chunk_chars
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "server.log"
+            path.write_bytes(("\n".join(lines) + end).encode("utf-8", errors="surrogatepass"))
+            same(sglang, path)
+            same(vllm, path)
+    finally:
+        chunked.CHUNK_CHARS = chunked_chars
