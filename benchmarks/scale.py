@@ -2,7 +2,7 @@
 
 Each piece runs in a child process (``python benchmarks/scale.py <piece> ...``) that prints its
 own timing as JSON; the parent reads the child's peak RSS from ``wait4``. Parsing goes through
-the pipeline's parser (``LOG_FORMATS["sglang"]``) with a sink, i.e. streaming.
+the pipeline's reader (``LOG_FORMATS["sglang"].read_file``, chunked) with a sink, i.e. streaming.
 """
 
 from __future__ import annotations
@@ -54,8 +54,7 @@ def bench_plan(configurations: int) -> dict:
 def child_parse(path: str) -> None:
     from specsweep.parsers import LOG_FORMATS
     started = time.perf_counter()
-    with open(path, errors="replace") as lines:
-        parsed = LOG_FORMATS["sglang"].parse(lines, sink=lambda row: None)
+    parsed = LOG_FORMATS["sglang"].read_file(path, sink=lambda row: None)  # what parse_log runs (chunked)
     elapsed = time.perf_counter() - started
     print(json.dumps({"seconds": elapsed, "rows": parsed.emitted, "lines": parsed.lines,
                       "malformed": parsed.malformed}))
