@@ -6,6 +6,7 @@ cache, which every later test and clone reuses.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -16,8 +17,11 @@ import psutil
 import pytest
 import yaml
 
+from specsweep.server import group_members
+
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.engine
+PLANTED = "tok-e2e-planted-4711"
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -26,19 +30,12 @@ def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, timeout=3600)
 
 
-def llama_servers() -> list[psutil.Process]:
-    found = []
-    for process in psutil.process_iter(["name", "cmdline"]):
-        if process.info["name"] == "llama-server" or "llama-server" in " ".join(process.info["cmdline"] or [])[:200]:
-            found.append(process)
-    return found
-
-
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory) -> Path:
     workdir = tmp_path_factory.mktemp("sweep")
     config = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
     config["benchmark"]["prompts"] = str(REPO / "config" / "prompts.txt")
+    config["configurations"]["ngram"]["env"] = {"SPECSWEEP_E2E_TOKEN": PLANTED}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     done = snakemake(workdir, "all")
     assert done.returncode == 0, done.stderr[-4000:]
@@ -70,7 +67,19 @@ def test_outputs_per_configuration(sweep):
 
 
 def test_no_server_is_left_running(sweep):
-    assert llama_servers() == []
+    # The sweep's own servers (pids and process groups from launch.json), not every llama-server on
+    # the machine: another sweep may be measuring at the same time.
+    for name in ("baseline", "ngram"):
+        pid = json.loads((sweep / "results" / name / "launch.json").read_text())["pid"]
+        assert group_members(pid) == [], f"{name}: process group {pid} still has members"
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_a_secret_in_config_env_is_nowhere_on_disk(sweep):
+    # Snakemake keeps rule params in .snakemake/metadata: they must hold a fingerprint, not the value.
+    leaks = [p for folder in ("results", "logs", ".snakemake") for p in (sweep / folder).rglob("*")
+             if p.is_file() and PLANTED.encode() in p.read_bytes()]
+    assert leaks == []
 
 
 def test_second_run_does_nothing(sweep):

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from specsweep.redact import is_secret
+from specsweep.redact import fingerprint, is_secret, redact_mapping
 
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -49,8 +49,13 @@ class Configuration:
     description: str = ""
 
     def as_params(self) -> dict[str, Any]:
-        """Plain data for Snakemake ``params:`` (a change here reruns this configuration only)."""
         return asdict(self)
+
+    def identity(self) -> dict[str, Any]:
+        """What Snakemake ``params:`` see: a change here reruns this configuration only. Secret env
+        values and secret flag values appear as fingerprints, because Snakemake stores params in
+        .snakemake/metadata in plain text; the job reads the real values from the config."""
+        return redact_mapping(asdict(self), replace=fingerprint)
 
 
 def validate_schema(raw: dict[str, Any]) -> dict[str, Any]:
@@ -131,6 +136,14 @@ def expand(config: dict[str, Any]) -> dict[str, Configuration]:
         raise ConfigError(f"configurations: exactly one configuration needs 'baseline: true' (found: {found}); "
                           f"a baseline cannot have a grid")
     return expanded
+
+
+def configurations_of(config: dict[str, Any]) -> dict[str, Configuration]:
+    """Every configuration of a validated config: grids expanded and, for ``benchmark.order: bracket``,
+    the ``<baseline>-end`` session added. One definition for the workflow and its jobs."""
+    from specsweep.drift import with_end_baseline  # drift builds on this module
+
+    return with_end_baseline(expand(config), config["benchmark"]["order"])
 
 
 def check_files(config: dict[str, Any]) -> None:

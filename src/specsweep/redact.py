@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections.abc import Callable
 from typing import Any
 
 SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
@@ -65,19 +67,27 @@ def secret_arg_values(argv: list[str]) -> list[str]:
     return [value for value in hidden if value]
 
 
-def redact_mapping(data: Any, in_env: bool = False) -> Any:
+def fingerprint(value: Any) -> str:
+    """A stand-in for a secret that still changes when the secret does (Snakemake params, metadata)."""
+    return "sha256:" + hashlib.sha256(str(value).encode()).hexdigest()[:16]
+
+
+def redact_mapping(data: Any, in_env: bool = False, replace: Callable[[Any], str] | None = None) -> Any:
     """Redact recursively (e.g. a config): in an ``env`` mapping every variable named like a secret
     (as ``redact_env``, with its grid values), elsewhere a key with a secret word (``--api-key``,
-    ``hf_token``) but not counts like ``max_tokens``, which must stay valid config."""
+    ``hf_token``) but not counts like ``max_tokens``, which must stay valid config.
+    ``replace`` maps a secret value to its stand-in (default ``<redacted>``; ``fingerprint`` for params)."""
     if isinstance(data, dict):
         out = {}
         for key, value in data.items():
             secret = isinstance(key, str) and (is_secret(key) if in_env else is_secret_flag(key))
             if secret and isinstance(value, list):  # a grid axis: distinct placeholders keep the grid valid
-                out[key] = [f"{REDACTED}{i + 1}" for i in range(len(value))]
+                out[key] = [replace(v) if replace else f"{REDACTED}{i + 1}" for i, v in enumerate(value)]
+            elif secret and not isinstance(value, dict):
+                out[key] = replace(value) if replace else REDACTED
             else:
-                out[key] = REDACTED if secret and not isinstance(value, dict) else redact_mapping(value, key == "env")
+                out[key] = redact_mapping(value, key == "env", replace)
         return out
     if isinstance(data, list):
-        return [redact_mapping(v, in_env) for v in data]
+        return [redact_mapping(v, in_env, replace) for v in data]
     return data

@@ -23,7 +23,7 @@ from specsweep.adaptive import with_extra_runs
 from specsweep.atomic import atomic_open, atomic_write
 from specsweep.build_llamacpp import SourcePin, cached_llama_server, ensure_llama_server
 from specsweep.cache import cache_root, exclusive, sha256_file
-from specsweep.config import Configuration
+from specsweep.config import Configuration, configurations_of
 from specsweep.engines import adapter
 from specsweep.engines.base import EngineResources
 from specsweep.parsers import LOG_FORMATS
@@ -59,7 +59,7 @@ def progress_to(log_path: str | Path) -> Iterator[TextIO]:
 
 
 def build_engine(smk: Any) -> None:
-    settings = smk.params.engine
+    settings = smk.config["engines"][smk.wildcards.engine]  # params hold fingerprints of secrets
     with progress_to(smk.log[0]) as progress:
         if settings["kind"] != "llamacpp":
             write_json(Path(smk.output[0]), {"kind": settings["kind"], "executable": None})
@@ -91,14 +91,14 @@ def obtain_model(smk: Any) -> None:
 
 
 def bench_configuration(smk: Any) -> None:
-    configuration = Configuration(**smk.params.configuration)
+    configuration = configurations_of(smk.config)[smk.wildcards.cfg]  # params hold fingerprints of secrets
     engine_record = json.loads(Path(smk.input.engine).read_text())
     model_records = {Path(p).stem: json.loads(Path(p).read_text()) for p in smk.input.models}
     executable = engine_record.get("executable")
     if executable and not Path(executable).is_file():
         raise FileNotFoundError(f"{executable} is gone from the cache; rebuild it with "
                                 f"`snakemake --cores 1 --forcerun engine all`")
-    settings = smk.params.engine
+    settings = smk.config["engines"][configuration.engine]
     resources = EngineResources(
         executable=executable,
         model=model_records[settings["model"]]["path"] if settings.get("model") else None,
@@ -324,9 +324,9 @@ def write_paper(smk: Any) -> None:
 def plan_configuration(smk: Any) -> None:
     import specsweep.launchplan as launchplan
 
-    configuration = Configuration(**smk.params.configuration)
+    configuration = configurations_of(smk.config)[smk.wildcards.cfg]  # params hold fingerprints of secrets
     with progress_to(smk.log[0]) as progress:
-        planned = launchplan.plan(configuration, smk.params.engine, smk.params.models)
+        planned = launchplan.plan(configuration, smk.config["engines"][configuration.engine], smk.params.models)
         write_json(Path(smk.output[0]), planned)
         print(f"{configuration.name}: {launchplan.shell_line(planned) if planned['launches'] else 'external'}",
               file=progress)

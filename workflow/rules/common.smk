@@ -6,7 +6,7 @@ from snakemake.exceptions import WorkflowError
 from specsweep import config as sweep_config
 from specsweep import drift as sweep_drift
 from specsweep import provenance as sweep_provenance
-from specsweep.redact import redact_mapping
+from specsweep.redact import fingerprint, redact_mapping
 from specsweep.launchplan import check_configurations
 from specsweep.parsers import log_format_of as engine_log_format
 from specsweep.parsers.user import compile_parsers
@@ -15,12 +15,9 @@ try:
     # JSON schema (workflow/schemas/config.schema.yaml, via snakemake.utils.validate, which
     # fills in defaults), then the checks a schema cannot express.
     config.update(sweep_config.validate_schema(config))
-    CONFIGURATIONS = sweep_config.expand(config)
+    # Grids expanded; benchmark.order: bracket adds <baseline>-end, measured after the others.
+    CONFIGURATIONS = sweep_config.configurations_of(config)
     sweep_config.check_files(config)
-    # benchmark.order: bracket adds <baseline>-end, measured after every other configuration.
-    CONFIGURATIONS = sweep_drift.with_end_baseline(
-        CONFIGURATIONS, config["benchmark"]["order"]
-    )
     PROFILE_PARSERS = compile_parsers(config.get("profile_parsers"))
     # Engine domain checks (e.g. SGLang EAGLE tree sizes): warnings, errors when impossible.
     check_configurations(CONFIGURATIONS)
@@ -86,16 +83,18 @@ def engine_record(wildcards):
     return f"results/engine/{CONFIGURATIONS[wildcards.cfg].engine}.json"
 
 
+# Params identify what a job measures (a change reruns it) but are stored in plain text in
+# .snakemake/metadata: secrets appear as fingerprints; jobs read real values from the config.
 def configuration_params(wildcards):
-    return CONFIGURATIONS[wildcards.cfg].as_params()
+    return CONFIGURATIONS[wildcards.cfg].identity()
 
 
 def engine_params(wildcards):
-    return engine_of(wildcards)
+    return redact_mapping(engine_of(wildcards), replace=fingerprint)
 
 
 def all_configurations(wildcards):
-    return {name: c.as_params() for name, c in CONFIGURATIONS.items()}
+    return {name: c.identity() for name, c in CONFIGURATIONS.items()}
 
 
 def run_files(wildcards):
@@ -105,7 +104,7 @@ def run_files(wildcards):
 
 
 def engine_settings(wildcards):
-    return config["engines"][wildcards.engine]
+    return redact_mapping(config["engines"][wildcards.engine], replace=fingerprint)
 
 
 def model_spec(wildcards):
