@@ -27,10 +27,10 @@ include: "workflow/rules/figures.smk"  # summary -> results/figures/
 include: "workflow/rules/costmodel.smk"  # runs -> speculation cost model, figure
 include: "workflow/rules/drift.smk"  # runs -> results/drift.csv
 include: "workflow/rules/compare.smk"  # `compare` target: two result sets
-include: "workflow/rules/plan.smk"  # resolved launches + results/commands.sh, nothing started
 include: "workflow/rules/paper.smk"  # summary -> results/paper/ (LaTeX macros, table)
 include: "workflow/rules/provenance.smk"  # code, machine, engine, models -> provenance.json
 include: "workflow/rules/archive.smk"  # `archive` target: one verified .tar.gz; rebuild check
+include: "workflow/rules/plan.smk"  # resolved launches + results/commands.sh, nothing started
 
 
 rule all:

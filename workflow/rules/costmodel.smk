@@ -13,9 +13,9 @@ rule costmodel:
         figure_svg="results/figures/costmodel.svg",
     log:
         "logs/costmodel.log",
-    params:
-        configurations=all_configurations,
     conda:
         "../../envs/specsweep.yaml"
+    params:
+        configurations=all_configurations,
     script:
         "../../scripts/costmodel.py"

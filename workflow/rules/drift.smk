@@ -9,9 +9,9 @@ rule drift:
         ),
     log:
         "logs/drift.log",
-    params:
-        configurations=all_configurations,
     conda:
         "../../envs/specsweep.yaml"
+    params:
+        configurations=all_configurations,
     script:
         "../../scripts/drift.py"

@@ -17,6 +17,8 @@ rule figures:
         acceptance_svg="results/figures/acceptance.svg",
     log:
         "logs/figures.log",
+    conda:
+        "../../envs/specsweep.yaml"
     script:
         "../../scripts/plot.py"
 
