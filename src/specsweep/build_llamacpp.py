@@ -24,6 +24,7 @@ from typing import Any, TextIO
 from specsweep.atomic import atomic_write
 from specsweep.cache import cache_root, exclusive
 from specsweep.fetch import pypi_distribution
+from specsweep.server import process_group
 
 # Flags every variant shares; why each one is needed is in docs/engines.md.
 COMMON_FLAGS = [
@@ -142,9 +143,11 @@ def _build(pin: SourcePin, sdist: Path, home: Path, key: str, variant: str, flag
     cmake, ninja = _tool("cmake"), _tool("ninja")
     with open(log_path, "w") as log:
         started = time.monotonic()
-        subprocess.run([cmake, "-S", str(source), "-B", str(build_dir), "-G", "Ninja",
-                        f"-DCMAKE_MAKE_PROGRAM={ninja}", *flags],
-                       stdout=log, stderr=subprocess.STDOUT, check=True)
+        configure = [cmake, "-S", str(source), "-B", str(build_dir), "-G", "Ninja",
+                     f"-DCMAKE_MAKE_PROGRAM={ninja}", *flags]
+        with process_group(configure, STOP_GRACE_S, stdout=log, stderr=subprocess.STDOUT) as process:
+            if process.wait() != 0:
+                raise subprocess.CalledProcessError(process.returncode, configure)
         configured = time.monotonic()
         print(f"llama-server {key}: configured in {configured - started:.1f} s; "
               f"building with {jobs} jobs (about 11 min on 2 cores)", file=progress)
@@ -163,24 +166,26 @@ def _build(pin: SourcePin, sdist: Path, home: Path, key: str, variant: str, flag
     )
 
 
+STOP_GRACE_S = 2.0
 _NINJA_STEP = re.compile(r"^\[(\d+)/(\d+)\]")
 
 
 def _run_with_progress(argv: list[str], log: TextIO, progress: TextIO, label: str) -> None:
     """Run ninja, copy its output to the log, print a progress line every 10 %."""
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    assert process.stdout is not None
-    next_report = 10
-    for line in process.stdout:
-        log.write(line)
-        step = _NINJA_STEP.match(line)
-        if step:
-            done, total = int(step[1]), int(step[2])
-            if 100 * done >= next_report * total:
-                print(f"llama-server {label}: {done}/{total} build steps", file=progress, flush=True)
-                next_report += 10
-    if process.wait() != 0:
-        raise subprocess.CalledProcessError(process.returncode, argv)
+    # Its own process group, stopped on any exit: an interrupted build must not leave compilers running.
+    with process_group(argv, STOP_GRACE_S, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as process:
+        assert process.stdout is not None
+        next_report = 10
+        for line in process.stdout:
+            log.write(line)
+            step = _NINJA_STEP.match(line)
+            if step:
+                done, total = int(step[1]), int(step[2])
+                if 100 * done >= next_report * total:
+                    print(f"llama-server {label}: {done}/{total} build steps", file=progress, flush=True)
+                    next_report += 10
+        if process.wait() != 0:
+            raise subprocess.CalledProcessError(process.returncode, argv)
 
 
 def _version(tool: str) -> str:

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -182,31 +183,45 @@ def _raise_terminated(signum: int, _frame: object) -> None:
 
 
 @contextlib.contextmanager
+def process_group(argv: list[str], grace_s: float, on_stopped: Callable[[], None] | None = None,
+                  **popen: Any) -> Iterator[subprocess.Popen[Any]]:
+    """Run ``argv`` (never through a shell) in a new process group and stop the whole group on any
+    exit: success, exception, SIGINT, SIGTERM or SIGHUP (turned into exceptions here), or the
+    death of this process (PDEATHSIG). ``on_stopped`` runs once the group is gone."""
+    previous = {s: signal.signal(s, _raise_terminated) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        process = subprocess.Popen(argv, start_new_session=True, preexec_fn=_die_with_parent, **popen)
+    except BaseException:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        raise
+    try:
+        yield process
+    finally:
+        # A second Ctrl-C must not interrupt the teardown half-way.
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
+        try:
+            stop_group(process.pid, grace_s, leader=process)
+            if on_stopped is not None:
+                on_stopped()
+        finally:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
 def managed_server(
     argv: list[str], env: dict[str, str], log_path: Path, stale: StaleGroup, grace_s: float
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """Run ``argv`` (never through a shell) in a new process group; stop the group on any exit."""
-    previous = {s: signal.signal(s, _raise_terminated) for s in (signal.SIGTERM, signal.SIGHUP)}
+    """A server in its own process group, recorded in ``stale`` until the group is stopped."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab") as log:
-        process = subprocess.Popen(
-            argv, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True, preexec_fn=_die_with_parent,
-        )
+    with open(log_path, "ab") as log, process_group(argv, grace_s, on_stopped=stale.clear, env=env,
+                                                    stdin=subprocess.DEVNULL, stdout=log,
+                                                    stderr=subprocess.STDOUT) as process:
         stale.record(process.pid, argv)
-        try:
-            yield process
-        finally:
-            # A second Ctrl-C must not interrupt the teardown half-way.
-            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-                signal.signal(sig, signal.SIG_IGN)
-            try:
-                stop_group(process.pid, grace_s, leader=process)
-                stale.clear()
-            finally:
-                signal.signal(signal.SIGINT, signal.default_int_handler)
-                for sig, handler in previous.items():
-                    signal.signal(sig, handler)
+        yield process
 
 
 READY_POLL_S = 0.05
