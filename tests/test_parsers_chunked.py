@@ -68,3 +68,14 @@ def test_fuzzed_logs_read_the_same(lines, end, chunk_chars):
             same(vllm, path)
     finally:
         chunked.CHUNK_CHARS = chunked_chars
+
+
+@pytest.mark.parametrize("line", [line for line in SGLANG_LINES if sglang.FAST.match(line + "\n")])
+def test_the_specialised_pattern_reads_each_version_as_the_per_line_parser(line, tmp_path):
+    special = sglang.specialise(line + "\n")
+    assert special is not None and special.pattern.pattern != sglang.FAST.pattern
+    found = special.pattern.findall(line + "\n")
+    assert [special.to_row(groups) for groups in found] == [sglang.parse_line(line)]
+    path = tmp_path / "log"  # a file of this layout alone, read through the specialised path
+    path.write_text((line + "\nINFO: other\n") * 50 + SGLANG_LINES[-1] + "\n" + line + "\n")
+    same(sglang, path)

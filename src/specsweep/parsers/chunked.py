@@ -24,22 +24,32 @@ CHUNK_CHARS = 4 << 20  # ~4 MB of text per regex pass: large enough to amortise,
 
 
 @dataclass(frozen=True)
+class FastPattern:
+    """A MULTILINE pattern of whole common lines (ending in "\n"), its groups turned into a row by to_row."""
+
+    pattern: re.Pattern[str]
+    to_row: Callable[[tuple[str, ...]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class ChunkedFormat:
     """How to read one log format in chunks."""
 
     marker_line: re.Pattern[str]  # MULTILINE, matches a whole line (with its "\n") holding any marker
     classify: Callable[[str], Any]  # as for parse_marked
     parse_line: Callable[[str, Any], dict[str, Any] | None]  # as for parse_marked
-    # Optional fast path: a MULTILINE pattern of whole common lines (ending in "\n"), its groups turned
-    # into a row by to_row; `marker` occurs exactly once in each such line.
-    fast: re.Pattern[str] | None = None
-    to_row: Callable[[tuple[str, ...]], dict[str, Any]] | None = None
+    # Optional fast path; `marker` occurs exactly once in each line it reads.
+    fast: FastPattern | None = None
     marker: str = ""
+    # Optional faster path: a pattern for the layout of one fast line, reading a subset of fast's lines
+    # (the same rows); tried on every chunk, from the file's first fast line on, until a chunk has others.
+    specialise: Callable[[str], FastPattern | None] | None = None
 
 
 def parse_file(path: str | Path, form: ChunkedFormat,
                sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:
     result = LogRows(sink=sink)
+    special: FastPattern | None = None
     rest = ""
     with open(path, encoding="utf-8", errors="replace") as handle:
         while chunk := handle.read(CHUNK_CHARS):
@@ -47,33 +57,40 @@ def parse_file(path: str | Path, form: ChunkedFormat,
             if cut == 0:  # no newline yet: a very long line keeps growing
                 rest += chunk
                 continue
-            _read_chunk(rest + chunk[:cut], form, result)
+            special = _read_chunk(rest + chunk[:cut], form, special, result)
             rest = chunk[cut:]
     if rest:
-        _read_chunk(rest + "\n", form, result)  # the last line, unterminated: still one line
+        _read_chunk(rest + "\n", form, special, result)  # the last line, unterminated: still one line
     return result
 
 
-def _read_chunk(text: str, form: ChunkedFormat, result: LogRows) -> None:
-    """Read whole lines (``text`` ends with "\n")."""
+def _read_chunk(text: str, form: ChunkedFormat, special: FastPattern | None, result: LogRows) -> FastPattern | None:
+    """Read whole lines (``text`` ends with "\n"); returns the specialised pattern for the next chunk."""
     result.lines += text.count("\n")
-    if form.fast is not None and form.to_row is not None:
-        found = form.fast.findall(text)
-        if len(found) == text.count(form.marker):  # every marked line is a fast one (the common case)
-            result.matched += len(found)
-            to_row, add = form.to_row, result.add
-            for groups in found:
-                add(to_row(groups))
-            return
-        last = 0
-        for match in form.fast.finditer(text):
-            _read_slow(text, last, match.start(), form, result)
-            result.matched += 1
-            result.add(form.to_row(match.groups()))
-            last = match.end()
-        _read_slow(text, last, len(text), form, result)
-    else:
+    if form.fast is None:
         _read_slow(text, 0, len(text), form, result)
+        return None
+    marked = text.count(form.marker)
+    if marked == 0:
+        return special
+    if special is None and form.specialise is not None:  # the layout of the first marked line, if fast
+        first = form.fast.pattern.match(text, text.rfind("\n", 0, text.find(form.marker)) + 1)
+        special = form.specialise(first[0]) if first else None
+    for fast in (special, form.fast):
+        if fast is not None and len(found := fast.pattern.findall(text)) == marked:
+            # every marked line is a fast one (the common case)
+            result.matched += len(found)
+            result.add_all(map(fast.to_row, found))
+            return special
+        special = None  # this chunk has other layouts: detect again in the next one
+    last = 0
+    for match in form.fast.pattern.finditer(text):
+        _read_slow(text, last, match.start(), form, result)
+        result.matched += 1
+        result.add(form.fast.to_row(match.groups()))
+        last = match.end()
+    _read_slow(text, last, len(text), form, result)
+    return None
 
 
 def _read_slow(text: str, start: int, end: int, form: ChunkedFormat, result: LogRows) -> None:

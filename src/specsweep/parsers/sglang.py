@@ -15,6 +15,8 @@ changed meaning in 0.5.4, 0.5.10 and 0.5.23, so nothing downstream compares it a
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -49,34 +51,100 @@ def _parse_marked_line(line: str, _kind: object) -> dict[str, object] | None:
     return parse_line(line)
 
 
-_INT, _DEC = r"(\d{1,15})", r"(\d{1,15}\.\d{1,15})"  # 15 digits: int(x) == int(float(x)), as integer() reads it
+_INT, _DEC = r"\d{1,15}", r"\d{1,15}\.\d{1,15}"  # 15 digits: int(x) == int(float(x)), as integer() reads it
 # The Decode batch layouts of 0.4.3 to 0.5.23 (fixture) as one whole-line pattern, keys in their logged
 # order; single spaces, no ANSI, plain numbers. Anything else (a missing or extra key, ranks in another
 # order, odd spacing) does not match and goes through parse_line, so the two never disagree.
-FAST = re.compile(
-    r"^(?:\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)(?: DP" + _INT + r")?(?: TP" + _INT + r")?"
-    r"(?: (?:PP|EP)\d{1,15})*\] )?"
-    r"Decode batch(?:\.|,| \[" + _INT + r"\],) #running-req: " + _INT + r", #token: " + _INT + ", "
-    r"token usage: " + _DEC + r", (?:accept len: " + _DEC + r", )?(?:accept rate: " + _DEC + r", )?"
-    r"(?:cap len: \d{1,15}\.\d{1,15}, )?(?:block accept len: \d{1,15}\.\d{1,15}, )?"
-    r"(?:[a-z]{1,10} graph: (True|False), )?gen throughput \(token/s\): " + _DEC + r", #queue-req: " + _INT +
-    r"(?:, est\. decode TFLOPS/s \(per GPU\): \d+\.\d+, est\. read BW \(GB/s per GPU\): \d+\.\d+, "
-    r"est\. write BW \(GB/s per GPU\): \d+\.\d+)?(?:, )?\n", re.MULTILINE)
+# As pieces, each a tuple of alternatives ("" for an optional piece); a group named after a column
+# captures it. FAST tries every alternative; a file's first Decode line picks its layout's alternative of
+# each piece for a pattern with none left to try (specialise), which reads ~2x faster.
+_PREFIX = 4  # the first four pieces are the "[time ranks] " prefix, optional as a whole in FAST
+_PIECES: tuple[tuple[str, ...], ...] = (
+    (r"\[(?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)",), (rf" DP(?P<dp_rank>{_INT})", ""),
+    (rf" TP(?P<tp_rank>{_INT})", ""), (r"(?: (?:PP|EP)\d{1,15})*\] ",),
+    (r"Decode batch\.", "Decode batch,", rf"Decode batch \[(?P<iter>{_INT})\],"),
+    (rf" #running-req: (?P<running_req>{_INT}), #token: (?P<tokens>{_INT}), token usage: (?P<token_usage>{_DEC}), ",),
+    (rf"accept len: (?P<accept_len>{_DEC}), ", ""), (rf"accept rate: (?P<accept_rate>{_DEC}), ", ""),
+    (rf"cap len: {_DEC}, ", ""), (rf"block accept len: {_DEC}, ", ""),
+    (r"[a-z]{1,10} graph: (?P<graph>True|False), ", ""),
+    (rf"gen throughput \(token/s\): (?P<gen_throughput>{_DEC}), #queue-req: (?P<queue_req>{_INT})",),
+    (r", est\. decode TFLOPS/s \(per GPU\): \d+\.\d+, est\. read BW \(GB/s per GPU\): \d+\.\d+, "
+     r"est\. write BW \(GB/s per GPU\): \d+\.\d+", ""), (", ", ""))
 
 
-def _fast_row(groups: tuple[str, ...]) -> dict[str, object]:
-    """A FAST match as the row parse_line makes of the same line (same keys, values and types)."""
-    time, dp, tp, step, running, tokens, usage, length, rate, graph, throughput, queue = groups
-    return {"time": time or None, "dp_rank": int(dp) if dp else None, "tp_rank": int(tp) if tp else None,
-            "iter": int(step) if step else None, "running_req": int(running), "queue_req": int(queue),
-            "tokens": int(tokens), "token_usage": float(usage), "accept_len": float(length) if length else None,
-            "accept_rate": float(rate) if rate else None, "gen_throughput": float(throughput),
-            "graph": graph or None}
+def _pattern(piece: Callable[[int, tuple[str, ...]], str], prefix: Callable[[str], str]) -> re.Pattern[str]:
+    """The whole-line pattern, piece i written as piece(i, its alternatives), the prefix as prefix(text)."""
+    parts = [piece(i, alternatives) for i, alternatives in enumerate(_PIECES)]
+    return re.compile(rf"^{prefix(''.join(parts[:_PREFIX]))}{''.join(parts[_PREFIX:])}\n", re.MULTILINE)
+
+
+FAST = _pattern(lambda _i, alternatives: f"(?:{'|'.join(alternatives)})", lambda text: f"(?:{text})?")
+# FAST, saying which alternative of each piece matched (group a<piece>_<alternative>)
+_DETECT = _pattern(lambda i, alternatives: f"(?:{'|'.join(f'(?P<a{i}_{j}>{a})' for j, a in enumerate(alternatives))})",
+                   lambda text: f"(?:{text})?")
+
+
+class _Memo(dict[str, Any]):
+    """str -> convert(str), for columns with few distinct values (ranks, counts of requests, 2-decimal
+    ratios): a dict lookup is ~3x cheaper than int()/float(). Cleared when large, so memory stays bounded."""
+
+    def __init__(self, convert: Callable[[str], Any]) -> None:
+        super().__init__()
+        self.convert = convert
+
+    def __missing__(self, text: str) -> Any:
+        if len(self) > 4096:
+            self.clear()
+        value = self[text] = self.convert(text)
+        return value
+
+
+_FEW_INTS, _FEW_FLOATS = _Memo(int), _Memo(float)
+# How each FAST column becomes the value parse_line gives it (never called on an absent group).
+_CONVERT: dict[str, Callable[[str], Any]] = {
+    "time": str, "graph": str, "iter": int, "tokens": int, "gen_throughput": float,
+    "dp_rank": _FEW_INTS.__getitem__, "tp_rank": _FEW_INTS.__getitem__, "running_req": _FEW_INTS.__getitem__,
+    "queue_req": _FEW_INTS.__getitem__, "token_usage": _FEW_FLOATS.__getitem__,
+    "accept_len": _FEW_FLOATS.__getitem__, "accept_rate": _FEW_FLOATS.__getitem__}
+_EMPTY_ROW = dict.fromkeys(COLUMNS)  # parse_line's key order; columns a line lacks stay None
+
+
+def _row_maker(pattern: re.Pattern[str]) -> Callable[[tuple[str, ...]], dict[str, object]]:
+    """pattern's groups (all named after columns) as the row parse_line makes of the same line."""
+    names = tuple(sorted(pattern.groupindex, key=pattern.groupindex.__getitem__))
+    converts = tuple(_CONVERT[name] for name in names)
+    if len(names) == len(COLUMNS):  # FAST: absent optional groups are "" and stay None
+        return lambda groups: _EMPTY_ROW | {
+            name: convert(value) for name, convert, value in zip(names, converts, groups, strict=True) if value}
+
+    def row(groups: tuple[str, ...]) -> dict[str, object]:  # every group matched: convert all, in C
+        made = _EMPTY_ROW.copy()
+        made.update(zip(names, map(operator.call, converts, groups), strict=True))
+        return made
+    return row
+
+
+@functools.cache
+def _specialised(layout: tuple[int, ...]) -> chunked.FastPattern:
+    """FAST with alternative layout[i] of piece i and the prefix required: the same rows for its lines."""
+    pattern = _pattern(lambda i, alternatives: alternatives[layout[i]], lambda text: text)
+    return chunked.FastPattern(pattern, _row_maker(pattern))
+
+
+def specialise(line: str) -> chunked.FastPattern | None:
+    """The pattern of the layout of line (a FAST line), or None when it has no "[time ranks] " prefix."""
+    detected = _DETECT.match(line)
+    if detected is None or detected["time"] is None:  # prefix-less lines are rare: FAST reads them
+        return None
+    groups = detected.groupdict()
+    return _specialised(tuple(next(j for j in range(len(alternatives)) if groups[f"a{i}_{j}"] is not None)
+                              for i, alternatives in enumerate(_PIECES)))
 
 
 CHUNKED = chunked.ChunkedFormat(marker_line=re.compile(r"^[^\n]*Decode batch[^\n]*\n", re.MULTILINE),
-                                classify=_classify, parse_line=_parse_marked_line, fast=FAST,
-                                to_row=_fast_row, marker="Decode batch")
+                                classify=_classify, parse_line=_parse_marked_line,
+                                fast=chunked.FastPattern(FAST, _row_maker(FAST)),
+                                specialise=specialise, marker="Decode batch")
 
 
 def parse_line(line: str) -> dict[str, object] | None:
