@@ -9,9 +9,11 @@ session stopped is recorded in ``launch.json`` (``repetitions``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from specsweep.stats import describe
 
@@ -45,4 +47,19 @@ def with_extra_runs(declared: Iterable[str | Path]) -> list[Path]:
     """The declared run files plus any adaptive extras beside them, in run order."""
     paths = [Path(p) for p in declared]
     extras = {e for p in paths for e in extra_runs_dir(p.parent).glob("run_*.json")}
-    return paths + sorted(extras, key=lambda e: (e.parent.parent.parent.name, int(e.stem.split("_")[1])))
+    return paths + sorted(extras, key=lambda e: (configuration_of(e), int(e.stem.split("_")[1])))
+
+
+def configuration_of(run_path: Path) -> str:
+    """results/<cfg>/runs/run_<i>.json or results/<cfg>/runs/extra/run_<i>.json -> <cfg>."""
+    runs_dir = run_path.parent.parent if run_path.parent.name == "extra" else run_path.parent
+    return runs_dir.parent.name
+
+
+def runs_by_configuration(declared: Iterable[str | Path]) -> dict[str, list[dict[str, Any]]]:
+    """Run records per configuration: the declared runs and any adaptive extras beside them.
+    The one loader of run records for the summary, cost model and drift report."""
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for path in with_extra_runs(declared):
+        runs.setdefault(configuration_of(path), []).append(json.loads(path.read_text()))
+    return runs

@@ -21,7 +21,7 @@ import pandas as pd
 
 from specsweep import stats
 
-RUN = re.compile(r"(?:^|/)results/([^/]+)/runs/run_(\d+)\.json$")
+RUN = re.compile(r"(?:^|/)results/([^/]+)/runs/(?:extra/)?run_(\d+)\.json$")  # adaptive extras count too
 LAUNCH = re.compile(r"(?:^|/)results/([^/]+)/launch\.json$")
 MATCHED_KEYS = ("kind", "args", "env", "draft_model")
 
@@ -58,7 +58,7 @@ def load(path: str | Path) -> ResultSet:
     if path.is_dir():
         root = path if (path / "results").is_dir() else path.parent
         results = root / "results" if (root / "results").is_dir() else path
-        for member in sorted(results.glob("*/launch.json")) + sorted(results.glob("*/runs/run_*.json")):
+        for member in sorted(results.glob("*/launch.json")) + sorted(results.glob("*/runs/**/run_*.json")):
             files["results/" + member.relative_to(results).as_posix()] = member.read_bytes()
     elif path.is_file() and tarfile.is_tarfile(path):
         with tarfile.open(path) as archive:

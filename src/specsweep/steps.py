@@ -19,7 +19,7 @@ from typing import Any, TextIO
 import yaml
 
 from specsweep import archive, models, provenance
-from specsweep.adaptive import with_extra_runs
+from specsweep.adaptive import runs_by_configuration
 from specsweep.atomic import atomic_open, atomic_write
 from specsweep.build_llamacpp import SourcePin, cached_llama_server, ensure_llama_server
 from specsweep.cache import cache_root, exclusive, sha256_file
@@ -149,7 +149,7 @@ def summarise(smk: Any) -> None:
     from specsweep import aggregate
 
     configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
-    runs = {name: [] for name in configurations} | _runs_by_configuration(smk.input.runs)
+    runs = {name: [] for name in configurations} | runs_by_configuration(smk.input.runs)
     launches = {Path(p).parent.name: json.loads(Path(p).read_text()) for p in smk.input.launches}
     with progress_to(smk.log[0]) as progress:
         frame = aggregate.summarise(configurations, runs, launches)
@@ -181,20 +181,6 @@ def plot(smk: Any) -> None:
         print(f"figures written to {Path(smk.output.throughput).parent}", file=progress)
 
 
-def _runs_by_configuration(paths: list[str]) -> dict[str, list[dict[str, Any]]]:
-    """Run records per configuration: the declared runs and any adaptive extras beside them."""
-    runs: dict[str, list[dict[str, Any]]] = {}
-    for path in with_extra_runs(paths):
-        runs.setdefault(_configuration_of(path), []).append(json.loads(Path(path).read_text()))
-    return runs
-
-
-def _configuration_of(run_path: Path) -> str:
-    """results/<cfg>/runs/run_<i>.json or results/<cfg>/runs/extra/run_<i>.json -> <cfg>."""
-    runs_dir = run_path.parent.parent if run_path.parent.name == "extra" else run_path.parent
-    return runs_dir.parent.name
-
-
 def cost_model(smk: Any) -> None:
     import pandas as pd
 
@@ -204,7 +190,7 @@ def cost_model(smk: Any) -> None:
     configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
     with progress_to(smk.log[0]) as progress:
         try:
-            model = costmodel.fit(configurations, _runs_by_configuration(smk.input.runs))
+            model = costmodel.fit(configurations, runs_by_configuration(smk.input.runs))
         except costmodel.NotIdentifiable as reason:  # a sweep without different draft lengths
             model, text = None, f"# Speculation cost model\n\nNot fitted: {reason}.\n"
             aggregate.write_csv(pd.DataFrame(), smk.output.table)
@@ -224,7 +210,7 @@ def drift_report(smk: Any) -> None:
 
     configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
     with progress_to(smk.log[0]) as progress:
-        frame = drift.report(configurations, _runs_by_configuration(smk.input.runs))
+        frame = drift.report(configurations, runs_by_configuration(smk.input.runs))
         aggregate.write_csv(frame, smk.output[0])
         for line in drift.describe(frame):
             print(line, file=progress)

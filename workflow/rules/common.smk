@@ -4,6 +4,7 @@ from snakemake.exceptions import WorkflowError
 
 # The library (src/specsweep) is installed into the venv by `make venv`.
 from specsweep import config as sweep_config
+from specsweep.adaptive import with_extra_runs
 from specsweep import drift as sweep_drift
 from specsweep import provenance as sweep_provenance
 from specsweep.redact import fingerprint, redact_mapping
@@ -182,7 +183,8 @@ def archive_inputs(wildcards):
         + [f"results/models/{name}.json" for name in sorted(models - {None})],
         "launches": per_configuration("results/{cfg}/launch.json"),
         "server_logs": per_configuration("results/{cfg}/server.log"),
-        "runs": run_files(wildcards),
+        # adaptive extras (runs/extra/) exist once their session ran; the summary reads them too
+        "runs": [str(path) for path in with_extra_runs(run_files(wildcards))],
         "profiles": per_configuration("results/{cfg}/profile.csv"),
         "provenance": [
             "results/provenance.json",
