@@ -13,6 +13,7 @@ ratios are never compared; the counts are.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -32,3 +33,9 @@ class SpeculationCounts:
         if not self.verify_steps:
             return float("nan")
         return 1.0 + self.accepted / self.verify_steps
+
+
+def count(value: Any) -> int | None:
+    """A non-negative integer count from engine JSON, else None (bools and floats are not counts),
+    so a malformed or truncated final event reads as "not reported", never a crash."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

@@ -14,8 +14,11 @@ from hypothesis import strategies as st
 
 from specsweep.client import parse_event
 from specsweep.engines.base import scan_prometheus
-from specsweep.engines.llamacpp import DRAFTS_TOTAL, LlamaCpp
+from specsweep.engines.llamacpp import LlamaCpp
+from specsweep.engines.openai import LLAMACPP_COUNTERS
 from specsweep.parsers import llamacpp as llamacpp_log
+
+DRAFTS_TOTAL = LLAMACPP_COUNTERS[0]
 
 # 10^4 examples per parser (the floor), kept cheap: generation only (a failure is reported as
 # found, without the shrinking that would dominate the time), flat strategies over small alphabets of the

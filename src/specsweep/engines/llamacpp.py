@@ -14,19 +14,14 @@ from typing import Any, ClassVar
 import requests
 
 from specsweep.config import Configuration
+from specsweep.engines import openai
 from specsweep.engines.base import Engine, GenerationRequest, render_flags
-from specsweep.speculation import SpeculationCounts
-
-DRAFTS_TOTAL = "llamacpp:spec_decode_num_drafts_total"
+from specsweep.speculation import SpeculationCounts, count
 
 
 class LlamaCpp(Engine):
     kind: ClassVar[str] = "llamacpp"
-    counters: ClassVar[tuple[str, ...]] = (
-        DRAFTS_TOTAL,
-        "llamacpp:spec_decode_num_draft_tokens_total",
-        "llamacpp:spec_decode_num_accepted_tokens_total",
-    )
+    counters: ClassVar[tuple[str, ...]] = openai.LLAMACPP_COUNTERS
 
     def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
         if not self.resources.executable or not self.resources.model:
@@ -72,35 +67,19 @@ class LlamaCpp(Engine):
         timings = final.get("timings")
         # Only well-typed values pass: a malformed final event reads as "not reported", never a crash.
         return {"timings": timings if isinstance(timings, dict) else {},
-                "tokens_predicted": _count(final.get("tokens_predicted")),
-                "tokens_evaluated": _count(final.get("tokens_evaluated")), "stop_type": final.get("stop_type")}
+                "tokens_predicted": count(final.get("tokens_predicted")),
+                "tokens_evaluated": count(final.get("tokens_evaluated")), "stop_type": final.get("stop_type")}
 
     def tokens_generated(self, fields: dict[str, Any]) -> int | None:
-        return fields.get("tokens_predicted") or _count(fields.get("timings", {}).get("predicted_n"))
+        return fields.get("tokens_predicted") or count(fields.get("timings", {}).get("predicted_n"))
 
     def speculation(self, fields: dict[str, Any], counter_delta: dict[str, float],
                     emitted: int) -> SpeculationCounts | None:
-        timings = fields.get("timings", {})
-        steps = counter_delta.get(DRAFTS_TOTAL)
-        drafted, accepted = _count(timings.get("draft_n")), _count(timings.get("draft_n_accepted"))
-        if drafted is not None and accepted is not None:
-            return SpeculationCounts(drafted=drafted, accepted=accepted,
-                                     emitted=emitted, verify_steps=int(steps) if steps is not None else None,
-                                     source="response timings + /metrics")
-        if steps:  # drafted but the response omitted the fields: fall back to counters
-            return SpeculationCounts(
-                drafted=int(counter_delta.get("llamacpp:spec_decode_num_draft_tokens_total", 0)),
-                accepted=int(counter_delta.get("llamacpp:spec_decode_num_accepted_tokens_total", 0)),
-                emitted=emitted, verify_steps=int(steps), source="/metrics")
-        return None
-
-
-def _count(value: Any) -> int | None:
-    """A non-negative integer count from engine JSON, else None (bools and floats are not counts)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+        # The same timings and counters as an external llama-server: one reading of them (openai.py).
+        return openai.merge(openai.response_speculation(fields, emitted),
+                            openai.counter_speculation(counter_delta, emitted))
 
 
 def expects_speculation(args: dict[str, Any]) -> bool:
     spec_type = args.get("--spec-type")
     return bool(spec_type) and str(spec_type) != "none"
-

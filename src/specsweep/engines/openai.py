@@ -15,7 +15,7 @@ from typing import Any
 import requests
 
 from specsweep.engines.base import GenerationRequest
-from specsweep.speculation import SpeculationCounts
+from specsweep.speculation import SpeculationCounts, count
 
 COMPLETIONS = "/v1/completions"
 # Exposed counter names (vllm/v1/metrics/loggers.py; llama.cpp tools/server/server-context.cpp).
@@ -87,9 +87,10 @@ def response_speculation(fields: dict[str, Any], emitted: int) -> SpeculationCou
                                  verify_steps=int(spec["num_spec_steps"]) if spec.get("num_spec_steps") else None,
                                  source="response metrics.speculative_decoding")
     timings = fields.get("timings") or {}
-    if "draft_n" in timings:
-        return SpeculationCounts(drafted=int(timings["draft_n"]), accepted=int(timings["draft_n_accepted"]),
-                                 emitted=emitted, source="response timings")
+    # llama-server (tools/server/server-task.cpp): present only when something was drafted
+    drafted, accepted = count(timings.get("draft_n")), count(timings.get("draft_n_accepted"))
+    if drafted is not None and accepted is not None:
+        return SpeculationCounts(drafted=drafted, accepted=accepted, emitted=emitted, source="response timings")
     return None
 
 
