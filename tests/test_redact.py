@@ -14,3 +14,16 @@ def test_argv_values_after_secret_flags_are_hidden():
 def test_literal_values_and_nested_mappings():
     assert redact_values("key is s3cr3tvalue here", ["s3cr3tvalue"]) == f"key is {REDACTED} here"
     assert redact_mapping({"a": {"MY_SECRET": "x", "ok": [1]}}) == {"a": {"MY_SECRET": REDACTED, "ok": [1]}}
+
+
+def test_names_are_secret_by_word_not_by_substring():
+    from specsweep.redact import is_secret, secret_values
+
+    for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY", "DB_PASSWORD", "--hf-token", "--api-key",
+                 "env:HF_TOKEN", "AWS_SECRET_ACCESS_KEY"):
+        assert is_secret(name), name
+    # their values (false, 500) would otherwise be scrubbed out of every server log and archive member
+    for name in ("TOKENIZERS_PARALLELISM", "KEYBOARD_LAYOUT", "max_tokens", "--speculative-num-draft-tokens",
+                 "--max-num-batched-tokens"):
+        assert not is_secret(name), name
+    assert secret_values({"TOKENIZERS_PARALLELISM": "false", "HF_TOKEN": "hf_x1234"}) == ["hf_x1234"]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from specsweep.atomic import atomic_open
-from specsweep.redact import REDACTED
+from specsweep.redact import redact_values
 
 MANIFEST = "MANIFEST.sha256"
 MTIME = 946684800  # 2000-01-01T00:00:00Z: the same for every member, so no input looks newer than its output
@@ -49,14 +49,6 @@ def code_files(source: Path) -> dict[str, Path]:
     return found
 
 
-def redact_secrets(data: bytes, secrets: Iterable[str]) -> bytes:
-    """Replace secret values (from the packing process's environment) wherever they occur."""
-    for secret in secrets:
-        if len(secret) >= 4:
-            data = data.replace(secret.encode(), REDACTED.encode())
-    return data
-
-
 def manifest_text(files: dict[str, str]) -> str:
     return "".join(f"{digest}  {name}\n" for name, digest in sorted(files.items()))
 
@@ -80,7 +72,7 @@ def pack(members: dict[str, bytes | Path], out: Path, top: str, secrets: Iterabl
         _check_name(name)
         source = members[name]
         data = source.read_bytes() if isinstance(source, Path) else source
-        clean = redact_secrets(data, secrets)
+        clean = redact_values(data, secrets)
         if clean != data:
             redacted.append(name)
         contents[name] = clean
@@ -176,7 +168,8 @@ It recomputes `results/summary.csv`, `results/runs.csv`, the figures and the pap
 archived runs only (`--allowed-rules` means no server can be launched and nothing rebuilt
 upstream), then checks each against this manifest and writes `results/archive/rebuild-check.txt`;
 it fails if any file differs.
-Secret-looking environment variables (*TOKEN*, *KEY*, *SECRET*, *PASSWORD*) were redacted.
+Environment variables and flags named like secrets (a word ending in token, key, secret, password or
+credential) were redacted.
 """
 
 

@@ -4,25 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, AnyStr
 
-SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 REDACTED = "<redacted>"
+# A name (environment variable, flag, config key) is secret when one of its words ends with a secret
+# word: HF_TOKEN, OPENAI_API_KEY, DB_PASSWORD, --hf-token, --api-key, HUGGINGFACEHUBTOKEN; not
+# TOKENIZERS_PARALLELISM, KEYBOARD_LAYOUT, max_tokens or --speculative-num-draft-tokens, whose values
+# (false, 500) would otherwise be scrubbed out of every log and archive member.
+SECRET_WORDS = ("token", "key", "secret", "password", "passwd", "credential", "credentials")
 
 
 def is_secret(name: str) -> bool:
-    return bool(SECRET_NAME.search(name))
-
-
-# A flag is secret when one of its dash/underscore-separated words is a secret word: --hf-token,
-# --api-key; not counts such as --speculative-num-draft-tokens or --max-num-batched-tokens.
-SECRET_WORDS = frozenset({"token", "key", "apikey", "secret", "password", "passwd", "credential", "credentials"})
-
-
-def is_secret_flag(flag: str) -> bool:
-    name = flag.lstrip("-").partition("=")[0]
-    return any(word in SECRET_WORDS for word in re.split(r"[-_.]", name.lower()))
+    words = re.split(r"[-_.:]", name.lstrip("-").partition("=")[0].lower())
+    return any(word.endswith(SECRET_WORDS) for word in words)
 
 
 def redact_env(env: dict[str, str]) -> dict[str, str]:
@@ -37,7 +32,7 @@ def redact_argv(argv: list[str]) -> list[str]:
         if hide_next:
             out.append(REDACTED)
             hide_next = False
-        elif arg.startswith("-") and is_secret_flag(arg):
+        elif arg.startswith("-") and is_secret(arg):
             name, eq, _ = arg.partition("=")
             out.append(f"{name}={REDACTED}" if eq else arg)
             hide_next = not eq
@@ -46,11 +41,14 @@ def redact_argv(argv: list[str]) -> list[str]:
     return out
 
 
-def redact_values(text: str, secrets: list[str]) -> str:
-    """Replace literal secret values (e.g. echoed by a server into its log)."""
+def redact_values(text: AnyStr, secrets: Iterable[str]) -> AnyStr:
+    """Replace literal secret values (echoed by a server into its log, or in archive members)."""
     for secret in secrets:
-        if len(secret) >= 4:
-            text = text.replace(secret, REDACTED)
+        if len(secret) >= 4:  # shorter values would scrub ordinary text
+            if isinstance(text, bytes):
+                text = text.replace(secret.encode(), REDACTED.encode())
+            else:
+                text = text.replace(secret, REDACTED)
     return text
 
 
@@ -72,22 +70,22 @@ def fingerprint(value: Any) -> str:
     return "sha256:" + hashlib.sha256(str(value).encode()).hexdigest()[:16]
 
 
-def redact_mapping(data: Any, in_env: bool = False, replace: Callable[[Any], str] | None = None) -> Any:
-    """Redact recursively (e.g. a config): in an ``env`` mapping every variable named like a secret
-    (as ``redact_env``, with its grid values), elsewhere a key with a secret word (``--api-key``,
-    ``hf_token``) but not counts like ``max_tokens``, which must stay valid config.
+def redact_mapping(data: Any, replace: Callable[[Any], str] | None = None) -> Any:
+    """Redact recursively (e.g. a config) the value of every key named like a secret (``is_secret``:
+    env variables, grid values of such variables, ``--api-key`` flags; not counts like ``max_tokens``,
+    which must stay valid config).
     ``replace`` maps a secret value to its stand-in (default ``<redacted>``; ``fingerprint`` for params)."""
     if isinstance(data, dict):
         out = {}
         for key, value in data.items():
-            secret = isinstance(key, str) and (is_secret(key) if in_env else is_secret_flag(key))
+            secret = isinstance(key, str) and is_secret(key)
             if secret and isinstance(value, list):  # a grid axis: distinct placeholders keep the grid valid
                 out[key] = [replace(v) if replace else f"{REDACTED}{i + 1}" for i, v in enumerate(value)]
             elif secret and not isinstance(value, dict):
                 out[key] = replace(value) if replace else REDACTED
             else:
-                out[key] = redact_mapping(value, key == "env", replace)
+                out[key] = redact_mapping(value, replace)
         return out
     if isinstance(data, list):
-        return [redact_mapping(v, in_env, replace) for v in data]
+        return [redact_mapping(v, replace) for v in data]
     return data
