@@ -84,3 +84,10 @@ def test_write_is_deterministic(summary, tmp_path):
         paper.write(tmp_path / "summary.csv", tmp_path / run / "macros.tex", tmp_path / run / "table.tex")
     assert (tmp_path / "a" / "macros.tex").read_bytes() == (tmp_path / "b" / "macros.tex").read_bytes()
     assert (tmp_path / "a" / "table.tex").read_bytes() == (tmp_path / "b" / "table.tex").read_bytes()
+
+
+def test_a_zero_acceptance_rate_is_zero_percent_not_missing():
+    from specsweep.paper import _percent
+
+    assert _percent(0.0) == 0.0 and _percent(0.25) == 25.0
+    assert _percent(None) != _percent(None)  # NaN: shown as n/a

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from specsweep import aggregate
+from specsweep.adaptive import runs_by_configuration
 from specsweep.config import Configuration
 
 
@@ -26,7 +27,7 @@ def configuration_status(folder: Path, runs: int) -> tuple[str, list[dict[str, A
     try:
         launch = json.loads((folder / "launch.json").read_text())
         if launch.get("status") == "completed" and all(p.exists() for p in paths):
-            return "ok", [json.loads(p.read_text()) for p in paths], launch
+            return "ok", runs_by_configuration(paths).get(folder.name, []), launch  # adaptive extras too
     except (OSError, ValueError):
         pass
     kept = sorted((folder / "failed").glob("*/error.txt"))
