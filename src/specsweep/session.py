@@ -24,7 +24,7 @@ from typing import Any, TextIO
 from specsweep import gpu
 from specsweep.adaptive import extra_runs_dir, next_step, with_extra_runs
 from specsweep.atomic import atomic_write
-from specsweep.cache import cache_root, exclusive
+from specsweep.cache import measuring
 from specsweep.client import stream_post, timings_from_arrivals
 from specsweep.config import Configuration
 from specsweep.engines.base import Engine, GenerationRequest
@@ -90,9 +90,7 @@ def measure(configuration: Configuration, engine: Engine, benchmark: dict[str, A
     stale = StaleGroup(paths.stale_pgid)
     if (pgid := stale.stop_if_running(grace)) is not None:
         print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
-    lock = cache_root() / "measure.lock"
-    print(f"{name}: waiting for exclusive use of the machine ({lock})", file=progress, flush=True)
-    with exclusive(lock):
+    with measuring(progress, name):
         try:
             _session(configuration, engine, benchmark, prompts, host, port, paths, stale, progress)
         except BaseException as error:

@@ -22,7 +22,7 @@ from specsweep import archive, models, provenance
 from specsweep.adaptive import runs_by_configuration
 from specsweep.atomic import atomic_open, atomic_write
 from specsweep.build_llamacpp import SourcePin, cached_llama_server, ensure_llama_server
-from specsweep.cache import cache_root, exclusive, sha256_file
+from specsweep.cache import measuring, sha256_file
 from specsweep.config import Configuration, configurations_of
 from specsweep.engines import adapter
 from specsweep.engines.base import EngineResources
@@ -74,7 +74,7 @@ def build_engine(smk: Any) -> None:
         record = cached_llama_server(pin, variant, archs)
         if record is None:
             # The one-off build uses every core, so it must not overlap a measurement.
-            with exclusive(cache_root() / "measure.lock"):
+            with measuring(progress, f"engine {smk.wildcards.engine}"):
                 record = ensure_llama_server(pin, variant=variant, cuda_architectures=archs,
                                              jobs=llama["jobs"] or None, progress=progress)
         print(f"engine {smk.wildcards.engine}: llama-server {record.key} at {record.binary}", file=progress)
@@ -85,7 +85,7 @@ def build_engine(smk: Any) -> None:
 def obtain_model(smk: Any) -> None:
     with progress_to(smk.log[0]) as progress:
         print(f"model {smk.wildcards.model}: obtaining", file=progress)
-        record = models.obtain(smk.wildcards.model, smk.params.spec)
+        record = models.obtain(smk.wildcards.model, smk.params.spec, progress)
         print(f"model {smk.wildcards.model}: {record['path']}", file=progress)
         write_json(Path(smk.output[0]), record)
 
