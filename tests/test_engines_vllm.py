@@ -9,7 +9,7 @@ import pytest
 from specsweep import config as sweep_config
 from specsweep.config import ConfigError, Configuration
 from specsweep.engines import openai
-from specsweep.engines.base import EngineResources, GenerationRequest, prometheus_totals
+from specsweep.engines.base import EngineResources, GenerationRequest, scan_prometheus
 from specsweep.engines.vllm import VLLM
 from specsweep.launchplan import plan
 
@@ -58,8 +58,8 @@ def test_speculative_config_must_be_json():
 
 
 def test_counter_deltas_give_the_counts():
-    before = prometheus_totals(BEFORE, VLLM.counters)
-    after = prometheus_totals(AFTER, VLLM.counters)
+    before = scan_prometheus(BEFORE, VLLM.counters)[0]
+    after = scan_prometheus(AFTER, VLLM.counters)[0]
     delta = {k: after[k] - before.get(k, 0.0) for k in after}
     engine = VLLM({"kind": "vllm"}, EngineResources(model="/m"))
     counts = engine.speculation({"usage": {"completion_tokens": 64}}, delta, 64)

@@ -41,6 +41,8 @@ class Engine(abc.ABC):
     launches: ClassVar[bool] = True
     # Port written into results/commands.sh when the config says 0 (pick a free one at launch).
     default_port: ClassVar[int] = 8080
+    default_launcher: ClassVar[tuple[str, ...]] = ()
+    health_timeout_s: ClassVar[float] = 2.0
 
     def __init__(self, settings: dict[str, Any], resources: EngineResources) -> None:
         self.settings = settings
@@ -58,9 +60,17 @@ class Engine(abc.ABC):
     def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
         """argv of the server (no shell ever sees it)."""
 
+    def placeholders(self) -> dict[str, str]:
+        """What ``{model}`` and ``{draft_model}`` in a flag value stand for."""
+        return {"model": self.resources.model or "", "draft_model": self.resources.draft_model or ""}
+
+    def launcher(self) -> list[str]:
+        """argv prefix that starts a Python-packaged engine (``engines/<name>/launcher`` overrides)."""
+        return list(self.settings.get("launcher") or self.default_launcher)
+
     def is_ready(self, base_url: str) -> bool:
         try:
-            return requests.get(base_url + self.health_path, timeout=2).status_code == 200
+            return requests.get(base_url + self.health_path, timeout=self.health_timeout_s).status_code == 200
         except requests.RequestException:
             return False
 
@@ -111,19 +121,12 @@ class Engine(abc.ABC):
             return {}
         if response.status_code != 200:  # e.g. llama-server without --metrics answers 501
             return {}
-        try:
-            return prometheus_totals(response.text, self.counters)
-        except ValueError:  # not Prometheus text (an endpoint that serves something else there)
-            return {}
-
-
-def prometheus_totals(text: str, names: tuple[str, ...]) -> dict[str, float]:
-    """Sum of every sample (all label sets) of each wanted counter in Prometheus text."""
-    return scan_prometheus(text, names)[0]
+        return scan_prometheus(response.text, self.counters)[0]  # never raises, even on non-Prometheus text
 
 
 def scan_prometheus(text: str, names: tuple[str, ...]) -> tuple[dict[str, float], int]:
-    """``prometheus_totals`` and the number of sample lines that could not be parsed (never raises).
+    """Sum of every sample (all label sets) of each wanted counter, and the number of sample lines
+    that could not be parsed (never raises).
 
     Lines are parsed one at a time: prometheus_client stops at the first bad line, and one
     garbled line must not cost the counters of a whole run.

@@ -29,9 +29,6 @@ class LlamaCpp(Engine):
         argv = [self.resources.executable, "-m", self.resources.model, "--host", host, "--port", str(port)]
         return argv + render_flags(configuration.args, self.placeholders())
 
-    def placeholders(self) -> dict[str, str]:
-        return {"model": self.resources.model or "", "draft_model": self.resources.draft_model or ""}
-
     def check_started(self, base_url: str, configuration: Configuration) -> dict[str, Any]:
         props = requests.get(base_url + "/props", timeout=5).json()
         slots = requests.get(base_url + "/slots", timeout=5).json()

@@ -42,12 +42,8 @@ class SGLang(Engine):
     def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
         if not self.resources.model:
             raise ValueError("sglang needs a model path (engines/<name>/model naming a models entry)")
-        launcher = list(self.settings.get("launcher") or self.default_launcher)
-        argv = [*launcher, "--model-path", self.resources.model, "--host", host, "--port", str(port)]
+        argv = [*self.launcher(), "--model-path", self.resources.model, "--host", host, "--port", str(port)]
         return argv + render_flags(configuration.args, self.placeholders())
-
-    def placeholders(self) -> dict[str, str]:
-        return {"model": self.resources.model or "", "draft_model": self.resources.draft_model or ""}
 
     @classmethod
     def check_configuration(cls, configuration: Configuration) -> list[str]:
@@ -134,7 +130,9 @@ class SGLang(Engine):
     def flush_cache(self, base_url: str) -> None:
         response = requests.post(base_url + "/flush_cache", timeout=30)
         if response.status_code != 200:
-            raise RuntimeError(f"SGLang /flush_cache answered {response.status_code}: {response.text[:200]}")
+            raise RuntimeError(f"SGLang /flush_cache answered {response.status_code}: {response.text[:200]} "
+                               f"(400 means requests are still running: runs need an idle server, so stop any "
+                               f"other client of {base_url})")
 
 
 def meta_info_speculation(meta: dict[str, Any], emitted: int, per_step: int | None) -> SpeculationCounts | None:

@@ -32,6 +32,7 @@ class VLLM(openai.OpenAICompletions, Engine):
     kind: ClassVar[str] = "vllm"
     default_port: ClassVar[int] = 8000
     default_launcher: ClassVar[tuple[str, ...]] = ("vllm", "serve")
+    health_timeout_s: ClassVar[float] = 1.0  # the port accepts connections long before the server answers
     counters: ClassVar[tuple[str, ...]] = openai.VLLM_COUNTERS
 
     def __init__(self, settings: dict[str, Any], resources: Any) -> None:
@@ -42,12 +43,8 @@ class VLLM(openai.OpenAICompletions, Engine):
     def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
         if not self.resources.model:
             raise ValueError("vllm needs a model (engines/<name>/model naming a models entry)")
-        launcher = list(self.settings.get("launcher") or self.default_launcher)
-        argv = [*launcher, self.resources.model, "--host", host, "--port", str(port)]
+        argv = [*self.launcher(), self.resources.model, "--host", host, "--port", str(port)]
         return argv + render_flags(configuration.args, self.placeholders())
-
-    def placeholders(self) -> dict[str, str]:
-        return {"model": self.resources.model or "", "draft_model": self.resources.draft_model or ""}
 
     @classmethod
     def check_configuration(cls, configuration: Configuration) -> list[str]:
@@ -68,12 +65,6 @@ class VLLM(openai.OpenAICompletions, Engine):
             warnings.append(f"configurations/{configuration.name}: vLLM can only flush its prefix cache between "
                             f"runs with env VLLM_SERVER_DEV_MODE=1; set it or add {NO_PREFIX_CACHE}: true")
         return warnings
-
-    def is_ready(self, base_url: str) -> bool:
-        try:  # short timeout: the port accepts connections long before the server answers
-            return requests.get(base_url + self.health_path, timeout=1).status_code == 200
-        except requests.RequestException:
-            return False
 
     def check_started(self, base_url: str, configuration: Configuration) -> dict[str, Any]:
         self.model_name = openai.served_model(base_url, None)
