@@ -98,3 +98,10 @@ def test_summary_carries_speedup_ci_p_value_and_warnings(default_config):
 
 def test_a_configuration_without_runs_says_so():
     assert stats.warnings_for(stats.describe([])) == ["no runs"]
+
+
+def test_a_short_baseline_is_named_as_the_reason_for_no_speedup_ci():
+    candidate = [90.0, 92.0, 91.0, 93.0, 89.0]
+    reasons = stats.warnings_for(stats.describe(candidate), stats.ratio(candidate, [60.0, 61.0]))
+    assert any("baseline has only 2 run(s)" in r for r in reasons)
+    assert not any("not clearly non-zero" in r for r in reasons)

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specsweep.stats import describe
+import numpy as np
+
+from specsweep.stats import MIN_RUNS_FOR_CI, t_interval
 
 
 @dataclass(frozen=True)
@@ -27,12 +29,16 @@ class Decision:
 
 def next_step(rates: Sequence[float], ci_half_width_pct: float, max_runs: int) -> Decision:
     """Whether to run once more, given the decode rates so far, and why."""
-    summary = describe(rates)
-    half = (summary.ci_high - summary.mean) / summary.mean * 100 if summary.n >= 3 and summary.mean else None
+    data = np.asarray(rates, dtype=float)
+    mean = float(data.mean()) if len(data) else 0.0
+    half = None
+    if len(data) >= MIN_RUNS_FOR_CI and mean:  # the Student-t interval only: no bootstrap after every run
+        high = float(t_interval(data)[1])
+        half = (high - mean) / mean * 100
     if half is not None and half <= ci_half_width_pct:
         return Decision(False, f"95 % CI half-width {half:.2f} % <= target {ci_half_width_pct} % after "
-                               f"{summary.n} runs", half)
-    if summary.n >= max_runs:
+                               f"{len(data)} runs", half)
+    if len(data) >= max_runs:
         shown = f"{half:.2f} %" if half is not None else "undefined"
         return Decision(False, f"reached max_runs={max_runs} with CI half-width {shown} "
                                f"(target {ci_half_width_pct} %)", half)

@@ -71,6 +71,7 @@ class Ratio:
     boot_low: float
     boot_high: float
     p_value: float
+    reference_runs: int = 0
 
     @property
     def significant(self) -> bool:
@@ -249,7 +250,8 @@ def ratio(candidate: Sequence[float], reference: Sequence[float]) -> Ratio:
     low, high = fieller_ratio_interval(x, y)
     boot_low, boot_high = bootstrap_ratio_interval(x, y)
     return Ratio(ratio=float(x.mean() / y.mean()), ci_low=float(low), ci_high=float(high),
-                 boot_low=float(boot_low), boot_high=float(boot_high), p_value=float(welch_p_value(x, y)))
+                 boot_low=float(boot_low), boot_high=float(boot_high), p_value=float(welch_p_value(x, y)),
+                 reference_runs=len(y))
 
 
 def warnings_for(summary: Summary, speedup: Ratio | None = None, cv_limit: float = CV_WARNING) -> list[str]:
@@ -266,5 +268,9 @@ def warnings_for(summary: Summary, speedup: Ratio | None = None, cv_limit: float
                      f"no demonstrated difference")
     elif speedup is not None and not math.isnan(speedup.ratio) and math.isnan(speedup.ci_low) \
             and summary.n >= MIN_RUNS_FOR_CI:
-        found.append("speedup CI unbounded: the baseline mean is not clearly non-zero")
+        if speedup.reference_runs < MIN_RUNS_FOR_CI:  # Fieller needs runs on both sides
+            found.append(f"the baseline has only {speedup.reference_runs} run(s): no speedup CI "
+                         f"(need >= {MIN_RUNS_FOR_CI})")
+        else:
+            found.append("speedup CI unbounded: the baseline mean is not clearly non-zero")
     return found

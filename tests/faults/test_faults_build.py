@@ -19,6 +19,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from conftest import leftovers, wait_for
 
 SLEEP = "97"  # an unusual duration, to find the build's own sleeping child in the process table
 CMAKE = """cmake_minimum_required(VERSION 3.16)
@@ -52,21 +53,7 @@ def driver(cache: Path, sha: str, sleep: str) -> subprocess.Popen[str]:
 
 
 def sleepers() -> list[psutil.Process]:
-    found = []
-    for process in psutil.process_iter(["cmdline"]):
-        cmdline = process.info["cmdline"] or []
-        if cmdline[-3:] == ["-E", "sleep", SLEEP]:
-            found.append(process)
-    return found
-
-
-def wait_for(condition, timeout_s: float):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if value := condition():
-            return value
-        time.sleep(0.1)
-    return condition()
+    return leftovers(f"-E sleep {SLEEP}")  # the build's own sleeping step, zombies excluded
 
 
 @pytest.mark.parametrize("how", ["SIGINT to the process group (Ctrl-C)", "SIGTERM to the build process only"])
