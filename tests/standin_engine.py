@@ -15,7 +15,6 @@ Faults are chosen with ``STANDIN_MODE`` (comma-separated; the environment, as a 
 - ``fork-worker``: fork a worker process (same process group) that sleeps, ignoring SIGTERM.
 - ``ignore-sigterm``: ignore SIGTERM (only SIGKILL stops it).
 - ``bad-json``: interleave malformed ``data:`` lines in the stream and ``/metrics``.
-- ``slow-ready=S``: answer 503 for S seconds first.
 - ``slow-bind=S``: wait S seconds before binding the port (a loading engine).
 
 ``STANDIN_STARTED`` (a path): touch it once listening, so a test can wait for the server.
@@ -38,7 +37,6 @@ MODES = dict(
 if os.environ.get("STANDIN_ONLY_IF") and not os.path.exists(os.environ["STANDIN_ONLY_IF"]):
     MODES = {}
 AFTER = int(os.environ.get("STANDIN_AFTER", "3"))
-STARTED = time.monotonic()
 COMPLETIONS = 0
 
 
@@ -61,7 +59,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self) -> None:
-        loading = "hang-before-ready" in MODES or time.monotonic() - STARTED < float(MODES.get("slow-ready") or 0)
+        loading = "hang-before-ready" in MODES
         if self.path == "/health":
             self._json(503 if loading else 200, {"status": "loading model" if loading else "ok"})
         elif self.path == "/props":

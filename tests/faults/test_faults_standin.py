@@ -222,3 +222,15 @@ def test_stale_record_of_a_reused_process_group_is_not_killed(tmp_path):
     finally:
         bystander.kill()
         bystander.wait()
+
+
+def test_malformed_stream_events_and_metrics_lines_are_counted_not_fatal(tmp_path, standin, model_file,
+                                                                         monkeypatch):
+    # Every token event is preceded by two bad `data:` lines; /metrics carries a garbled sample line.
+    spec = session_spec(tmp_path, standin, model_file, env={"STANDIN_MODE": "bad-json"})
+    error, progress = run_session(spec, monkeypatch)
+    assert error is None, progress
+    run = json.loads((results_of(spec) / "runs" / "run_0.json").read_text())
+    assert run["malformed_events"] >= 2 * run["tokens"]
+    assert run["tokens"] == spec["benchmark"]["max_tokens"]
+    assert leftovers(standin) == []
