@@ -66,14 +66,8 @@ def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = N
         if not line[head.end():].strip():  # b9093's header: its timing lines follow unprefixed
             continue
         try:  # "[\d.]+" also matches "1.2.3", and int() refuses over 4300 digits: count, never raise
-            if m := PROMPT.search(line):
-                row.update(prompt_ms=float(m[1]), prompt_tokens=int(m[2]))
-            elif m := EVAL.search(line):
-                row.update(eval_ms=float(m[1]), eval_tokens=int(m[2]))
-            elif m := DRAFT.search(line):
-                row.update(draft_acceptance=float(m[1]), draft_accepted=int(m[2]), draft_generated=int(m[3]),
-                           draft_mean_len=float(m[4]) if m[4] else None)
-            elif "total time" not in line and "acc per pos" not in line:
+            if not _read_timing(row, line, re.Pattern.search) and "total time" not in line \
+                    and "acc per pos" not in line:
                 result.malformed += 1
         except ValueError:
             result.malformed += 1
@@ -84,17 +78,25 @@ def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = N
     return result
 
 
+def _read_timing(row: dict[str, Any], line: str, find: Callable[[re.Pattern[str], str], Any]) -> bool:
+    """Read one timing line into the request's row; False when it is none of the known ones.
+    ``find`` is ``re.Pattern.search`` (prefixed lines) or ``re.Pattern.match`` (b9093's unprefixed
+    lines). Raises ValueError on numbers that float()/int() refuse."""
+    if m := find(PROMPT, line):
+        row.update(prompt_ms=float(m[1]), prompt_tokens=int(m[2]))
+    elif m := find(EVAL, line):
+        row.update(eval_ms=float(m[1]), eval_tokens=int(m[2]))
+    elif m := find(DRAFT, line):  # b9093 has no "mean len"
+        row.update(draft_acceptance=float(m[1]), draft_accepted=int(m[2]), draft_generated=int(m[3]),
+                   draft_mean_len=float(m[4]) if m[4] else None)
+    else:
+        return False
+    return True
+
+
 def _continuation(row: dict[str, Any], line: str) -> bool:
     """A b9093 timing line without prefix, read into the request's row; False for any other line."""
     try:
-        if m := PROMPT.match(line):
-            row.update(prompt_ms=float(m[1]), prompt_tokens=int(m[2]))
-        elif m := EVAL.match(line):
-            row.update(eval_ms=float(m[1]), eval_tokens=int(m[2]))
-        elif m := DRAFT.match(line):
-            row.update(draft_acceptance=float(m[1]), draft_accepted=int(m[2]), draft_generated=int(m[3]))
-        else:
-            return False
+        return _read_timing(row, line, re.Pattern.match)
     except ValueError:
         return False
-    return True
