@@ -119,8 +119,9 @@ class SGLang(Engine):
 
     def speculation(self, fields: dict[str, Any], counter_delta: dict[str, float],
                     emitted: int) -> SpeculationCounts | None:
-        return meta_info_speculation(fields.get("meta_info", {}), emitted, self.draft_tokens_per_step()) or \
-            counter_speculation(counter_delta, emitted, self.draft_tokens_per_step())
+        per_step = self.draft_tokens_per_step()
+        return meta_info_speculation(fields.get("meta_info", {}), emitted, per_step) or \
+            counter_speculation(counter_delta, emitted, per_step)
 
     def draft_tokens_per_step(self) -> int | None:
         """Drafted tokens per verify step, as SGLang counts them: num_draft_tokens - 1."""
@@ -146,20 +147,27 @@ def meta_info_speculation(meta: dict[str, Any], emitted: int, per_step: int | No
             return SpeculationCounts(drafted=int(meta[drafted_key]), accepted=int(meta[accepted_key]),
                                      emitted=emitted, verify_steps=int(steps),
                                      source=f"response meta_info ({version} keys)")
-    # <= 0.5.4: only the verify count. Every verify step emits its accepted drafts plus one token,
-    # and the first token comes from prefill: accepted = completion - 1 - steps.
-    accepted = max(int(meta.get("completion_tokens", emitted)) - 1 - int(steps), 0)
-    return SpeculationCounts(drafted=int(steps) * per_step if per_step else 0, accepted=accepted, emitted=emitted,
-                             verify_steps=int(steps), source="response meta_info spec_verify_ct")
+    # <= 0.5.4: only the verify count.
+    return from_verify_steps(int(steps), int(meta.get("completion_tokens", emitted)), emitted, per_step,
+                             "response meta_info spec_verify_ct")
 
 
 def counter_speculation(delta: dict[str, float], emitted: int, per_step: int | None) -> SpeculationCounts | None:
     steps = int(delta.get(VERIFY_CALLS, 0))
     if not steps:
         return None
-    accepted = max(int(delta.get(GENERATION_TOKENS, emitted)) - 1 - steps, 0)
+    return from_verify_steps(steps, int(delta.get(GENERATION_TOKENS, emitted)), emitted, per_step,
+                             "/metrics sglang:spec_verify_calls_total")
+
+
+def from_verify_steps(steps: int, completion: int, emitted: int, per_step: int | None,
+                      source: str) -> SpeculationCounts:
+    """Counts from the verify-step count alone. Every verify step emits its accepted drafts plus one
+    token, and the first token comes from prefill: accepted = completion - 1 - steps. Drafted tokens
+    are steps x (num_draft_tokens - 1) when the server's args are known, else 0 (not reported)."""
+    accepted = max(completion - 1 - steps, 0)
     return SpeculationCounts(drafted=steps * per_step if per_step else 0, accepted=accepted, emitted=emitted,
-                             verify_steps=steps, source="/metrics sglang:spec_verify_calls_total")
+                             verify_steps=steps, source=source)
 
 
 def _int(value: Any) -> int | None:
