@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import hashlib
 import io
 import sys
 import tarfile
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from specsweep.atomic import atomic_open
+from specsweep.cache import sha256_bytes
 from specsweep.redact import redact_values
 
 MANIFEST = "MANIFEST.sha256"
@@ -33,10 +33,6 @@ class Packed:
     path: Path
     files: dict[str, str]  # member name (below the top folder) -> sha256
     redacted: list[str] = field(default_factory=list)  # members in which a secret value was replaced
-
-
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def code_files(source: Path) -> dict[str, Path]:

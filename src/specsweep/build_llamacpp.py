@@ -7,7 +7,6 @@ and a second clone on the same machine reuses the first one's build.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from specsweep.atomic import atomic_write
-from specsweep.cache import cache_root, exclusive
+from specsweep.cache import cache_root, exclusive, sha256_bytes
 from specsweep.fetch import pypi_distribution
 from specsweep.server import process_group
 
@@ -84,7 +83,7 @@ def cmake_flags(pin: SourcePin, variant: str, cuda_architectures: str | None) ->
 
 def build_key(pin: SourcePin, flags: list[str]) -> str:
     recipe = json.dumps({"sdist": pin.sha256, "subdir": pin.subdir, "flags": flags}, sort_keys=True)
-    return f"b{pin.build_number}-{hashlib.sha256(recipe.encode()).hexdigest()[:12]}"
+    return f"b{pin.build_number}-{sha256_bytes(recipe)[:12]}"
 
 
 def _tool(name: str) -> str:

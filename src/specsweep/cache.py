@@ -20,6 +20,10 @@ def cache_root() -> Path:
     return Path(xdg) / "specsweep"
 
 
+def sha256_bytes(data: str | bytes) -> str:
+    return hashlib.sha256(data.encode() if isinstance(data, str) else data).hexdigest()
+
+
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:

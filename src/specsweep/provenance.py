@@ -10,7 +10,6 @@ so the GPU part is testable without a GPU. Standard library only: it also runs o
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import importlib.metadata
 import json
 import os
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from specsweep import __version__
+from specsweep.cache import sha256_bytes
 from specsweep.redact import redact_env, redact_mapping
 
 FORMAT = "specsweep-provenance/1"
@@ -214,7 +214,7 @@ def machine(repo: str | Path | None = None) -> dict[str, Any]:
 def config_sha256(config: dict[str, Any]) -> str:
     """Hash of the validated config (defaults filled, secrets redacted), key order irrelevant."""
     canonical = json.dumps(redact_mapping(config), sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return sha256_bytes(canonical)
 
 
 def configuration_record(launch: dict[str, Any], engine: dict[str, Any], models: dict[str, Any],

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Iterable
 from typing import Any, AnyStr
+
+from specsweep.cache import sha256_bytes
 
 REDACTED = "<redacted>"
 # A name (environment variable, flag, config key) is secret when one of its words ends with a secret
@@ -67,7 +68,7 @@ def secret_arg_values(argv: list[str]) -> list[str]:
 
 def fingerprint(value: Any) -> str:
     """A stand-in for a secret that still changes when the secret does (Snakemake params, metadata)."""
-    return "sha256:" + hashlib.sha256(str(value).encode()).hexdigest()[:16]
+    return "sha256:" + sha256_bytes(str(value))[:16]
 
 
 def redact_mapping(data: Any, replace: Callable[[Any], str] | None = None) -> Any:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import hashlib
 import json
 import os
 import shutil
@@ -24,7 +23,7 @@ from typing import Any, TextIO
 from specsweep import gpu
 from specsweep.adaptive import extra_runs_dir, next_step, with_extra_runs
 from specsweep.atomic import atomic_write
-from specsweep.cache import measuring
+from specsweep.cache import measuring, sha256_bytes
 from specsweep.client import stream_post, timings_from_arrivals
 from specsweep.config import Configuration
 from specsweep.engines.base import Engine, GenerationRequest
@@ -270,7 +269,7 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
         "streamed_tokens": streamed, "client": asdict(timings), "engine": fields, "counter_delta": delta,
         "speculation": None if spec is None else {**asdict(spec), "acceptance_rate": spec.acceptance_rate,
                                                   "accept_length": spec.accept_length},
-        "text_sha256": hashlib.sha256(text.encode()).hexdigest(), "text_chars": len(text),
+        "text_sha256": sha256_bytes(text), "text_chars": len(text),
         "malformed_events": response.malformed,  # data: lines of the stream that were not JSON objects
     }
 
