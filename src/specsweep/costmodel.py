@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, stats
+from scipy import optimize
 
 from specsweep.config import Configuration
-from specsweep.stats import CONFIDENCE
+from specsweep.stats import CONFIDENCE, t_critical
 
 DRAFT_MODEL_FLAGS = ("-md", "--model-draft", "--spec-draft-model")
 CURVE_SEED = 20_261_129
@@ -160,7 +160,7 @@ def fit_cycle_time(counts: Sequence[Counts]) -> tuple[list[Parameter], int, np.n
     if dof > 0:
         residual = yw - xw @ theta
         covariance = float(residual @ residual / dof) * np.linalg.inv(xw.T @ xw)
-        half = stats.t.ppf(0.5 + CONFIDENCE / 2, dof) * np.sqrt(np.diag(covariance))
+        half = t_critical(dof) * np.sqrt(np.diag(covariance))
     else:
         covariance = np.full((x.shape[1], x.shape[1]), np.nan)
         half = np.full(x.shape[1], np.nan)

@@ -90,7 +90,7 @@ def trend(rates: Sequence[float]) -> tuple[float, float, float, float]:
     if len(y) < stats.MIN_RUNS_FOR_CI or np.ptp(y) == 0:
         return (0.0 if len(y) >= stats.MIN_RUNS_FOR_CI else math.nan), math.nan, math.nan, math.nan
     fit = scipy_stats.linregress(np.arange(len(y)), y)
-    half = scipy_stats.t.ppf(0.5 + stats.CONFIDENCE / 2, len(y) - 2) * fit.stderr
+    half = stats.t_critical(len(y) - 2) * fit.stderr
     scale = 100.0 / y.mean()
     return fit.slope * scale, (fit.slope - half) * scale, (fit.slope + half) * scale, float(fit.pvalue)
 

@@ -91,9 +91,10 @@ def _scipy_stats() -> ModuleType:
 
 
 @functools.lru_cache(maxsize=256)
-def _t_quantile(q: float, df: int) -> float:
-    """Student-t quantile (scipy's t.ppf, ~0.3 ms a call): a sweep asks for the same few run counts."""
-    return float(_scipy_stats().t.ppf(q, df))
+def t_critical(df: int, confidence: float = CONFIDENCE) -> float:
+    """Two-sided Student-t critical value t(0.5 + confidence/2, df), for every interval specsweep
+    reports (scipy's t.ppf, ~0.3 ms a call: a sweep asks for the same few degrees of freedom)."""
+    return float(_scipy_stats().t.ppf(0.5 + confidence / 2, df))
 
 
 def _clean(values: Sequence[float]) -> np.ndarray:
@@ -108,7 +109,7 @@ def t_interval(samples: np.ndarray, confidence: float = CONFIDENCE) -> tuple[np.
         nan = np.full(samples.shape[:-1], np.nan)
         return nan, nan.copy()
     mean = samples.mean(axis=-1)
-    half = _t_quantile(0.5 + confidence / 2, n - 1) * samples.std(axis=-1, ddof=1) / math.sqrt(n)
+    half = t_critical(n - 1, confidence) * samples.std(axis=-1, ddof=1) / math.sqrt(n)
     return mean - half, mean + half
 
 
