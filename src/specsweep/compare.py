@@ -56,8 +56,7 @@ def load(path: str | Path) -> ResultSet:
     path = Path(path)
     files: dict[str, bytes] = {}
     if path.is_dir():
-        root = path if (path / "results").is_dir() else path.parent
-        results = root / "results" if (root / "results").is_dir() else path
+        results = path / "results" if (path / "results").is_dir() else path  # a sweep folder or its results/
         for member in sorted(results.glob("*/launch.json")) + sorted(results.glob("*/runs/**/run_*.json")):
             files["results/" + member.relative_to(results).as_posix()] = member.read_bytes()
     elif path.is_file() and tarfile.is_tarfile(path):
