@@ -8,7 +8,6 @@ Each step writes its progress to the console and to its ``log:`` file.
 from __future__ import annotations
 
 import contextlib
-import csv
 import json
 import os
 import sys
@@ -20,14 +19,14 @@ import yaml
 
 from specsweep import archive, models, provenance
 from specsweep.adaptive import runs_by_configuration
-from specsweep.atomic import atomic_open, atomic_write
+from specsweep.atomic import atomic_write
 from specsweep.build_llamacpp import SourcePin, cached_llama_server, ensure_llama_server
 from specsweep.cache import measuring, sha256_file
 from specsweep.config import Configuration, configurations_of
 from specsweep.engines import adapter
 from specsweep.engines.base import EngineResources
-from specsweep.parsers import LOG_FORMATS
-from specsweep.parsers.user import UserRows, compile_parsers, tap
+from specsweep.parsers.profile import write_profile
+from specsweep.parsers.user import compile_parsers
 from specsweep.redact import REDACTED, secret_values
 from specsweep.session import SessionPaths, measure, read_prompts, write_json
 
@@ -114,33 +113,9 @@ def bench_configuration(smk: Any) -> None:
 
 
 def parse_log(smk: Any) -> None:
-    kind, log_format = smk.params.kind, LOG_FORMATS[smk.params.log_format]
-    # User regex parsers read the same single pass over the log as the engine's own parser.
-    user = [p for p in compile_parsers(smk.params.profile_parsers) if p.applies_to(kind)]
-    found = UserRows()
-    warmups, source = smk.params.warmup_requests, smk.params.log_format
-    user_columns = list(dict.fromkeys(c for p in user for c in p.columns))
-    with atomic_open(smk.output[0], newline="") as handle, progress_to(smk.log[0]) as progress:
-        # A user column named like an engine column (eval_ms) shares it; `source` tells the rows apart.
-        columns = list(dict.fromkeys(["phase", "source", *log_format.columns, *user_columns]))
-        writer = csv.DictWriter(handle, fieldnames=columns, lineterminator="\n")
-        writer.writeheader()
-        written = [0]
-
-        def write(row: dict[str, Any]) -> None:  # rows stream to profile.csv: a multi-GB log is never held
-            phase = ("warmup" if row["request"] < warmups else "run") if log_format.per_request else "interval"
-            writer.writerow({"phase": phase, "source": source, **row})
-            written[0] += 1
-
-        if user:
-            with open(smk.input.log, errors="replace") as lines:
-                parsed = log_format.parse(tap(lines, user, found), sink=write)
-        else:  # no user parser needs every line: the format's chunked reader (parsers/chunked.py)
-            parsed = log_format.read_file(smk.input.log, sink=write)
-        writer.writerows(found.rows)
-        print(f"{smk.wildcards.cfg}: {parsed.lines} log lines, {written[0]} "
-              f"{source} rows, {parsed.malformed} unrecognised lines; user parsers: "
-              f"{', '.join(f'{p.name} {found.matched.get(p.name, 0)} rows' for p in user) or 'none'}", file=progress)
+    with progress_to(smk.log[0]) as progress:
+        write_profile(smk.input.log, smk.output[0], smk.params.kind, smk.params.log_format,
+                      smk.params.profile_parsers, smk.params.warmup_requests, progress, smk.wildcards.cfg)
 
 
 def summarise(smk: Any) -> None:

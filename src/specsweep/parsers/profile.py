@@ -1,0 +1,46 @@
+"""A server log -> the configuration's ``profile.csv``: the engine format's rows and user parsers' rows."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any, TextIO
+
+from specsweep.atomic import atomic_open
+from specsweep.parsers import LOG_FORMATS
+from specsweep.parsers.user import UserRows, compile_parsers, tap
+
+
+def write_profile(log: str | Path, output: str | Path, kind: str, log_format_name: str,
+                  profile_parsers: dict[str, Any], warmup_requests: int, progress: TextIO, label: str) -> None:
+    """Parse ``log`` (an engine of adapter ``kind`` writing ``log_format_name``) into ``output``.
+
+    Rows stream to the CSV, so a multi-GB log is never held; one progress line says what was read.
+    """
+    log_format = LOG_FORMATS[log_format_name]
+    # User regex parsers read the same single pass over the log as the engine's own parser.
+    user = [p for p in compile_parsers(profile_parsers) if p.applies_to(kind)]
+    found = UserRows()
+    user_columns = list(dict.fromkeys(c for p in user for c in p.columns))
+    with atomic_open(output, newline="") as handle:
+        # A user column named like an engine column (eval_ms) shares it; `source` tells the rows apart.
+        columns = list(dict.fromkeys(["phase", "source", *log_format.columns, *user_columns]))
+        writer = csv.DictWriter(handle, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        written = [0]
+
+        def write(row: dict[str, Any]) -> None:
+            phase = ("warmup" if row["request"] < warmup_requests else "run") if log_format.per_request \
+                else "interval"
+            writer.writerow({"phase": phase, "source": log_format_name, **row})
+            written[0] += 1
+
+        if user:
+            with open(log, errors="replace") as lines:
+                parsed = log_format.parse(tap(lines, user, found), sink=write)
+        else:  # no user parser needs every line: the format's chunked reader (parsers/chunked.py)
+            parsed = log_format.read_file(log, sink=write)
+        writer.writerows(found.rows)
+    print(f"{label}: {parsed.lines} log lines, {written[0]} {log_format_name} rows, {parsed.malformed} "
+          f"unrecognised lines; user parsers: "
+          f"{', '.join(f'{p.name} {found.matched.get(p.name, 0)} rows' for p in user) or 'none'}", file=progress)
