@@ -2,7 +2,7 @@
 #
 # For each named configuration in config/config.yaml: obtain the engine and model, launch the
 # server, wait until ready, warm up, run N generations of max_tokens each, stop the server,
-# parse its log, then aggregate every configuration into results/summary.csv and figures.
+# then parse every log and aggregate every configuration into results/summary.csv and figures.
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -21,13 +21,10 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"  # validation, expanded configurations, helpers
 include: "workflow/rules/engine.smk"  # build or locate the engine; obtain model files
 include: "workflow/rules/bench.smk"  # one job per configuration: server session + runs
-include: "workflow/rules/parse.smk"  # server log -> results/{cfg}/profile.csv
-include: "workflow/rules/summary.smk"  # all runs -> results/summary.csv
+include: "workflow/rules/summary.smk"  # logs, runs -> profile.csv, summary, drift, paper tables
 include: "workflow/rules/figures.smk"  # summary -> results/figures/
 include: "workflow/rules/costmodel.smk"  # runs -> speculation cost model, figure
-include: "workflow/rules/drift.smk"  # runs -> results/drift.csv
 include: "workflow/rules/compare.smk"  # `compare` target: two result sets
-include: "workflow/rules/paper.smk"  # summary -> results/paper/ (LaTeX macros, table)
 include: "workflow/rules/provenance.smk"  # code, machine, engine, models -> provenance.json
 include: "workflow/rules/archive.smk"  # `archive` target: one verified .tar.gz; rebuild check
 include: "workflow/rules/plan.smk"  # resolved launches + results/commands.sh, nothing started

@@ -94,7 +94,7 @@ def test_deleting_summary_reruns_only_aggregation(sweep):
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     log = rerun.stdout + rerun.stderr
     assert "rule summary" in log
-    assert "rule bench" not in log and "rule parse_log" not in log
+    assert "rule bench" not in log
 
 
 def planned_jobs(text: str) -> dict[str, int]:
@@ -111,7 +111,7 @@ def test_changing_one_configuration_reruns_only_it(sweep):
          "--configfile", str(sweep / "edited.yaml"), "-n", "all"], capture_output=True, text=True)
     assert plan.returncode == 0, plan.stderr[-3000:]
     jobs = planned_jobs(plan.stdout)
-    assert jobs["bench"] == 1 and jobs["parse_log"] == 1 and jobs["summary"] == 1
+    assert jobs["bench"] == 1 and jobs["summary"] == 1 and jobs["provenance"] == 1
     assert "output: results/ngram/launch.json" in plan.stdout
     assert "output: results/baseline/launch.json" not in plan.stdout
 

@@ -42,7 +42,7 @@ def test_sglang_campaign_plans_without_gpu_or_package(workdir):
     plan = snakemake(workdir, EXAMPLES / "sglang-eagle3-steps.yaml", "-n")
     assert plan.returncode == 0, plan.stderr[-3000:]
     planned = jobs(plan.stdout)
-    assert planned["bench"] == 7 and planned["parse_log"] == 7 and planned["cycle_breakdown"] == 1
+    assert planned["bench"] == 7 and planned["summary"] == 1 and planned["cycle_breakdown"] == 1
     assert "results/smollm2" not in plan.stdout  # the default sweep is replaced, not merged
 
 

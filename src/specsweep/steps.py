@@ -112,23 +112,23 @@ def bench_configuration(smk: Any) -> None:
                 settings["host"], settings["port"], paths, progress)
 
 
-def parse_log(smk: Any) -> None:
-    with progress_to(smk.log[0]) as progress:
-        write_profile(smk.input.log, smk.output[0], smk.params.kind, smk.params.log_format,
-                      smk.params.profile_parsers, smk.params.warmup_requests, progress, smk.wildcards.cfg)
-
-
 def summarise(smk: Any) -> None:
+    """Every table: profiles from server logs, then summary, runs, drift and paper (one job, issue 7)."""
     import pandas as pd
 
-    from specsweep import aggregate
+    import specsweep.drift as drift
+    from specsweep import aggregate, paper
 
     configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
     runs = {name: [] for name in configurations} | runs_by_configuration(smk.input.runs)
     launches = {Path(p).parent.name: json.loads(Path(p).read_text()) for p in smk.input.launches}
     with progress_to(smk.log[0]) as progress:
+        for log, output in zip(smk.input.server_logs, smk.output.profiles, strict=True):
+            name = Path(log).parent.name
+            write_profile(log, output, smk.params.log_formats[name]["kind"], smk.params.log_formats[name]["format"],
+                          smk.params.profile_parsers, smk.params.warmup_requests, progress, name)
         frame = aggregate.summarise(configurations, runs, launches)
-        profiles = {Path(p).parent.name: pd.read_csv(p) for p in smk.input.profiles}
+        profiles = {Path(p).parent.name: pd.read_csv(p) for p in smk.output.profiles}
         frame = aggregate.fill_speculation_from_logs(frame, profiles)
         frame = aggregate.add_profile_columns(frame, profiles, smk.params.profile_parsers)
         aggregate.write_csv(frame, smk.output.summary)
@@ -141,6 +141,12 @@ def summarise(smk: Any) -> None:
                      "acceptance_rate"]].to_string(index=False), file=progress)
         for line in aggregate.warning_lines(frame):
             print(line, file=progress)
+        drift_frame = drift.report(configurations, runs)
+        aggregate.write_csv(drift_frame, smk.output.drift)
+        for line in drift.describe(drift_frame):
+            print(line, file=progress)
+        paper.write(smk.output.summary, smk.output.macros, smk.output.table)
+        print(f"paper macros and table written to {Path(smk.output.macros).parent}", file=progress)
 
 
 def plot(smk: Any) -> None:
@@ -179,18 +185,6 @@ def cost_model(smk: Any) -> None:
         print(text, file=progress)
 
 
-def drift_report(smk: Any) -> None:
-    import specsweep.drift as drift
-    from specsweep import aggregate
-
-    configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
-    with progress_to(smk.log[0]) as progress:
-        frame = drift.report(configurations, runs_by_configuration(smk.input.runs))
-        aggregate.write_csv(frame, smk.output[0])
-        for line in drift.describe(frame):
-            print(line, file=progress)
-
-
 def compare_results(smk: Any) -> None:
     import specsweep.compare as compare_sets
     from specsweep import aggregate, figures
@@ -204,24 +198,25 @@ def compare_results(smk: Any) -> None:
             print(line, file=progress)
 
 
-def configuration_provenance(smk: Any) -> None:
-    launch = json.loads(Path(smk.input.launch).read_text())
-    engine = json.loads(Path(smk.input.engine).read_text())
-    model_records = {Path(p).stem: json.loads(Path(p).read_text()) for p in smk.input.models}
-    with progress_to(smk.log[0]) as progress:
-        # Sessions record the machine at launch; a launch.json from before that gets today's snapshot, marked so.
-        later = None if launch.get("machine") else provenance.machine()
-        record = provenance.configuration_record(launch, engine, model_records, smk.params.config_sha256, later)
-        write_json(Path(smk.output[0]), record)
-        print(f"{smk.wildcards.cfg}: provenance (machine {record['machine_captured']})", file=progress)
-
-
 def sweep_provenance(smk: Any) -> None:
-    records = {Path(p).parent.name: json.loads(Path(p).read_text()) for p in smk.input}
-    files = {Path(p).parent.name: {"file": str(p), "sha256": sha256_file(Path(p))} for p in smk.input}
+    """Each configuration's provenance.json, then the sweep's, which cites each by sha256."""
+    engines = {p: json.loads(Path(p).read_text()) for p in smk.input.engines}
+    model_records = {p: json.loads(Path(p).read_text()) for p in smk.input.models}
+    records, files = {}, {}
     with progress_to(smk.log[0]) as progress:
-        write_json(Path(smk.output[0]), provenance.sweep_record(smk.params.config, records, files,
-                                                                 provenance.machine()))
+        for launch_path, output in zip(smk.input.launches, smk.output.configurations, strict=True):
+            launch = json.loads(Path(launch_path).read_text())
+            name, sources = Path(launch_path).parent.name, smk.params.sources[Path(launch_path).parent.name]
+            # Sessions record the machine at launch; a launch.json from before that gets today's snapshot, marked so.
+            later = None if launch.get("machine") else provenance.machine()
+            records[name] = provenance.configuration_record(
+                launch, engines[sources["engine"]], {Path(m).stem: model_records[m] for m in sources["models"]},
+                smk.params.config_sha256, later)
+            write_json(Path(output), records[name])
+            files[name] = {"file": str(output), "sha256": sha256_file(Path(output))}
+            print(f"{name}: provenance (machine {records[name]['machine_captured']})", file=progress)
+        write_json(Path(smk.output.sweep), provenance.sweep_record(smk.params.config, records, files,
+                                                                     provenance.machine()))
         print(f"sweep provenance of {len(records)} configurations written", file=progress)
 
 
@@ -272,14 +267,6 @@ def check_rebuild(smk: Any) -> None:
             raise RuntimeError(f"the rebuild differs from the archive in {len(problems)} files (see above)")
         atomic_write(smk.output[0], "".join(f"identical  {n}\n" for n in names))
         print(f"rebuilt {len(names)} files, all byte-identical to the archive", file=progress)
-
-
-def write_paper(smk: Any) -> None:
-    from specsweep import paper
-
-    with progress_to(smk.log[0]) as progress:
-        paper.write(smk.input.summary, smk.output.macros, smk.output.table)
-        print(f"paper macros and table written to {Path(smk.output.macros).parent}", file=progress)
 
 
 def plan_configuration(smk: Any) -> None:

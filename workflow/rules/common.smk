@@ -62,10 +62,6 @@ def breakdown_figures():
     return []
 
 
-def log_format_of(wildcards):
-    return engine_log_format(engine_of(wildcards))
-
-
 def plan_files(wildcards):
     return [f"results/plan/{name}.json" for name in CONFIGURATIONS]
 
@@ -74,14 +70,36 @@ def engine_of(wildcards):
     return config["engines"][CONFIGURATIONS[wildcards.cfg].engine]
 
 
+def models_named(name):
+    """The model records a configuration uses: its engine's model and its draft model."""
+    configuration = CONFIGURATIONS[name]
+    engine = config["engines"][configuration.engine]
+    names = {engine.get("model"), configuration.draft_model} - {None}
+    return [f"results/models/{model}.json" for model in sorted(names)]
+
+
 def models_of(wildcards):
-    configuration = CONFIGURATIONS[wildcards.cfg]
-    names = {engine_of(wildcards).get("model"), configuration.draft_model} - {None}
-    return [f"results/models/{name}.json" for name in sorted(names)]
+    return models_named(wildcards.cfg)
 
 
 def engine_record(wildcards):
     return f"results/engine/{CONFIGURATIONS[wildcards.cfg].engine}.json"
+
+
+# Per configuration, the records its provenance cites and the log format of its server log.
+RECORD_SOURCES = {
+    name: {
+        "engine": f"results/engine/{c.engine}.json",
+        "models": models_named(name),
+    }
+    for name, c in CONFIGURATIONS.items()
+}
+ENGINE_RECORDS = sorted({s["engine"] for s in RECORD_SOURCES.values()})
+MODEL_RECORDS = sorted({m for s in RECORD_SOURCES.values() for m in s["models"]})
+LOG_FORMATS = {
+    name: {"kind": c.kind, "format": engine_log_format(config["engines"][c.engine])}
+    for name, c in CONFIGURATIONS.items()
+}
 
 
 # Params identify what a job measures (a change reruns it) but are stored in plain text in
@@ -116,10 +134,6 @@ def model_spec(wildcards):
     return config["models"][wildcards.model]
 
 
-def kind_of(wildcards):
-    return CONFIGURATIONS[wildcards.cfg].kind
-
-
 def runs_before(wildcards):
     """<baseline>-end (benchmark.order: bracket) waits for every other configuration."""
     return sweep_drift.runs_before(wildcards.cfg, CONFIGURATIONS, RUNS)
@@ -147,7 +161,7 @@ def compare_after(wildcards):
     return compare_input("after")
 
 
-# Provenance, paper and archive (provenance.smk, paper.smk, archive.smk).
+# Provenance, paper and archive (provenance.smk, summary.smk, archive.smk).
 CONFIG_SHA256 = sweep_provenance.config_sha256(config)
 ARCHIVE_NAME = f"specsweep-{CONFIG_SHA256[:12]}"
 ARCHIVE = f"results/archive/{ARCHIVE_NAME}.tar.gz"
@@ -170,17 +184,9 @@ def per_configuration(pattern):
 
 
 def archive_inputs(wildcards):
-    models = set()
-    for configuration in CONFIGURATIONS.values():
-        models |= {
-            config["engines"][configuration.engine].get("model"),
-            configuration.draft_model,
-        }
-    engines = {c.engine for c in CONFIGURATIONS.values()}
     return {
         "prompts": BENCH["prompts"],
-        "records": [f"results/engine/{name}.json" for name in sorted(engines)]
-        + [f"results/models/{name}.json" for name in sorted(models - {None})],
+        "records": ENGINE_RECORDS + MODEL_RECORDS,
         "launches": per_configuration("results/{cfg}/launch.json"),
         "server_logs": per_configuration("results/{cfg}/server.log"),
         # adaptive extras (runs/extra/) exist once their session ran; the summary reads them too

@@ -1,34 +1,24 @@
-rule configuration_provenance:
-    input:
-        launch="results/{cfg}/launch.json",
-        engine=engine_record,
-        models=models_of,
-    output:
-        "results/{cfg}/provenance.json",
-    log:
-        "logs/provenance/{cfg}.log",
-    conda:
-        "../../envs/specsweep.yaml"
-    params:
-        config_sha256=CONFIG_SHA256,
-    script:
-        "../../scripts/configuration_provenance.py"
-
-
+# Code, machine, engine and models of every configuration and of the sweep, in one job:
+# results/{cfg}/provenance.json and results/provenance.json (format: docs/provenance.md).
 rule provenance:
     input:
-        expand("results/{cfg}/provenance.json", cfg=CONFIGURATIONS),
+        launches=per_configuration("results/{cfg}/launch.json"),
+        engines=ENGINE_RECORDS,
+        models=MODEL_RECORDS,
     output:
-        report(
+        sweep=report(
             "results/provenance.json",
             caption="../report/provenance.rst",
             category="Provenance",
         ),
+        configurations=per_configuration("results/{cfg}/provenance.json"),
     log:
-        "logs/provenance/sweep.log",
+        "logs/provenance.log",
     conda:
         "../../envs/specsweep.yaml"
     params:
         config=redacted_config,
+        config_sha256=CONFIG_SHA256,
+        sources=RECORD_SOURCES,
     script:
         "../../scripts/sweep_provenance.py"

@@ -1,8 +1,11 @@
+# Every table of the sweep in one job (one Python start instead of one per table and per
+# configuration; issue 7): server logs -> results/{cfg}/profile.csv, runs -> summary.csv,
+# runs.csv, drift.csv (bracketing), paper/ (LaTeX macros and table).
 rule summary:
     input:
         runs=run_files,
-        launches=expand("results/{cfg}/launch.json", cfg=CONFIGURATIONS),
-        profiles=expand("results/{cfg}/profile.csv", cfg=CONFIGURATIONS),
+        launches=per_configuration("results/{cfg}/launch.json"),
+        server_logs=per_configuration("results/{cfg}/server.log"),
     output:
         summary=report(
             "results/summary.csv",
@@ -10,12 +13,30 @@ rule summary:
             category="Summary",
         ),
         runs="results/runs.csv",
+        profiles=per_configuration("results/{cfg}/profile.csv"),
+        drift=report(
+            "results/drift.csv",
+            caption="../report/drift.rst",
+            category="Summary",
+        ),
+        macros=report(
+            "results/paper/macros.tex",
+            caption="../report/macros.rst",
+            category="Paper",
+        ),
+        table=report(
+            "results/paper/summary_table.tex",
+            caption="../report/summary_table.rst",
+            category="Paper",
+        ),
     log:
         "logs/summary.log",
     conda:
         "../../envs/specsweep.yaml"
     params:
         configurations=all_configurations,
+        log_formats=LOG_FORMATS,
         profile_parsers=config.get("profile_parsers", {}),
+        warmup_requests=BENCH["warmup_requests"],
     script:
         "../../scripts/summarise.py"
