@@ -21,9 +21,8 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"  # validation, expanded configurations, helpers
 include: "workflow/rules/engine.smk"  # build or locate the engine; obtain model files
 include: "workflow/rules/bench.smk"  # one job per configuration: server session + runs
-include: "workflow/rules/summary.smk"  # logs, runs -> profile.csv, summary, drift, paper tables
-include: "workflow/rules/figures.smk"  # summary -> results/figures/
-include: "workflow/rules/costmodel.smk"  # runs -> speculation cost model, figure
+include: "workflow/rules/summary.smk"  # logs, runs -> profiles, summary, drift, paper, cost model
+include: "workflow/rules/figures.smk"  # tables, runs -> results/figures/
 include: "workflow/rules/compare.smk"  # `compare` target: two result sets
 include: "workflow/rules/provenance.smk"  # code, machine, engine, models -> provenance.json
 include: "workflow/rules/archive.smk"  # `archive` target: one verified .tar.gz; rebuild check

@@ -328,6 +328,16 @@ def parameters_frame(model: CostModel) -> pd.DataFrame:
                           "ci95_high_ms": 1000 * p.ci_high, "meaning": p.meaning} for p in model.parameters])
 
 
+def fit_or_reason(configurations: dict[str, Configuration],
+                  runs: dict[str, list[dict[str, Any]]]) -> tuple[CostModel | None, str]:
+    """The fitted model and its report, or None and why a sweep without different draft lengths has none."""
+    try:
+        model = fit(configurations, runs)
+    except NotIdentifiable as reason:
+        return None, f"# Speculation cost model\n\nNot fitted: {reason}.\n"
+    return model, report(model)
+
+
 def report(model: CostModel) -> str:
     """The model's findings in words, for results/costmodel.md and the console."""
     lines = ["# Speculation cost model", "",

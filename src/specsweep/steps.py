@@ -113,9 +113,10 @@ def bench_configuration(smk: Any) -> None:
 
 
 def summarise(smk: Any) -> None:
-    """Every table: profiles from server logs, then summary, runs, drift and paper (one job, issue 7)."""
+    """Every table: profiles from server logs, then summary, runs, drift, paper and cost model (one job, issue 7)."""
     import pandas as pd
 
+    import specsweep.costmodel as costmodel
     import specsweep.drift as drift
     from specsweep import aggregate, paper
 
@@ -147,42 +148,30 @@ def summarise(smk: Any) -> None:
             print(line, file=progress)
         paper.write(smk.output.summary, smk.output.macros, smk.output.table)
         print(f"paper macros and table written to {Path(smk.output.macros).parent}", file=progress)
+        model, text = costmodel.fit_or_reason(configurations, runs)
+        aggregate.write_csv(model.table if model else pd.DataFrame(), smk.output.costmodel)
+        aggregate.write_csv(costmodel.parameters_frame(model) if model else pd.DataFrame(),
+                            smk.output.costmodel_parameters)
+        atomic_write(smk.output.costmodel_report, text)
+        print(text, file=progress)
 
 
 def plot(smk: Any) -> None:
     import pandas as pd
 
+    import specsweep.costmodel as costmodel
     from specsweep import figures
 
     summary = pd.read_csv(smk.input.summary)
     runs = pd.read_csv(smk.input.runs)
+    configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
     with progress_to(smk.log[0]) as progress:
         figures.save(figures.throughput(summary, runs), Path(smk.output.throughput).with_suffix(""))
         figures.save(figures.acceptance(summary), Path(smk.output.acceptance).with_suffix(""))
+        # The curves are refitted from the runs (deterministic, milliseconds): the tables hold no curves.
+        model, text = costmodel.fit_or_reason(configurations, runs_by_configuration(smk.input.run_records))
+        figures.save(figures.costmodel(model, text), Path(smk.output.costmodel).with_suffix(""))
         print(f"figures written to {Path(smk.output.throughput).parent}", file=progress)
-
-
-def cost_model(smk: Any) -> None:
-    import pandas as pd
-
-    import specsweep.costmodel as costmodel
-    from specsweep import aggregate, figures
-
-    configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
-    with progress_to(smk.log[0]) as progress:
-        try:
-            model = costmodel.fit(configurations, runs_by_configuration(smk.input.runs))
-        except costmodel.NotIdentifiable as reason:  # a sweep without different draft lengths
-            model, text = None, f"# Speculation cost model\n\nNot fitted: {reason}.\n"
-            aggregate.write_csv(pd.DataFrame(), smk.output.table)
-            aggregate.write_csv(pd.DataFrame(), smk.output.parameters)
-        else:
-            aggregate.write_csv(model.table, smk.output.table)
-            aggregate.write_csv(costmodel.parameters_frame(model), smk.output.parameters)
-            text = costmodel.report(model)
-        atomic_write(smk.output.report, text)
-        figures.save(figures.costmodel(model, text), Path(smk.output.figure).with_suffix(""))
-        print(text, file=progress)
 
 
 def compare_results(smk: Any) -> None:

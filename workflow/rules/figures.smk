@@ -1,7 +1,9 @@
+# Every figure of `all`; the cost model's curves are refitted from the run records.
 rule figures:
     input:
         summary="results/summary.csv",
         runs="results/runs.csv",
+        run_records=run_files,
     output:
         throughput=report(
             "results/figures/throughput.png",
@@ -15,10 +17,18 @@ rule figures:
             category="Figures",
         ),
         acceptance_svg="results/figures/acceptance.svg",
+        costmodel=report(
+            "results/figures/costmodel.png",
+            caption="../report/costmodel.rst",
+            category="Figures",
+        ),
+        costmodel_svg="results/figures/costmodel.svg",
     log:
         "logs/figures.log",
     conda:
         "../../envs/specsweep.yaml"
+    params:
+        configurations=all_configurations,
     script:
         "../../scripts/plot.py"
 

@@ -1,6 +1,6 @@
 # Every table of the sweep in one job (one Python start instead of one per table and per
 # configuration; issue 7): server logs -> results/{cfg}/profile.csv, runs -> summary.csv,
-# runs.csv, drift.csv (bracketing), paper/ (LaTeX macros and table).
+# runs.csv, drift.csv (bracketing), paper/ (LaTeX macros and table), the cost model's tables.
 rule summary:
     input:
         runs=run_files,
@@ -29,6 +29,9 @@ rule summary:
             caption="../report/summary_table.rst",
             category="Paper",
         ),
+        costmodel="results/costmodel.csv",
+        costmodel_parameters="results/costmodel_parameters.csv",
+        costmodel_report="results/costmodel.md",
     log:
         "logs/summary.log",
     conda:
