@@ -8,6 +8,7 @@ beside the target (same filesystem, so the rename is atomic), flush it to disk, 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import uuid
 from collections.abc import Iterator
@@ -48,3 +49,8 @@ def atomic_open(path: str | Path, mode: str = "w", **kwargs: Any) -> Iterator[IO
 def atomic_write(path: str | Path, data: str | bytes) -> None:
     with atomic_open(path, "wb" if isinstance(data, bytes) else "w") as handle:
         handle.write(data)
+
+
+def write_json(path: str | Path, data: Any) -> None:
+    """Serialised before anything touches the disk, then written atomically: never half a record."""
+    atomic_write(path, json.dumps(data, indent=2, sort_keys=True, allow_nan=True) + "\n")

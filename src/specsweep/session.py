@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import json
 import os
 import shutil
 import subprocess
@@ -22,7 +21,7 @@ from typing import Any, TextIO
 
 from specsweep import gpu
 from specsweep.adaptive import extra_runs_dir, next_step, with_extra_runs
-from specsweep.atomic import atomic_write
+from specsweep.atomic import atomic_write, write_json
 from specsweep.cache import measuring, sha256_bytes
 from specsweep.client import stream_post, timings_from_arrivals
 from specsweep.config import Configuration
@@ -74,11 +73,6 @@ def read_prompts(path: Path) -> list[str]:
     if not prompts:
         raise ValueError(f"{path}: no prompts (one per line; blank lines and # comments are ignored)")
     return prompts
-
-
-def write_json(path: Path, data: Any) -> None:
-    # Serialised before anything touches the disk, then written atomically: never half a record.
-    atomic_write(path, json.dumps(data, indent=2, sort_keys=True, allow_nan=True) + "\n")
 
 
 def measure(configuration: Configuration, engine: Engine, benchmark: dict[str, Any], prompts: list[str],

@@ -15,23 +15,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-import yaml
-
-from specsweep import archive, models, provenance
-from specsweep.adaptive import runs_by_configuration
-from specsweep.atomic import atomic_write
-from specsweep.build_llamacpp import SourcePin, cached_llama_server, ensure_llama_server
-from specsweep.cache import measuring, sha256_file
+from specsweep.atomic import atomic_write, write_json
 from specsweep.config import Configuration, configurations_of
-from specsweep.engines import adapter
-from specsweep.engines.base import EngineResources
-from specsweep.parsers.profile import write_profile
-from specsweep.parsers.user import compile_parsers
-from specsweep.redact import REDACTED, secret_values
-from specsweep.session import SessionPaths, measure, read_prompts, write_json
 
-# Every job is a fresh Python that imports this module: pandas, scipy and matplotlib (seconds here) are
-# imported inside the steps that use them, so a bench or parse job does not pay for them (issue 7).
+# Every job is a fresh Python that imports this module: each step imports what it uses (pandas, scipy,
+# matplotlib, requests, numpy: 0.1-1.5 s each here), so no job pays for another's (issue 7).
 
 
 class _Tee:
@@ -58,6 +46,9 @@ def progress_to(log_path: str | Path) -> Iterator[TextIO]:
 
 
 def build_engine(smk: Any) -> None:
+    from specsweep.build_llamacpp import SourcePin, cached_llama_server, ensure_llama_server
+    from specsweep.cache import measuring
+
     settings = smk.config["engines"][smk.wildcards.engine]  # params hold fingerprints of secrets
     with progress_to(smk.log[0]) as progress:
         if settings["kind"] != "llamacpp":
@@ -82,6 +73,8 @@ def build_engine(smk: Any) -> None:
 
 
 def obtain_model(smk: Any) -> None:
+    from specsweep import models
+
     with progress_to(smk.log[0]) as progress:
         print(f"model {smk.wildcards.model}: obtaining", file=progress)
         record = models.obtain(smk.wildcards.model, smk.params.spec, progress)
@@ -90,6 +83,10 @@ def obtain_model(smk: Any) -> None:
 
 
 def bench_configuration(smk: Any) -> None:
+    from specsweep.engines import adapter
+    from specsweep.engines.base import EngineResources
+    from specsweep.session import SessionPaths, measure, read_prompts
+
     configuration = configurations_of(smk.config)[smk.wildcards.cfg]  # params hold fingerprints of secrets
     engine_record = json.loads(Path(smk.input.engine).read_text())
     model_records = {Path(p).stem: json.loads(Path(p).read_text()) for p in smk.input.models}
@@ -119,6 +116,8 @@ def summarise(smk: Any) -> None:
     import specsweep.costmodel as costmodel
     import specsweep.drift as drift
     from specsweep import aggregate, paper
+    from specsweep.adaptive import runs_by_configuration
+    from specsweep.parsers.profile import write_profile
 
     configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
     runs = {name: [] for name in configurations} | runs_by_configuration(smk.input.runs)
@@ -161,6 +160,7 @@ def plot(smk: Any) -> None:
 
     import specsweep.costmodel as costmodel
     from specsweep import figures
+    from specsweep.adaptive import runs_by_configuration
 
     summary = pd.read_csv(smk.input.summary)
     runs = pd.read_csv(smk.input.runs)
@@ -189,6 +189,9 @@ def compare_results(smk: Any) -> None:
 
 def sweep_provenance(smk: Any) -> None:
     """Each configuration's provenance.json, then the sweep's, which cites each by sha256."""
+    from specsweep import provenance
+    from specsweep.cache import sha256_file
+
     engines = {p: json.loads(Path(p).read_text()) for p in smk.input.engines}
     model_records = {p: json.loads(Path(p).read_text()) for p in smk.input.models}
     records, files = {}, {}
@@ -211,6 +214,11 @@ def sweep_provenance(smk: Any) -> None:
 
 def pack_archive(smk: Any) -> None:
     """Everything of the sweep plus the code that made it, as one deterministic .tar.gz."""
+    import yaml
+
+    from specsweep import archive, provenance
+    from specsweep.redact import REDACTED, secret_values
+
     config = smk.params.config
     config["benchmark"]["prompts"] = "config/prompts.txt"  # where the archive keeps it
     members: dict[str, bytes | Path] = {
@@ -232,6 +240,9 @@ def pack_archive(smk: Any) -> None:
 
 
 def verify_archive(smk: Any) -> None:
+    from specsweep import archive
+    from specsweep.cache import sha256_file
+
     path = Path(smk.input[0])
     problems = archive.verify(path)
     with progress_to(smk.log[0]) as progress:
@@ -247,6 +258,8 @@ def verify_archive(smk: Any) -> None:
 
 def check_rebuild(smk: Any) -> None:
     """In an unpacked archive: the rebuilt aggregates must equal the archived ones byte for byte."""
+    from specsweep import archive
+
     names = [str(p) for p in smk.input if str(p) != archive.MANIFEST]
     problems = archive.rebuild_problems(Path(smk.input.manifest).parent, names)
     with progress_to(smk.log[0]) as progress:
@@ -282,6 +295,7 @@ def plot_breakdown(smk: Any) -> None:
     import pandas as pd
 
     from specsweep import figures
+    from specsweep.parsers.user import compile_parsers
 
     summary = pd.read_csv(smk.input.summary)
     with progress_to(smk.log[0]) as progress:

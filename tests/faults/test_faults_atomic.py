@@ -21,8 +21,8 @@ import pytest
 from conftest import wait_for
 
 from specsweep import aggregate, archive, atomic, figures, paper
+from specsweep.atomic import write_json
 from specsweep.server import StaleGroup
-from specsweep.session import write_json
 
 
 class Exploding:
@@ -80,7 +80,7 @@ CHILD = """
 import sys, pandas as pd
 from pathlib import Path
 from specsweep import aggregate
-from specsweep.session import write_json
+from specsweep.atomic import write_json
 path, kind = Path(sys.argv[1]), sys.argv[2]
 big = list(range(3_000_000))
 while True:  # rewrite a large file for ever: the parent kills us somewhere in the middle
