@@ -91,3 +91,10 @@ def test_a_zero_acceptance_rate_is_zero_percent_not_missing():
 
     assert _percent(0.0) == 0.0 and _percent(0.25) == 25.0
     assert _percent(None) != _percent(None)  # NaN: shown as n/a
+
+
+def test_runs_per_configuration_is_a_range_when_adaptive_runs_differ(summary):
+    adaptive = summary.assign(runs=[5, 12, 7])
+    assert macro(paper.macros(adaptive), "RunsPerConfiguration") == "5--12"
+    assert r"(5--12 runs each;" in paper.table(adaptive)
+    assert r"(5 runs each;" in paper.table(summary.assign(runs=5))

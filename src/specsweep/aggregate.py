@@ -196,3 +196,13 @@ def add_profile_columns(frame: pd.DataFrame, profiles: dict[str, pd.DataFrame],
                 extra.setdefault(f"{name}_{group}_mean", []).append(values.mean() if len(values) else None)
                 extra.setdefault(f"{name}_{group}_median", []).append(values.median() if len(values) else None)
     return pd.concat([frame, pd.DataFrame(extra, index=frame.index)], axis=1) if extra else frame
+
+
+def runs_range(summary: pd.DataFrame, dash: str = "\u2013") -> str:
+    """Runs per measured configuration for captions: "5", or "3-10" (joined by ``dash``) when adaptive
+    repetitions made them differ (the maximum alone would overstate the runs behind most rows)."""
+    runs = summary.loc[summary["runs"] > 0, "runs"] if "runs" in summary else pd.Series(dtype=int)
+    if runs.empty:
+        return "0"
+    low, high = int(runs.min()), int(runs.max())
+    return str(high) if low == high else f"{low}{dash}{high}"

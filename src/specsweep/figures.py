@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from specsweep.aggregate import runs_range
 from specsweep.atomic import atomic_path
 
 matplotlib.rcParams["svg.hashsalt"] = "specsweep"
@@ -62,8 +63,7 @@ def throughput(summary: pd.DataFrame, runs: pd.DataFrame) -> plt.Figure:
     axes.invert_yaxis()
     axes.set_xlabel("decode throughput (tokens/s, client-measured, first token excluded)")
     axes.set_ylabel("configuration")
-    runs_per = int(summary["runs"].max()) if len(summary) else 0
-    axes.set_title(f"Throughput per configuration ({runs_per} runs each)")
+    axes.set_title(f"Throughput per configuration ({runs_range(summary)} runs each)")
     axes.legend(loc="lower right", fontsize=8, frameon=True)
     return figure
 

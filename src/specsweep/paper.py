@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from specsweep.aggregate import runs_range
 from specsweep.atomic import atomic_write
 
 PREFIX = "specsweep"  # every macro is \specsweep<Name>, letters only as TeX requires
@@ -58,7 +59,7 @@ def macros(summary: pd.DataFrame) -> str:
         "BaselineTokS": _fmt(baseline["tok_s_mean"], ".1f"),
         "BaselineTokSCI": _ci(baseline, "tok_s_ci95", ".1f"),
         "Configurations": str(len(summary)),
-        "RunsPerConfiguration": _fmt(summary["runs"].max(), ".0f"),
+        "RunsPerConfiguration": runs_range(summary, "--"),
         "TokensPerRun": _fmt(summary["tokens_per_run"].max(), ".0f") if "tokens_per_run" in summary else NA,
         "EngineVersion": escape(baseline["engine_version"]) if pd.notna(_get(baseline, "engine_version")) else NA,
     }
@@ -109,7 +110,7 @@ def _table_columns(summary: pd.DataFrame) -> list[tuple[str, str, Any]]:
 def table(summary: pd.DataFrame) -> str:
     """A booktabs ``table`` (needs ``\\usepackage{booktabs}``) of every configuration."""
     columns = _table_columns(summary)
-    runs = _fmt(summary["runs"].max(), ".0f")
+    runs = runs_range(summary, "--")
     head = " & ".join(heading for _, heading, _ in columns) + r" \\"
     body = []
     for _, row in summary.iterrows():
