@@ -7,7 +7,9 @@ cache, which every later test and clone reuses.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -114,6 +116,37 @@ def test_changing_one_configuration_reruns_only_it(sweep):
     assert jobs["bench"] == 1 and jobs["summary"] == 1 and jobs["provenance"] == 1
     assert "output: results/ngram/launch.json" in plan.stdout
     assert "output: results/baseline/launch.json" not in plan.stdout
+
+
+def test_a_new_defaulted_config_key_reruns_nothing(sweep, tmp_path):
+    """A later specsweep whose schema gains keys with defaults must not rerun finished measurements:
+    params identify a job by what the user set (common.smk USER_CONFIG)."""
+    code = tmp_path / "code"  # with its own library, which reads the schema beside it
+    for part in ("src", "workflow", "scripts", "envs", "config"):
+        shutil.copytree(REPO / part, code / part)
+    shutil.copy(REPO / "Snakefile", code / "Snakefile")
+    schema_path = code / "workflow" / "schemas" / "config.schema.yaml"
+    schema = yaml.safe_load(schema_path.read_text())
+    schema["properties"]["benchmark"]["properties"]["new_knob"] = {"type": "integer", "default": 3}
+    engine = schema["properties"]["engines"]["additionalProperties"]
+    engine["properties"]["new_engine_knob"] = {"type": "string", "default": "x"}
+    schema_path.write_text(yaml.safe_dump(schema, sort_keys=False))
+    plan = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(code / "Snakefile"), "--directory", str(sweep),
+         "--configfile", str(sweep / "config.yaml"), "-n", "all"], capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(code / "src")})
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    assert "Nothing to be done" in plan.stdout + plan.stderr, plan.stdout[-3000:]
+    # the same plan sees a value the user sets (the key exists in this schema only)
+    config = yaml.safe_load((sweep / "config.yaml").read_text())
+    config["benchmark"]["new_knob"] = 4
+    (tmp_path / "set.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    changed = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(code / "Snakefile"), "--directory", str(sweep),
+         "--configfile", str(tmp_path / "set.yaml"), "-n", "all"], capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(code / "src")})
+    assert changed.returncode == 0, changed.stderr[-3000:]
+    assert planned_jobs(changed.stdout)["bench"] == 2
 
 
 def test_adaptive_repetitions_add_runs_until_max_runs(tmp_path):

@@ -13,7 +13,7 @@ import itertools
 import json
 import os
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +52,14 @@ class Configuration:
         return asdict(self)
 
     def identity(self) -> dict[str, Any]:
-        """What Snakemake ``params:`` see: a change here reruns this configuration only. Secret env
-        values and secret flag values appear as fingerprints, because Snakemake stores params in
-        .snakemake/metadata in plain text; the job reads the real values from the config."""
-        return redact_mapping(asdict(self), replace=fingerprint)
+        """What Snakemake ``params:`` see: a change here reruns this configuration only. Fields at their
+        default are left out, so a field added by a later specsweep does not rerun finished measurements.
+        Secret env values and secret flag values appear as fingerprints, because Snakemake stores params
+        in .snakemake/metadata in plain text; the job reads the real values from the config."""
+        defaults = {f.name: f.default_factory() if f.default_factory is not MISSING else f.default
+                    for f in fields(self) if f.default is not MISSING or f.default_factory is not MISSING}
+        values = {k: v for k, v in asdict(self).items() if k not in defaults or v != defaults[k]}
+        return redact_mapping(values, replace=fingerprint)
 
 
 def validate_schema(raw: dict[str, Any]) -> dict[str, Any]:

@@ -105,7 +105,7 @@ def bench_configuration(smk: Any) -> None:
                          runs=[Path(p) for p in smk.output.runs], stale_pgid=output / "server.pgid",
                          failed_root=output / "failed")
     with progress_to(smk.log[0]) as progress:
-        measure(configuration, engine, smk.params.benchmark, read_prompts(Path(smk.input.prompts)),
+        measure(configuration, engine, smk.config["benchmark"], read_prompts(Path(smk.input.prompts)),
                 settings["host"], settings["port"], paths, progress)
 
 
@@ -192,6 +192,7 @@ def sweep_provenance(smk: Any) -> None:
     from specsweep import provenance
     from specsweep.cache import sha256_file
 
+    config_hash = provenance.config_sha256(smk.config)  # the effective config (schema defaults filled)
     engines = {p: json.loads(Path(p).read_text()) for p in smk.input.engines}
     model_records = {p: json.loads(Path(p).read_text()) for p in smk.input.models}
     records, files = {}, {}
@@ -203,11 +204,11 @@ def sweep_provenance(smk: Any) -> None:
             later = None if launch.get("machine") else provenance.machine()
             records[name] = provenance.configuration_record(
                 launch, engines[sources["engine"]], {Path(m).stem: model_records[m] for m in sources["models"]},
-                smk.params.config_sha256, later)
+                config_hash, later)
             write_json(Path(output), records[name])
             files[name] = {"file": str(output), "sha256": sha256_file(Path(output))}
             print(f"{name}: provenance (machine {records[name]['machine_captured']})", file=progress)
-        write_json(Path(smk.output.sweep), provenance.sweep_record(smk.params.config, records, files,
+        write_json(Path(smk.output.sweep), provenance.sweep_record(smk.config, records, files,
                                                                      provenance.machine()))
         print(f"sweep provenance of {len(records)} configurations written", file=progress)
 

@@ -19,6 +19,6 @@ rule bench:
     params:
         configuration=configuration_params,
         engine=engine_params,
-        benchmark=BENCH,
+        benchmark=BENCH_IDENTITY,
     script:
         "../../scripts/bench_configuration.py"

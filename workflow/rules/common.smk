@@ -1,3 +1,4 @@
+import copy
 import re
 
 from snakemake.exceptions import WorkflowError
@@ -11,6 +12,11 @@ from specsweep.redact import fingerprint, redact_mapping
 from specsweep.launchplan import check_configurations
 from specsweep.parsers import log_format_of as engine_log_format
 from specsweep.parsers.user import compile_parsers
+
+# What the user set, before schema defaults: Snakemake params identify a job by these alone, so a
+# key a later specsweep adds (with its default) does not rerun finished measurements. Jobs read the
+# effective values (defaults filled) from `config`; provenance records those.
+USER_CONFIG = copy.deepcopy(config)
 
 try:
     # JSON schema (workflow/schemas/config.schema.yaml, via snakemake.utils.validate, which
@@ -26,6 +32,7 @@ except sweep_config.ConfigError as error:
     raise WorkflowError(f"configuration error: {error}") from None
 
 BENCH = config["benchmark"]
+BENCH_IDENTITY = USER_CONFIG.get("benchmark", {})
 RUNS = list(range(BENCH["runs"]))
 
 # Measuring jobs must never overlap, whatever --cores says: each takes the whole of this
@@ -64,10 +71,6 @@ def breakdown_figures():
 
 def plan_files(wildcards):
     return [f"results/plan/{name}.json" for name in CONFIGURATIONS]
-
-
-def engine_of(wildcards):
-    return config["engines"][CONFIGURATIONS[wildcards.cfg].engine]
 
 
 def models_named(name):
@@ -113,7 +116,11 @@ def configuration_params(wildcards):
 
 
 def engine_params(wildcards):
-    return redact_mapping(engine_of(wildcards), replace=fingerprint)
+    return engine_identity(CONFIGURATIONS[wildcards.cfg].engine)
+
+
+def engine_identity(name):
+    return redact_mapping(USER_CONFIG["engines"][name], replace=fingerprint)
 
 
 def all_configurations(wildcards):
@@ -127,7 +134,7 @@ def run_files(wildcards):
 
 
 def engine_settings(wildcards):
-    return redact_mapping(config["engines"][wildcards.engine], replace=fingerprint)
+    return engine_identity(wildcards.engine)
 
 
 def model_spec(wildcards):
@@ -177,6 +184,11 @@ REBUILT = ["results/summary.csv", "results/runs.csv", *FIGURES, *PAPER]
 
 def redacted_config(wildcards):
     return redact_mapping(config)
+
+
+def user_config_identity(wildcards):
+    """A rerun trigger for records of the whole config (the job itself reads `config`)."""
+    return redact_mapping(USER_CONFIG, replace=fingerprint)
 
 
 def per_configuration(pattern):

@@ -17,8 +17,7 @@ rule provenance:
     conda:
         "../../envs/specsweep.yaml"
     params:
-        config=redacted_config,
-        config_sha256=CONFIG_SHA256,
+        config=user_config_identity,
         sources=RECORD_SOURCES,
     script:
         "../../scripts/sweep_provenance.py"
