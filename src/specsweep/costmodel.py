@@ -90,6 +90,10 @@ class Counts:
     def uncovered(self) -> float:
         return self.plain_steps / self.decoded if self.decoded else 1.0
 
+    def design(self, with_draft: bool) -> list[float]:
+        """The regressors of decode time: passes, tokens the target verified, draft-model tokens."""
+        return [self.passes, self.target_tokens] + ([self.drafted if self.draft_model else 0.0] if with_draft else [])
+
 
 @dataclass
 class Group:
@@ -147,9 +151,7 @@ def fit_cycle_time(counts: Sequence[Counts]) -> tuple[list[Parameter], int, np.n
     freedom and the parameter covariance.
     """
     with_draft = any(c.draft_model and c.drafted for c in counts)
-    columns = [[c.passes, c.target_tokens] + ([c.drafted if c.draft_model else 0.0] if with_draft else [])
-               for c in counts]
-    x = np.asarray(columns, dtype=float)
+    x = np.asarray([c.design(with_draft) for c in counts], dtype=float)
     y = np.asarray([c.decode_s for c in counts], dtype=float)
     xw, yw = x / y[:, None], np.ones_like(y)
     theta, _, rank, _ = np.linalg.lstsq(xw, yw, rcond=None)
@@ -235,12 +237,17 @@ def conclude(a: float, b: float, k: float, a_ci: tuple[float, float] = (math.nan
 
 def fit(configurations: dict[str, Configuration], runs: dict[str, list[dict[str, Any]]]) -> CostModel:
     counts = {n: c for n, c in ((n, counts_of(configurations[n], runs.get(n, []))) for n in configurations) if c}
+    spec_k = [cnt.draft_per_cycle for cnt in counts.values() if cnt.verify_steps]
+    if not spec_k:
+        raise NotIdentifiable("the cost model is not identifiable: no configuration reports verify steps "
+                              "(it needs speculative configurations with different draft lengths)")
     parameters, dof, covariance = fit_cycle_time(list(counts.values()))
     a, b, c = (p.value for p in parameters)
+    theta = np.asarray([a, b, c])
     baseline = next(n for n, cfg in configurations.items() if cfg.baseline)
     rows = []
     for name, cnt in counts.items():
-        predicted_s = a * cnt.passes + b * cnt.target_tokens + (c * cnt.drafted if cnt.draft_model else 0.0)
+        predicted_s = float(np.dot(cnt.design(with_draft=True), theta))  # c is 0 without a draft model
         measured, predicted = cnt.decoded / cnt.decode_s, cnt.decoded / predicted_s
         rows.append({"configuration": name, "group": cnt.group, "draft_model": cnt.draft_model,
                      "target_passes": cnt.passes, "target_tokens": cnt.target_tokens,
@@ -249,10 +256,8 @@ def fit(configurations: dict[str, Configuration], runs: dict[str, list[dict[str,
                      "error_pct": 100.0 * (predicted - measured) / measured})
     table = pd.DataFrame(rows)
     groups = _groups(configurations, counts, a, b, c, covariance)
-    spec_k = [cnt.draft_per_cycle for cnt in counts.values() if cnt.verify_steps]
-    k_typical = float(np.median(spec_k)) if spec_k else 3.0
     base = counts.get(baseline)
-    conclusion = conclude(a, b, round(k_typical, 1), (parameters[0].ci_low, parameters[0].ci_high),
+    conclusion = conclude(a, b, round(float(np.median(spec_k)), 1), (parameters[0].ci_low, parameters[0].ci_high),
                           (parameters[1].ci_low, parameters[1].ci_high))
     return CostModel(parameters=parameters, table=table, groups=groups,
                      baseline_tok_s=base.decoded / base.decode_s if base else math.nan, conclusion=conclusion,
