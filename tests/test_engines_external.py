@@ -22,7 +22,8 @@ import pytest
 import requests
 import yaml
 
-from specsweep.launchplan import planned_executable, planned_model_path
+from specsweep.launchplan import planned_executable
+from specsweep.models import model_path
 from specsweep.server import free_port
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,7 +42,7 @@ def hand_started_server(tmp_path_factory):
     """A llama-server started the way a user would, outside specsweep: own process group, 127.0.0.1."""
     base = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
     binary = planned_executable(base["engines"]["llama"])
-    model = planned_model_path(base["models"]["smollm2-135m"])
+    model = str(model_path(base["models"]["smollm2-135m"]))
     if not (Path(binary).is_file() and Path(model).is_file()):
         pytest.skip("run tests/test_end_to_end.py first: it builds llama-server and fetches the model")
     log = tmp_path_factory.mktemp("external") / "llama-server.log"

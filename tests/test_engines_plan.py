@@ -93,3 +93,19 @@ def test_missing_local_model_is_still_rejected(default_config):
     remote = sweep_config.validate_schema(sweep_config.load(EXAMPLES / "sglang-eagle3-steps.yaml"))
     sweep_config.check_files({**remote, "benchmark": {**remote["benchmark"],
                                                        "prompts": str(REPO / "config" / "prompts.txt")}})
+
+
+def test_plan_names_the_paths_the_sweep_uses(tmp_path, monkeypatch):
+    """The plan's model and binary are the ones the model and engine rules record: one definition each."""
+    from specsweep import launchplan, models
+    from specsweep.build_llamacpp import user_executable
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "weights").mkdir()
+    (tmp_path / "weights" / "m.gguf").write_bytes(b"GGUF")
+    spec = {"path": "weights/m.gguf"}  # relative: resolved against the working directory
+    engine = {"kind": "llamacpp", "model": "m", "executable": "bin/llama-server", "args": {}, "env": {}}
+    configuration = sweep_config.Configuration(name="c", engine="e", kind="llamacpp", baseline=True, args={}, env={})
+    planned = launchplan.plan(configuration, engine, {"m": spec})
+    assert planned["model"] == models.obtain("m", spec)["path"] == str(tmp_path / "weights" / "m.gguf")
+    assert planned["argv"][0] == user_executable("bin/llama-server") == str(tmp_path / "bin" / "llama-server")

@@ -86,6 +86,20 @@ def build_key(pin: SourcePin, flags: list[str]) -> str:
     return f"b{pin.build_number}-{sha256_bytes(recipe)[:12]}"
 
 
+def recipe_home(pin: SourcePin, flags: list[str]) -> Path:
+    """The cache folder of one build recipe (sdist + flags)."""
+    return cache_root() / "llama.cpp" / build_key(pin, flags)
+
+
+def binary_in(home: Path) -> Path:
+    return home / "build" / "bin" / "llama-server"
+
+
+def user_executable(path: str) -> str:
+    """A configured ``engines.*.executable`` as the absolute path that is run."""
+    return str(Path(path).expanduser().resolve())
+
+
 def _tool(name: str) -> str:
     """Prefer the cmake/ninja pinned in the venv next to this interpreter."""
     beside = Path(sys.executable).parent / name
@@ -98,8 +112,7 @@ def _tool(name: str) -> str:
 def cached_llama_server(pin: SourcePin, variant: str = "cpu",
                         cuda_architectures: str | None = None) -> BuildRecord | None:
     """The build record of an already-built ``llama-server`` for this recipe, if there is one."""
-    flags = cmake_flags(pin, variant, cuda_architectures)
-    record_path = cache_root() / "llama.cpp" / build_key(pin, flags) / "build.json"
+    record_path = recipe_home(pin, cmake_flags(pin, variant, cuda_architectures)) / "build.json"
     if not record_path.exists():
         return None
     record = BuildRecord(**json.loads(record_path.read_text()))
@@ -115,8 +128,8 @@ def ensure_llama_server(
 ) -> BuildRecord:
     """Return the build record of a cached ``llama-server``, building it first if needed."""
     flags = cmake_flags(pin, variant, cuda_architectures)
-    key = build_key(pin, flags)
-    home = cache_root() / "llama.cpp" / key
+    home = recipe_home(pin, flags)
+    key = home.name
     with exclusive(home.parent / f".{key}.lock"):
         if (record := cached_llama_server(pin, variant, cuda_architectures)) is not None:
             print(f"llama-server {key}: cached at {record.binary}", file=progress)
@@ -152,7 +165,7 @@ def _build(pin: SourcePin, sdist: Path, home: Path, key: str, variant: str, flag
               f"building llama-server with {jobs} jobs", file=progress)
         _run_with_progress([ninja, "-C", str(build_dir), f"-j{jobs}", "llama-server"], log, progress, key)
         finished = time.monotonic()
-    binary = build_dir / "bin" / "llama-server"
+    binary = binary_in(home)
     shutil.rmtree(source_root)  # 200+ MB of sources are not needed once built
     return BuildRecord(
         binary=str(binary), key=key, variant=variant,

@@ -11,23 +11,15 @@ from __future__ import annotations
 
 import shlex
 import sys
-from pathlib import Path
 from typing import Any, TextIO
 
-from specsweep.build_llamacpp import SourcePin, build_key, cmake_flags
-from specsweep.cache import cache_root
+from specsweep.build_llamacpp import SourcePin, binary_in, cmake_flags, recipe_home, user_executable
 from specsweep.config import Configuration
 from specsweep.engines import ADAPTERS, adapter
 from specsweep.engines.base import EngineResources
+from specsweep.models import model_path
 from specsweep.redact import REDACTED, is_secret, redact_argv, redact_env
 from specsweep.server import exposure_warning
-
-
-def planned_model_path(spec: dict[str, Any]) -> str:
-    """Where the model rule will put (or find) a model (see ``models.obtain``)."""
-    if "pypi_wheel" in spec:
-        return str(cache_root() / "models" / spec["sha256"][:16] / Path(spec["pypi_wheel"]["member"]).name)
-    return str(Path(spec["path"]).expanduser())
 
 
 def planned_executable(engine: dict[str, Any]) -> str | None:
@@ -35,19 +27,19 @@ def planned_executable(engine: dict[str, Any]) -> str | None:
     if engine["kind"] != "llamacpp":
         return None
     if engine.get("executable"):
-        return str(engine["executable"])
+        return user_executable(engine["executable"])
     llama = engine["llamacpp"]
     pin = SourcePin(**llama["source"])
-    flags = cmake_flags(pin, llama.get("variant", "cpu"), llama.get("cuda_architectures"))
-    return str(cache_root() / "llama.cpp" / build_key(pin, flags) / "build" / "bin" / "llama-server")
+    return str(binary_in(recipe_home(pin, cmake_flags(pin, llama.get("variant", "cpu"),
+                                                       llama.get("cuda_architectures")))))
 
 
 def plan(configuration: Configuration, engine: dict[str, Any], models: dict[str, Any]) -> dict[str, Any]:
     model_name = engine.get("model")
     resources = EngineResources(
         executable=planned_executable(engine),
-        model=planned_model_path(models[model_name]) if model_name else None,
-        draft_model=planned_model_path(models[configuration.draft_model]) if configuration.draft_model else None)
+        model=str(model_path(models[model_name])) if model_name else None,
+        draft_model=str(model_path(models[configuration.draft_model])) if configuration.draft_model else None)
     server = adapter(configuration.kind, engine, resources)
     host = engine.get("host", "127.0.0.1")
     port = engine.get("port") or server.default_port

