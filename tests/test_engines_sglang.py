@@ -4,6 +4,8 @@ speculation counts of every meta_info layout (tests/fixtures/sglang_meta_info.js
 from __future__ import annotations
 
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -116,3 +118,43 @@ def test_cumulative_stream_tokens_and_text():
     incremental = [{"text": "Hel", "output_ids": [1], "meta_info": {"completion_tokens": 1}},
                    {"text": "lo", "output_ids": [2], "meta_info": {"completion_tokens": 2}}]
     assert engine.response_text(incremental) == "Hello"
+
+
+class _Info(BaseHTTPRequestHandler):
+    """/get_server_info as SGLang < 0.5.10 answers it (python/sglang/srt/entrypoints/http_server.py), or nothing."""
+
+    answer: dict | None = None
+
+    def do_GET(self) -> None:
+        body = json.dumps(self.answer).encode() if self.answer is not None and self.path == "/get_server_info" \
+            else b""
+        self.send_response(200 if body else 404)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args) -> None:
+        pass
+
+
+@pytest.fixture
+def info_server():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Info)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+
+
+def test_check_started_reads_server_args_or_says_it_could_not(info_server):
+    url = f"http://127.0.0.1:{info_server.server_address[1]}"
+    eagle = configuration(**{"--speculative-algorithm": "EAGLE3"})
+    engine = SGLang({"kind": "sglang"}, EngineResources(model="m"))
+    _Info.answer = None
+    assert "were not checked" in engine.check_started(url, eagle)["warning"]
+    _Info.answer = {"version": "0.5.4", "speculative_algorithm": "EAGLE3", "speculative_num_draft_tokens": 3}
+    facts = engine.check_started(url, eagle)
+    assert facts["version"] == "0.5.4" and "warning" not in facts
+    assert engine.server_args["speculative_num_draft_tokens"] == 3
+    _Info.answer = {"version": "0.5.4", "speculative_algorithm": None}
+    with pytest.raises(RuntimeError, match="asked for speculative algorithm EAGLE3 but the server runs None"):
+        engine.check_started(url, eagle)

@@ -132,6 +132,8 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
             launch.update(ready_s=round(ready_s, 3), engine=engine.check_started(base_url, configuration),
                           status="ready")
             write_json(paths.launch, launch)
+            if launch["engine"].get("warning"):
+                print(f"{name}: WARNING: {launch['engine']['warning']}", file=progress, flush=True)
             print(f"{name}: ready after {ready_s:.1f} s; {benchmark['warmup_requests']} warmup request(s)",
                   file=progress, flush=True)
             for w in range(benchmark["warmup_requests"]):

@@ -75,9 +75,13 @@ class SGLang(Engine):
                 info = response.json()
                 break
         self.server_args = info
+        if not info:  # e.g. a proxy in front of the server: say so rather than skip the check silently
+            return {"version": None, "warning": "neither /server_info nor /get_server_info answered: the "
+                    "speculative settings the server runs were not checked (and drafted tokens of SGLang <= 0.5.4 "
+                    "are unknown)"}
         wanted = str(configuration.args.get("--speculative-algorithm") or "").upper() or None
         running = str(info.get("speculative_algorithm") or "").upper() or None
-        if info and wanted != running:
+        if wanted != running:
             raise RuntimeError(f"configuration {configuration.name}: asked for speculative algorithm {wanted} but "
                                f"the server runs {running}; check the server log")
         keys = ("speculative_algorithm", "speculative_num_steps", "speculative_eagle_topk",
