@@ -1,8 +1,11 @@
 """The chunked file readers (parsers/chunked.py) give exactly what the per-line parsers give: same rows,
-same line, matched and malformed counts, on the fixtures and on fuzzed logs (chunk boundaries included)."""
+same line, matched and malformed counts, on the fixtures and on fuzzed logs (chunk boundaries included);
+written as CSV (fast lines as text, CsvLines), the same bytes as csv.DictWriter of those rows."""
 
 from __future__ import annotations
 
+import csv
+import io
 import tempfile
 from pathlib import Path
 
@@ -26,6 +29,27 @@ def same(module, path: Path) -> None:
         (expected.rows, expected.lines, expected.matched, expected.malformed)
     streamed: list[dict] = []
     assert module.parse_file(path, sink=streamed.append).emitted == len(streamed) and streamed == expected.rows
+    assert as_csv(module, path) == as_csv(module, path, expected.rows)
+
+
+def as_csv(module, path: Path, rows: list[dict] | None = None) -> str:
+    """rows by csv.DictWriter as write_profile writes them; without rows, the file read through CsvLines."""
+    name = module.__name__.rsplit(".", 1)[1]
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=["phase", "source", *module.COLUMNS], lineterminator="\n")
+    lead = {"phase": "interval", "source": name}
+    if rows is not None:
+        writer.writerows({**lead, **row} for row in rows)
+    else:
+        counted = [0]
+
+        def write(text: str, rows: int) -> None:
+            out.write(text)
+            counted[0] += rows
+        parsed = module.parse_file(path, sink=lambda row: writer.writerow({**lead, **row}),
+                                   csv_lines=chunked.CsvLines(write, lead=f"interval,{name},"))
+        assert counted[0] <= parsed.emitted == out.getvalue().count("\n")
+    return out.getvalue()
 
 
 @pytest.mark.parametrize(("module", "name"), [(sglang, "sglang_decode_batch.log"), (vllm, "vllm_spec_decode.log")])

@@ -7,7 +7,9 @@ layouts at C speed. Every other line holding a marker goes through the per-line 
 is anchored to whole lines and only accepts lines the per-line parser reads the same way.
 
 Text mode (universal newlines, ``errors="replace"``) gives the same lines as iterating the file.
-Memory stays bounded by the chunk size; rows go to ``sink`` as they are read.
+Memory stays bounded by the chunk size; rows go to ``sink`` as they are read. Making a dict per row costs
+more than the regex, so a CSV writer (parsers/profile.py) can take the fast lines as CSV text (``CsvLines``):
+the fast patterns capture each cell as csv writes it, and a chunk's lines are joined in C.
 """
 
 from __future__ import annotations
@@ -29,6 +31,18 @@ class FastPattern:
 
     pattern: re.Pattern[str]
     to_row: Callable[[tuple[str, ...]], dict[str, Any]]
+    # The groups as the format's columns, each the text csv.writer writes for the row's value ("" for None)
+    # and none that csv quotes.
+    to_cells: Callable[[tuple[str, ...]], tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class CsvLines:
+    """Where fast lines go as CSV text instead of rows: ``write(text, rows)`` gets whole lines, each ``lead``
+    (cells before the format's columns, with their ",") then the format's columns."""
+
+    write: Callable[[str, int], Any]
+    lead: str = ""
 
 
 @dataclass(frozen=True)
@@ -46,8 +60,9 @@ class ChunkedFormat:
     specialise: Callable[[str], FastPattern | None] | None = None
 
 
-def parse_file(path: str | Path, form: ChunkedFormat,
-               sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:
+def parse_file(path: str | Path, form: ChunkedFormat, sink: Callable[[dict[str, Any]], Any] | None = None,
+               csv_lines: CsvLines | None = None) -> LogRows:
+    """The rows of the per-line parser, in order: to ``sink`` (or kept), or, for fast lines, to ``csv_lines``."""
     result = LogRows(sink=sink)
     special: FastPattern | None = None
     rest = ""
@@ -57,14 +72,15 @@ def parse_file(path: str | Path, form: ChunkedFormat,
             if cut == 0:  # no newline yet: a very long line keeps growing
                 rest += chunk
                 continue
-            special = _read_chunk(rest + chunk[:cut], form, special, result)
+            special = _read_chunk(rest + chunk[:cut], form, special, result, csv_lines)
             rest = chunk[cut:]
     if rest:
-        _read_chunk(rest + "\n", form, special, result)  # the last line, unterminated: still one line
+        _read_chunk(rest + "\n", form, special, result, csv_lines)  # the last line, unterminated: still one line
     return result
 
 
-def _read_chunk(text: str, form: ChunkedFormat, special: FastPattern | None, result: LogRows) -> FastPattern | None:
+def _read_chunk(text: str, form: ChunkedFormat, special: FastPattern | None, result: LogRows,
+                csv_lines: CsvLines | None) -> FastPattern | None:
     """Read whole lines (``text`` ends with "\n"); returns the specialised pattern for the next chunk."""
     result.lines += text.count("\n")
     if form.fast is None:
@@ -80,7 +96,12 @@ def _read_chunk(text: str, form: ChunkedFormat, special: FastPattern | None, res
         if fast is not None and len(found := fast.pattern.findall(text)) == marked:
             # every marked line is a fast one (the common case)
             result.matched += len(found)
-            result.add_all(map(fast.to_row, found))
+            if csv_lines is None:
+                result.add_all(map(fast.to_row, found))
+            elif found:
+                ends = f"\n{csv_lines.lead}"
+                csv_lines.write(csv_lines.lead + ends.join(map(",".join, map(fast.to_cells, found))) + "\n", len(found))
+                result.emitted += len(found)
             return special
         special = None  # this chunk has other layouts: detect again in the next one
     last = 0

@@ -41,9 +41,10 @@ def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = N
     return parse_marked(lines, _classify, parse_line, sink)
 
 
-def parse_file(path: str | Path, sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:
+def parse_file(path: str | Path, sink: Callable[[dict[str, Any]], Any] | None = None,
+               csv_lines: chunked.CsvLines | None = None) -> LogRows:
     """``parse`` of a whole file: only the lines holding a marker reach Python (same rows as ``parse``)."""
-    return chunked.parse_file(path, CHUNKED, sink)
+    return chunked.parse_file(path, CHUNKED, sink, csv_lines)
 
 
 def _classify(line: str) -> str | None:
