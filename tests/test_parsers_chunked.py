@@ -58,7 +58,7 @@ def test_fixtures_read_the_same(module, name):
 
 
 def test_the_fast_pattern_reads_every_released_layout():
-    text = "".join(line + "\n" for line in SGLANG_LINES)
+    text = "".join(line + "\n" for line in SGLANG_LINES).encode()
     assert len(sglang.FAST.findall(text)) == 7  # all but the truncated line and the comment
 
 
@@ -94,11 +94,11 @@ def test_fuzzed_logs_read_the_same(lines, end, chunk_chars):
         chunked.CHUNK_CHARS = chunked_chars
 
 
-@pytest.mark.parametrize("line", [line for line in SGLANG_LINES if sglang.FAST.match(line + "\n")])
+@pytest.mark.parametrize("line", [line for line in SGLANG_LINES if sglang.FAST.match(line.encode() + b"\n")])
 def test_the_specialised_pattern_reads_each_version_as_the_per_line_parser(line, tmp_path):
-    special = sglang.specialise(line + "\n")
+    special = sglang.specialise(line.encode() + b"\n")
     assert special is not None and special.pattern.pattern != sglang.FAST.pattern
-    found = special.pattern.findall(line + "\n")
+    found = special.pattern.findall(line.encode() + b"\n")
     assert [special.to_row(groups) for groups in found] == [sglang.parse_line(line)]
     path = tmp_path / "log"  # a file of this layout alone, read through the specialised path
     path.write_text((line + "\nINFO: other\n") * 50 + SGLANG_LINES[-1] + "\n" + line + "\n")

@@ -82,12 +82,12 @@ _PIECES: tuple[tuple[str, ...], ...] = (
      r"est\. write BW \(GB/s per GPU\): \d+\.\d+", ""), (", ", ""))
 
 
-def _pattern(piece: Callable[[int, tuple[str, ...]], str], prefix: Callable[[str], str]) -> re.Pattern[str]:
+def _pattern(piece: Callable[[int, tuple[str, ...]], str], prefix: Callable[[str], str]) -> re.Pattern[bytes]:
     """The whole-line pattern, piece i written as piece(i, its alternatives), the prefix as prefix(text).
 
-    ASCII: a Unicode digit is no digit here (parse_line reads it; the CSV cell must be the ASCII repr)."""
+    Bytes: ASCII only, a Unicode digit is no digit here (parse_line reads it; a CSV cell is the ASCII repr)."""
     parts = [piece(i, alternatives) for i, alternatives in enumerate(_PIECES)]
-    return re.compile(rf"^{prefix(''.join(parts[:_PREFIX]))}{''.join(parts[_PREFIX:])}\n", re.MULTILINE | re.ASCII)
+    return re.compile(rf"^{prefix(''.join(parts[:_PREFIX]))}{''.join(parts[_PREFIX:])}\n".encode(), re.MULTILINE)
 
 
 FAST = _pattern(lambda _i, alternatives: f"(?:{'|'.join(alternatives)})", lambda text: f"(?:{text})?")
@@ -96,48 +96,49 @@ _DETECT = _pattern(lambda i, alternatives: f"(?:{'|'.join(f'(?P<a{i}_{j}>{a})' f
                    lambda text: f"(?:{text})?")
 
 
-class _Memo(dict[str, Any]):
-    """str -> convert(str), for columns with few distinct values (ranks, counts of requests, 2-decimal
+class _Memo(dict[bytes, Any]):
+    """bytes -> convert(bytes), for columns with few distinct values (ranks, counts of requests, 2-decimal
     ratios): a dict lookup is ~3x cheaper than int()/float(). Cleared when large, so memory stays bounded."""
 
-    def __init__(self, convert: Callable[[str], Any]) -> None:
+    def __init__(self, convert: Callable[[bytes], Any]) -> None:
         super().__init__()
         self.convert = convert
 
-    def __missing__(self, text: str) -> Any:
+    def __missing__(self, text: bytes) -> Any:
         if len(self) > 4096:
             self.clear()
         value = self[text] = self.convert(text)
         return value
 
 
-_FEW_INTS, _FEW_FLOATS = _Memo(int), _Memo(float)
+_FEW_INTS, _FEW_FLOATS, _FEW_TEXTS = _Memo(int), _Memo(float), _Memo(bytes.decode)
 # How each FAST column becomes the value parse_line gives it (never called on an absent group).
-_CONVERT: dict[str, Callable[[str], Any]] = {
-    "time": str, "graph": str, "iter": int, "tokens": int, "gen_throughput": float,
+_CONVERT: dict[str, Callable[[bytes], Any]] = {
+    "time": _FEW_TEXTS.__getitem__, "graph": _FEW_TEXTS.__getitem__, "iter": int, "tokens": int,
+    "gen_throughput": float,
     "dp_rank": _FEW_INTS.__getitem__, "tp_rank": _FEW_INTS.__getitem__, "running_req": _FEW_INTS.__getitem__,
     "queue_req": _FEW_INTS.__getitem__, "token_usage": _FEW_FLOATS.__getitem__,
     "accept_len": _FEW_FLOATS.__getitem__, "accept_rate": _FEW_FLOATS.__getitem__}
 _EMPTY_ROW = dict.fromkeys(COLUMNS)  # parse_line's key order; columns a line lacks stay None
 
 
-def _fast(pattern: re.Pattern[str]) -> chunked.FastPattern:
+def _fast(pattern: re.Pattern[bytes]) -> chunked.FastPattern:
     """The fast path of a pattern whose groups are named after columns.
 
     Columns it lacks become empty groups at its end, so that each match has a cell for every column."""
     present = tuple(sorted(pattern.groupindex, key=pattern.groupindex.__getitem__))
     lacking = "".join(f"(?P<{name}>)" for name in COLUMNS if name not in pattern.groupindex)
-    pattern = re.compile(pattern.pattern + lacking, pattern.flags)
+    pattern = re.compile(pattern.pattern + lacking.encode(), pattern.flags)
     cells = operator.itemgetter(*(pattern.groupindex[name] - 1 for name in COLUMNS))
     converts = tuple(_CONVERT[name] for name in present)
     if len(present) == len(COLUMNS):  # FAST: absent optional groups are "" and stay None
-        def row(groups: tuple[str, ...]) -> dict[str, object]:
+        def row(groups: tuple[bytes, ...]) -> dict[str, object]:
             return _EMPTY_ROW | {
                 name: convert(value) for name, convert, value in zip(present, converts, groups, strict=True) if value}
     else:  # every group of the layout matched: convert all, in C
         pick = operator.itemgetter(*range(len(present)))  # its groups come first
 
-        def row(groups: tuple[str, ...]) -> dict[str, object]:
+        def row(groups: tuple[bytes, ...]) -> dict[str, object]:
             made = _EMPTY_ROW.copy()
             made.update(zip(present, map(operator.call, converts, pick(groups)), strict=True))
             return made
@@ -150,7 +151,7 @@ def _specialised(layout: tuple[int, ...]) -> chunked.FastPattern:
     return _fast(_pattern(lambda i, alternatives: alternatives[layout[i]], lambda text: text))
 
 
-def specialise(line: str) -> chunked.FastPattern | None:
+def specialise(line: bytes) -> chunked.FastPattern | None:
     """The pattern of the layout of line (a FAST line), or None when it has no "[time ranks] " prefix."""
     detected = _DETECT.match(line)
     if detected is None or detected["time"] is None:  # prefix-less lines are rare: FAST reads them
@@ -160,9 +161,9 @@ def specialise(line: str) -> chunked.FastPattern | None:
                               for i, alternatives in enumerate(_PIECES)))
 
 
-CHUNKED = chunked.ChunkedFormat(marker_line=re.compile(r"^[^\n]*Decode batch[^\n]*\n", re.MULTILINE),
+CHUNKED = chunked.ChunkedFormat(marker_line=re.compile(rb"^[^\n]*Decode batch[^\n]*\n", re.MULTILINE),
                                 classify=_classify, parse_line=_parse_marked_line, fast=_fast(FAST),
-                                specialise=specialise, marker="Decode batch")
+                                specialise=specialise, marker=b"Decode batch")
 
 
 def parse_line(line: str) -> dict[str, object] | None:

@@ -83,5 +83,5 @@ def parse_line(line: str, kind: str) -> dict[str, Any] | None:
 
 
 CHUNKED = chunked.ChunkedFormat(
-    marker_line=re.compile(r"^[^\n]*(?:" + "|".join(map(re.escape, MARKERS)) + r")[^\n]*\n", re.MULTILINE),
+    marker_line=re.compile(rb"^[^\n]*(?:%b)[^\n]*\n" % b"|".join(re.escape(m.encode()) for m in MARKERS), re.MULTILINE),
     classify=_classify, parse_line=parse_line)
