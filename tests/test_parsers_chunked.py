@@ -1,8 +1,11 @@
 """The chunked file readers (parsers/chunked.py) give exactly what the per-line parsers give: same rows,
-same line, matched and malformed counts, on the fixtures and on fuzzed logs (chunk boundaries included)."""
+same line, matched and malformed counts, on the fixtures and on fuzzed logs (chunk boundaries included);
+written as CSV (fast lines as text, CsvLines), the same bytes as csv.DictWriter of those rows."""
 
 from __future__ import annotations
 
+import csv
+import io
 import tempfile
 from pathlib import Path
 
@@ -26,6 +29,27 @@ def same(module, path: Path) -> None:
         (expected.rows, expected.lines, expected.matched, expected.malformed)
     streamed: list[dict] = []
     assert module.parse_file(path, sink=streamed.append).emitted == len(streamed) and streamed == expected.rows
+    assert as_csv(module, path) == as_csv(module, path, expected.rows)
+
+
+def as_csv(module, path: Path, rows: list[dict] | None = None) -> str:
+    """rows by csv.DictWriter as write_profile writes them; without rows, the file read through CsvLines."""
+    name = module.__name__.rsplit(".", 1)[1]
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=["phase", "source", *module.COLUMNS], lineterminator="\n")
+    lead = {"phase": "interval", "source": name}
+    if rows is not None:
+        writer.writerows({**lead, **row} for row in rows)
+    else:
+        counted = [0]
+
+        def write(text: str, rows: int) -> None:
+            out.write(text)
+            counted[0] += rows
+        parsed = module.parse_file(path, sink=lambda row: writer.writerow({**lead, **row}),
+                                   csv_lines=chunked.CsvLines(write, lead=f"interval,{name},"))
+        assert counted[0] <= parsed.emitted == out.getvalue().count("\n")
+    return out.getvalue()
 
 
 @pytest.mark.parametrize(("module", "name"), [(sglang, "sglang_decode_batch.log"), (vllm, "vllm_spec_decode.log")])
@@ -34,7 +58,7 @@ def test_fixtures_read_the_same(module, name):
 
 
 def test_the_fast_pattern_reads_every_released_layout():
-    text = "".join(line + "\n" for line in SGLANG_LINES)
+    text = "".join(line + "\n" for line in SGLANG_LINES).encode()
     assert len(sglang.FAST.findall(text)) == 7  # all but the truncated line and the comment
 
 
@@ -70,11 +94,11 @@ def test_fuzzed_logs_read_the_same(lines, end, chunk_chars):
         chunked.CHUNK_CHARS = chunked_chars
 
 
-@pytest.mark.parametrize("line", [line for line in SGLANG_LINES if sglang.FAST.match(line + "\n")])
+@pytest.mark.parametrize("line", [line for line in SGLANG_LINES if sglang.FAST.match(line.encode() + b"\n")])
 def test_the_specialised_pattern_reads_each_version_as_the_per_line_parser(line, tmp_path):
-    special = sglang.specialise(line + "\n")
+    special = sglang.specialise(line.encode() + b"\n")
     assert special is not None and special.pattern.pattern != sglang.FAST.pattern
-    found = special.pattern.findall(line + "\n")
+    found = special.pattern.findall(line.encode() + b"\n")
     assert [special.to_row(groups) for groups in found] == [sglang.parse_line(line)]
     path = tmp_path / "log"  # a file of this layout alone, read through the specialised path
     path.write_text((line + "\nINFO: other\n") * 50 + SGLANG_LINES[-1] + "\n" + line + "\n")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from specsweep.parsers import llamacpp, sglang, vllm
+from specsweep.parsers.chunked import CsvLines
 from specsweep.parsers.fields import LogRows
 
 
@@ -16,12 +17,15 @@ class LogFormat:
     parse: Callable[..., Any]  # (lines, sink=None) -> an object with rows, lines, malformed
     columns: list[str]
     per_request: bool  # one row per request (phases warmup/run) or per logged interval
-    # (path, sink=None) -> the same as parse over the file's lines; chunked where the format has it
+    # (path, sink=None, csv_lines=None) -> the same as parse over the file's lines; chunked where the format has it
     parse_file: Callable[..., Any] | None = None
 
-    def read_file(self, path: str | Path, sink: Callable[[dict[str, Any]], Any] | None = None) -> Any:
+    def read_file(self, path: str | Path, sink: Callable[[dict[str, Any]], Any] | None = None,
+                  csv_lines: CsvLines | None = None) -> Any:
+        """The rows of ``parse`` over the file, to ``sink``; those the chunked reader reads fast may go to
+        ``csv_lines`` as CSV text instead (formats without parse_file send every row to ``sink``)."""
         if self.parse_file is not None:
-            return self.parse_file(path, sink)
+            return self.parse_file(path, sink, csv_lines)
         with open(path, errors="replace") as lines:
             return self.parse(lines, sink)
 

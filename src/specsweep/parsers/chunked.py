@@ -1,13 +1,17 @@
 """Chunked reading of a log file: one compiled regex over megabytes at a time instead of Python per line.
 
 A multi-GB SGLang log is mostly ``Decode batch`` lines of a few known layouts. ``parse_file`` reads
-the file as text in large chunks (cut at a newline), and ``fast.findall`` reads every line of those
+the file as bytes in large chunks (cut at a newline), and ``fast.findall`` reads every line of those
 layouts at C speed. Every other line holding a marker goes through the per-line parser
 (``fields.read_marked_line``), so results equal the per-line parser's on any input: the fast pattern
 is anchored to whole lines and only accepts lines the per-line parser reads the same way.
 
-Text mode (universal newlines, ``errors="replace"``) gives the same lines as iterating the file.
-Memory stays bounded by the chunk size; rows go to ``sink`` as they are read.
+Lines are those of iterating the file in text mode (universal newlines, ``errors="replace"``): "\r\n"
+and "\r" become "\n", and a line reaching the per-line parser is decoded as text mode decodes it; the
+fast patterns read ASCII only, so common lines are never decoded (~10% of the time). Memory stays
+bounded by the chunk size; rows go to ``sink`` as they are read. Making a dict per row costs more than
+the regex, so a CSV writer (parsers/profile.py) can take the fast lines as CSV text (``CsvLines``): the
+fast patterns capture each cell as csv writes it, and a chunk's lines are joined in C.
 """
 
 from __future__ import annotations
@@ -20,53 +24,69 @@ from typing import Any
 
 from specsweep.parsers.fields import LogRows, read_marked_line
 
-CHUNK_CHARS = 4 << 20  # ~4 MB of text per regex pass: large enough to amortise, small enough to stream
+CHUNK_CHARS = 4 << 20  # 4 MB per regex pass: large enough to amortise, small enough to stream
 
 
 @dataclass(frozen=True)
 class FastPattern:
     """A MULTILINE pattern of whole common lines (ending in "\n"), its groups turned into a row by to_row."""
 
-    pattern: re.Pattern[str]
-    to_row: Callable[[tuple[str, ...]], dict[str, Any]]
+    pattern: re.Pattern[bytes]
+    to_row: Callable[[tuple[bytes, ...]], dict[str, Any]]
+    # The groups as the format's columns, each the (ASCII) text csv.writer writes for the row's value ("" for
+    # None) and none that csv quotes.
+    to_cells: Callable[[tuple[bytes, ...]], tuple[bytes, ...]]
+
+
+@dataclass(frozen=True)
+class CsvLines:
+    """Where fast lines go as CSV text instead of rows: ``write(text, rows)`` gets whole lines, each ``lead``
+    (cells before the format's columns, with their ",") then the format's columns."""
+
+    write: Callable[[str, int], Any]
+    lead: str = ""
 
 
 @dataclass(frozen=True)
 class ChunkedFormat:
     """How to read one log format in chunks."""
 
-    marker_line: re.Pattern[str]  # MULTILINE, matches a whole line (with its "\n") holding any marker
+    marker_line: re.Pattern[bytes]  # MULTILINE, matches a whole line (with its "\n") holding any marker
     classify: Callable[[str], Any]  # as for parse_marked
     parse_line: Callable[[str, Any], dict[str, Any] | None]  # as for parse_marked
     # Optional fast path; `marker` occurs exactly once in each line it reads.
     fast: FastPattern | None = None
-    marker: str = ""
+    marker: bytes = b""
     # Optional faster path: a pattern for the layout of one fast line, reading a subset of fast's lines
     # (the same rows); tried on every chunk, from the file's first fast line on, until a chunk has others.
-    specialise: Callable[[str], FastPattern | None] | None = None
+    specialise: Callable[[bytes], FastPattern | None] | None = None
 
 
-def parse_file(path: str | Path, form: ChunkedFormat,
-               sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:
+def parse_file(path: str | Path, form: ChunkedFormat, sink: Callable[[dict[str, Any]], Any] | None = None,
+               csv_lines: CsvLines | None = None) -> LogRows:
+    """The rows of the per-line parser, in order: to ``sink`` (or kept), or, for fast lines, to ``csv_lines``."""
     result = LogRows(sink=sink)
     special: FastPattern | None = None
-    rest = ""
-    with open(path, encoding="utf-8", errors="replace") as handle:
+    rest = b""
+    with open(path, "rb") as handle:
         while chunk := handle.read(CHUNK_CHARS):
-            cut = chunk.rfind("\n") + 1
+            cut = chunk.rfind(b"\n") + 1
             if cut == 0:  # no newline yet: a very long line keeps growing
                 rest += chunk
                 continue
-            special = _read_chunk(rest + chunk[:cut], form, special, result)
+            special = _read_chunk(rest + chunk[:cut], form, special, result, csv_lines)
             rest = chunk[cut:]
     if rest:
-        _read_chunk(rest + "\n", form, special, result)  # the last line, unterminated: still one line
+        _read_chunk(rest + b"\n", form, special, result, csv_lines)  # the last line, unterminated: still one line
     return result
 
 
-def _read_chunk(text: str, form: ChunkedFormat, special: FastPattern | None, result: LogRows) -> FastPattern | None:
+def _read_chunk(text: bytes, form: ChunkedFormat, special: FastPattern | None, result: LogRows,
+                csv_lines: CsvLines | None) -> FastPattern | None:
     """Read whole lines (``text`` ends with "\n"); returns the specialised pattern for the next chunk."""
-    result.lines += text.count("\n")
+    if b"\r" in text:  # universal newlines; a "\r" ending a chunk's text is never split from its "\n"
+        text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    result.lines += text.count(b"\n")
     if form.fast is None:
         _read_slow(text, 0, len(text), form, result)
         return None
@@ -74,13 +94,19 @@ def _read_chunk(text: str, form: ChunkedFormat, special: FastPattern | None, res
     if marked == 0:
         return special
     if special is None and form.specialise is not None:  # the layout of the first marked line, if fast
-        first = form.fast.pattern.match(text, text.rfind("\n", 0, text.find(form.marker)) + 1)
+        first = form.fast.pattern.match(text, text.rfind(b"\n", 0, text.find(form.marker)) + 1)
         special = form.specialise(first[0]) if first else None
     for fast in (special, form.fast):
         if fast is not None and len(found := fast.pattern.findall(text)) == marked:
             # every marked line is a fast one (the common case)
             result.matched += len(found)
-            result.add_all(map(fast.to_row, found))
+            if csv_lines is None:
+                result.add_all(map(fast.to_row, found))
+            elif found:
+                lead = csv_lines.lead.encode()
+                lines = lead + (b"\n" + lead).join(map(b",".join, map(fast.to_cells, found))) + b"\n"
+                csv_lines.write(lines.decode("ascii"), len(found))
+                result.emitted += len(found)
             return special
         special = None  # this chunk has other layouts: detect again in the next one
     last = 0
@@ -93,7 +119,7 @@ def _read_chunk(text: str, form: ChunkedFormat, special: FastPattern | None, res
     return None
 
 
-def _read_slow(text: str, start: int, end: int, form: ChunkedFormat, result: LogRows) -> None:
+def _read_slow(text: bytes, start: int, end: int, form: ChunkedFormat, result: LogRows) -> None:
     """The per-line parser on the lines of text[start:end] (whole lines) that hold a marker."""
     for match in form.marker_line.finditer(text, start, end):
-        read_marked_line(match[0], form.classify, form.parse_line, result)
+        read_marked_line(match[0].decode("utf-8", "replace"), form.classify, form.parse_line, result)

@@ -8,6 +8,7 @@ from typing import Any, TextIO
 
 from specsweep.atomic import atomic_open
 from specsweep.parsers import LOG_FORMATS
+from specsweep.parsers.chunked import CsvLines
 from specsweep.parsers.user import UserRows, compile_parsers, tap
 
 
@@ -39,7 +40,13 @@ def write_profile(log: str | Path, output: str | Path, kind: str, log_format_nam
             with open(log, errors="replace") as lines:
                 parsed = log_format.parse(tap(lines, user, found), sink=write)
         else:  # no user parser needs every line: the format's chunked reader (parsers/chunked.py)
-            parsed = log_format.read_file(log, sink=write)
+            def write_lines(text: str, rows: int) -> None:
+                handle.write(text)
+                written[0] += rows
+
+            # Its common lines come as CSV text, the same as writer.writerow of their rows, ~3x faster.
+            fast = None if log_format.per_request else CsvLines(write_lines, lead=f"interval,{log_format_name},")
+            parsed = log_format.read_file(log, sink=write, csv_lines=fast)
         writer.writerows(found.rows)
     print(f"{label}: {parsed.lines} log lines, {written[0]} {log_format_name} rows, {parsed.malformed} "
           f"unrecognised lines; user parsers: "

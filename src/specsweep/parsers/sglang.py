@@ -38,9 +38,11 @@ def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = N
     return parse_marked(lines, _classify, _parse_marked_line, sink)
 
 
-def parse_file(path: str | Path, sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:
-    """``parse`` of a whole file, the common layouts read by one regex per chunk (same rows, ~10x faster)."""
-    return chunked.parse_file(path, CHUNKED, sink)
+def parse_file(path: str | Path, sink: Callable[[dict[str, Any]], Any] | None = None,
+               csv_lines: chunked.CsvLines | None = None) -> LogRows:
+    """``parse`` of a whole file, the common layouts read by one regex per chunk (same rows, ~10x faster);
+    with ``csv_lines``, those go there as CSV text and only the other rows to ``sink``."""
+    return chunked.parse_file(path, CHUNKED, sink, csv_lines)
 
 
 def _classify(line: str) -> bool | None:
@@ -51,9 +53,16 @@ def _parse_marked_line(line: str, _kind: object) -> dict[str, object] | None:
     return parse_line(line)
 
 
-_INT, _DEC = r"\d{1,15}", r"\d{1,15}\.\d{1,15}"  # 15 digits: int(x) == int(float(x)), as integer() reads it
+# Numbers as captured are the cells csv writes for the values parse_line makes of them (repr of the int or
+# float), so the CSV writer (CsvLines) copies the text: no leading zeros, no trailing decimal zeros (0*+ after
+# the group drops them: 0.50 -> 0.5, 3.00 -> 3.0), at most 15 significant digits (int() and float() read them
+# exactly, and repr gives them back) and no value below 1e-4 (repr writes those as 1e-05). Lines with other
+# numbers go to parse_line.
+_INT = r"(?:0|[1-9]\d{0,14}+)"
+_DEC = r"(?:0\.(?!0000)|[1-9]\d{0,6}+\.)\d(?:\d{0,6}?[1-9])?"  # then 0*+
+_ANY_DEC = r"\d{1,15}\.\d{1,15}"  # a number no column reads
 # The Decode batch layouts of 0.4.3 to 0.5.23 (fixture) as one whole-line pattern, keys in their logged
-# order; single spaces, no ANSI, plain numbers. Anything else (a missing or extra key, ranks in another
+# order; single spaces, no ANSI, plain ASCII numbers. Anything else (a missing or extra key, ranks in another
 # order, odd spacing) does not match and goes through parse_line, so the two never disagree.
 # As pieces, each a tuple of alternatives ("" for an optional piece); a group named after a column
 # captures it. FAST tries every alternative; a file's first Decode line picks its layout's alternative of
@@ -63,19 +72,22 @@ _PIECES: tuple[tuple[str, ...], ...] = (
     (r"\[(?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)",), (rf" DP(?P<dp_rank>{_INT})", ""),
     (rf" TP(?P<tp_rank>{_INT})", ""), (r"(?: (?:PP|EP)\d{1,15})*\] ",),
     (r"Decode batch\.", "Decode batch,", rf"Decode batch \[(?P<iter>{_INT})\],"),
-    (rf" #running-req: (?P<running_req>{_INT}), #token: (?P<tokens>{_INT}), token usage: (?P<token_usage>{_DEC}), ",),
-    (rf"accept len: (?P<accept_len>{_DEC}), ", ""), (rf"accept rate: (?P<accept_rate>{_DEC}), ", ""),
-    (rf"cap len: {_DEC}, ", ""), (rf"block accept len: {_DEC}, ", ""),
+    (rf" #running-req: (?P<running_req>{_INT}), #token: (?P<tokens>{_INT}), "
+     rf"token usage: (?P<token_usage>{_DEC})0*+, ",),
+    (rf"accept len: (?P<accept_len>{_DEC})0*+, ", ""), (rf"accept rate: (?P<accept_rate>{_DEC})0*+, ", ""),
+    (rf"cap len: {_ANY_DEC}, ", ""), (rf"block accept len: {_ANY_DEC}, ", ""),
     (r"[a-z]{1,10} graph: (?P<graph>True|False), ", ""),
-    (rf"gen throughput \(token/s\): (?P<gen_throughput>{_DEC}), #queue-req: (?P<queue_req>{_INT})",),
+    (rf"gen throughput \(token/s\): (?P<gen_throughput>{_DEC})0*+, #queue-req: (?P<queue_req>{_INT})",),
     (r", est\. decode TFLOPS/s \(per GPU\): \d+\.\d+, est\. read BW \(GB/s per GPU\): \d+\.\d+, "
      r"est\. write BW \(GB/s per GPU\): \d+\.\d+", ""), (", ", ""))
 
 
-def _pattern(piece: Callable[[int, tuple[str, ...]], str], prefix: Callable[[str], str]) -> re.Pattern[str]:
-    """The whole-line pattern, piece i written as piece(i, its alternatives), the prefix as prefix(text)."""
+def _pattern(piece: Callable[[int, tuple[str, ...]], str], prefix: Callable[[str], str]) -> re.Pattern[bytes]:
+    """The whole-line pattern, piece i written as piece(i, its alternatives), the prefix as prefix(text).
+
+    Bytes: ASCII only, a Unicode digit is no digit here (parse_line reads it; a CSV cell is the ASCII repr)."""
     parts = [piece(i, alternatives) for i, alternatives in enumerate(_PIECES)]
-    return re.compile(rf"^{prefix(''.join(parts[:_PREFIX]))}{''.join(parts[_PREFIX:])}\n", re.MULTILINE)
+    return re.compile(rf"^{prefix(''.join(parts[:_PREFIX]))}{''.join(parts[_PREFIX:])}\n".encode(), re.MULTILINE)
 
 
 FAST = _pattern(lambda _i, alternatives: f"(?:{'|'.join(alternatives)})", lambda text: f"(?:{text})?")
@@ -84,54 +96,62 @@ _DETECT = _pattern(lambda i, alternatives: f"(?:{'|'.join(f'(?P<a{i}_{j}>{a})' f
                    lambda text: f"(?:{text})?")
 
 
-class _Memo(dict[str, Any]):
-    """str -> convert(str), for columns with few distinct values (ranks, counts of requests, 2-decimal
+class _Memo(dict[bytes, Any]):
+    """bytes -> convert(bytes), for columns with few distinct values (ranks, counts of requests, 2-decimal
     ratios): a dict lookup is ~3x cheaper than int()/float(). Cleared when large, so memory stays bounded."""
 
-    def __init__(self, convert: Callable[[str], Any]) -> None:
+    def __init__(self, convert: Callable[[bytes], Any]) -> None:
         super().__init__()
         self.convert = convert
 
-    def __missing__(self, text: str) -> Any:
+    def __missing__(self, text: bytes) -> Any:
         if len(self) > 4096:
             self.clear()
         value = self[text] = self.convert(text)
         return value
 
 
-_FEW_INTS, _FEW_FLOATS = _Memo(int), _Memo(float)
+_FEW_INTS, _FEW_FLOATS, _FEW_TEXTS = _Memo(int), _Memo(float), _Memo(bytes.decode)
 # How each FAST column becomes the value parse_line gives it (never called on an absent group).
-_CONVERT: dict[str, Callable[[str], Any]] = {
-    "time": str, "graph": str, "iter": int, "tokens": int, "gen_throughput": float,
+_CONVERT: dict[str, Callable[[bytes], Any]] = {
+    "time": _FEW_TEXTS.__getitem__, "graph": _FEW_TEXTS.__getitem__, "iter": int, "tokens": int,
+    "gen_throughput": float,
     "dp_rank": _FEW_INTS.__getitem__, "tp_rank": _FEW_INTS.__getitem__, "running_req": _FEW_INTS.__getitem__,
     "queue_req": _FEW_INTS.__getitem__, "token_usage": _FEW_FLOATS.__getitem__,
     "accept_len": _FEW_FLOATS.__getitem__, "accept_rate": _FEW_FLOATS.__getitem__}
 _EMPTY_ROW = dict.fromkeys(COLUMNS)  # parse_line's key order; columns a line lacks stay None
 
 
-def _row_maker(pattern: re.Pattern[str]) -> Callable[[tuple[str, ...]], dict[str, object]]:
-    """pattern's groups (all named after columns) as the row parse_line makes of the same line."""
-    names = tuple(sorted(pattern.groupindex, key=pattern.groupindex.__getitem__))
-    converts = tuple(_CONVERT[name] for name in names)
-    if len(names) == len(COLUMNS):  # FAST: absent optional groups are "" and stay None
-        return lambda groups: _EMPTY_ROW | {
-            name: convert(value) for name, convert, value in zip(names, converts, groups, strict=True) if value}
+def _fast(pattern: re.Pattern[bytes]) -> chunked.FastPattern:
+    """The fast path of a pattern whose groups are named after columns.
 
-    def row(groups: tuple[str, ...]) -> dict[str, object]:  # every group matched: convert all, in C
-        made = _EMPTY_ROW.copy()
-        made.update(zip(names, map(operator.call, converts, groups), strict=True))
-        return made
-    return row
+    Columns it lacks become empty groups at its end, so that each match has a cell for every column."""
+    present = tuple(sorted(pattern.groupindex, key=pattern.groupindex.__getitem__))
+    lacking = "".join(f"(?P<{name}>)" for name in COLUMNS if name not in pattern.groupindex)
+    pattern = re.compile(pattern.pattern + lacking.encode(), pattern.flags)
+    cells = operator.itemgetter(*(pattern.groupindex[name] - 1 for name in COLUMNS))
+    converts = tuple(_CONVERT[name] for name in present)
+    if len(present) == len(COLUMNS):  # FAST: absent optional groups are "" and stay None
+        def row(groups: tuple[bytes, ...]) -> dict[str, object]:
+            return _EMPTY_ROW | {
+                name: convert(value) for name, convert, value in zip(present, converts, groups, strict=True) if value}
+    else:  # every group of the layout matched: convert all, in C
+        pick = operator.itemgetter(*range(len(present)))  # its groups come first
+
+        def row(groups: tuple[bytes, ...]) -> dict[str, object]:
+            made = _EMPTY_ROW.copy()
+            made.update(zip(present, map(operator.call, converts, pick(groups)), strict=True))
+            return made
+    return chunked.FastPattern(pattern, row, cells)
 
 
 @functools.cache
 def _specialised(layout: tuple[int, ...]) -> chunked.FastPattern:
     """FAST with alternative layout[i] of piece i and the prefix required: the same rows for its lines."""
-    pattern = _pattern(lambda i, alternatives: alternatives[layout[i]], lambda text: text)
-    return chunked.FastPattern(pattern, _row_maker(pattern))
+    return _fast(_pattern(lambda i, alternatives: alternatives[layout[i]], lambda text: text))
 
 
-def specialise(line: str) -> chunked.FastPattern | None:
+def specialise(line: bytes) -> chunked.FastPattern | None:
     """The pattern of the layout of line (a FAST line), or None when it has no "[time ranks] " prefix."""
     detected = _DETECT.match(line)
     if detected is None or detected["time"] is None:  # prefix-less lines are rare: FAST reads them
@@ -141,10 +161,9 @@ def specialise(line: str) -> chunked.FastPattern | None:
                               for i, alternatives in enumerate(_PIECES)))
 
 
-CHUNKED = chunked.ChunkedFormat(marker_line=re.compile(r"^[^\n]*Decode batch[^\n]*\n", re.MULTILINE),
-                                classify=_classify, parse_line=_parse_marked_line,
-                                fast=chunked.FastPattern(FAST, _row_maker(FAST)),
-                                specialise=specialise, marker="Decode batch")
+CHUNKED = chunked.ChunkedFormat(marker_line=re.compile(rb"^[^\n]*Decode batch[^\n]*\n", re.MULTILINE),
+                                classify=_classify, parse_line=_parse_marked_line, fast=_fast(FAST),
+                                specialise=specialise, marker=b"Decode batch")
 
 
 def parse_line(line: str) -> dict[str, object] | None:

@@ -41,9 +41,10 @@ def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = N
     return parse_marked(lines, _classify, parse_line, sink)
 
 
-def parse_file(path: str | Path, sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:
+def parse_file(path: str | Path, sink: Callable[[dict[str, Any]], Any] | None = None,
+               csv_lines: chunked.CsvLines | None = None) -> LogRows:
     """``parse`` of a whole file: only the lines holding a marker reach Python (same rows as ``parse``)."""
-    return chunked.parse_file(path, CHUNKED, sink)
+    return chunked.parse_file(path, CHUNKED, sink, csv_lines)
 
 
 def _classify(line: str) -> str | None:
@@ -82,5 +83,5 @@ def parse_line(line: str, kind: str) -> dict[str, Any] | None:
 
 
 CHUNKED = chunked.ChunkedFormat(
-    marker_line=re.compile(r"^[^\n]*(?:" + "|".join(map(re.escape, MARKERS)) + r")[^\n]*\n", re.MULTILINE),
+    marker_line=re.compile(rb"^[^\n]*(?:%b)[^\n]*\n" % b"|".join(re.escape(m.encode()) for m in MARKERS), re.MULTILINE),
     classify=_classify, parse_line=parse_line)
