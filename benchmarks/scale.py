@@ -1,14 +1,17 @@
 """Scale: dry-run planning of 1,000 configurations, SGLang log parsing, aggregation of 10^5 runs.
 
 Each piece runs in a child process (``python benchmarks/scale.py <piece> ...``) that prints its
-own timing as JSON; the parent reads the child's peak RSS from ``wait4``. Parsing times what the
-pipeline runs: ``write_profile`` streaming a generated SGLang log into profile.csv.
+own timing as JSON; the parent reads the child's peak RSS from ``wait4`` (with parsing workers: the
+largest of the child and its workers). Parsing times what the summary job runs: ``write_profile``
+streaming a generated SGLang log into profile.csv in a temporary folder (no user parsers), in one
+process and with one worker process per core (``snakemake --cores N`` gives the summary job N).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import tempfile
@@ -51,7 +54,7 @@ def bench_plan(configurations: int) -> dict:
             "jobs_line": jobs.strip()}
 
 
-def child_parse(path: str) -> None:
+def child_parse(path: str, workers: int) -> None:
     import io
     import re
 
@@ -59,26 +62,26 @@ def child_parse(path: str) -> None:
     progress = io.StringIO()
     with tempfile.TemporaryDirectory(prefix="specsweep-parse-") as folder:
         started = time.perf_counter()
-        write_profile(path, Path(folder) / "profile.csv", "sglang", "sglang", {}, 0, progress, "bench")  # parse_log
+        write_profile(path, Path(folder) / "profile.csv", "sglang", "sglang", {}, 0, progress, "bench", workers)
         elapsed = time.perf_counter() - started
     rows = int(re.search(r"(\d+) sglang rows", progress.getvalue())[1])
-    print(json.dumps({"seconds": elapsed, "rows": rows,
-                      "note": "parsers.profile.write_profile (what parse_log runs), no user parsers, writing "
-                              "profile.csv to a temporary folder"}))
+    print(json.dumps({"seconds": elapsed, "rows": rows}))
 
 
 def bench_parse(sizes_mb: list[int]) -> list[dict]:
+    """Each size parsed by one process and by one per core, side by side on the same generated log."""
     results = []
     for size in sizes_mb:
         path = Path(tempfile.gettempdir()) / f"specsweep-bench-sglang-{size}MB.log"
         try:
             written = sglang_log.write(path, size * 10**6)
-            timing, run = child_json([PYTHON, str(HERE), "parse", str(path)])
+            for workers in dict.fromkeys([1, os.cpu_count() or 1]):
+                timing, run = child_json([PYTHON, str(HERE), "parse", str(path), str(workers)])
+                results.append({"size_mb": written / 1e6, "workers": workers, "seconds": timing["seconds"],
+                                "rows": timing["rows"], "mb_per_s": written / 1e6 / timing["seconds"],
+                                "peak_rss_mib": run.peak_rss_mib})
         finally:
             path.unlink(missing_ok=True)
-        results.append({"size_mb": written / 1e6, "seconds": timing["seconds"], "rows": timing["rows"],
-                        "mb_per_s": written / 1e6 / timing["seconds"], "peak_rss_mib": run.peak_rss_mib,
-                        "note": timing["note"]})
     return results
 
 
@@ -113,9 +116,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("piece", choices=["all", "parse", "aggregate"])
     parser.add_argument("argument", nargs="?")
+    parser.add_argument("workers", nargs="?", type=int, default=1)
     args = parser.parse_args()
     if args.piece == "parse":
-        child_parse(args.argument)
+        child_parse(args.argument, args.workers)
     elif args.piece == "aggregate":
         child_aggregate(int(args.argument))
     else:

@@ -1,6 +1,7 @@
 """profile.csv as write_profile writes it (fast lines as CSV text, parsers/chunked.py::CsvLines) is byte for
 byte what csv.DictWriter writes for the per-line parser's rows, on the fixture and on a generated log with
-odd lines (numbers csv writes otherwise than logged, line endings, bytes that are no UTF-8, small chunks)."""
+odd lines (numbers csv writes otherwise than logged, line endings, bytes that are no UTF-8, small chunks),
+in one process and with chunks parsed by worker processes."""
 
 from __future__ import annotations
 
@@ -40,10 +41,13 @@ def reference(path: Path) -> str:
     return out.getvalue()
 
 
-def written(path: Path, tmp_path: Path) -> str:
+def written(path: Path, tmp_path: Path, workers: int = 1) -> str:
     output = tmp_path / "profile.csv"
-    write_profile(path, output, "sglang", "sglang", {}, 0, io.StringIO(), "test")
-    return output.read_bytes().decode()
+    progress = io.StringIO()
+    write_profile(path, output, "sglang", "sglang", {}, 0, progress, "test", workers)
+    text = output.read_bytes().decode()
+    assert f"{text.count(chr(10)) - 1} sglang rows" in progress.getvalue()  # counts add up across workers
+    return text
 
 
 def generated_log(path: Path, odd: bool) -> None:
@@ -60,14 +64,15 @@ def test_the_fixture_writes_what_dictwriter_wrote(tmp_path):
     assert expected.count("\n") == 8 and written(FIXTURE, tmp_path) == expected
 
 
+@pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("odd", [False, True])
 @pytest.mark.parametrize("chunk_chars", [chunked.CHUNK_CHARS, 5000, 301])
-def test_a_generated_log_writes_what_dictwriter_wrote(tmp_path, monkeypatch, odd, chunk_chars):
+def test_a_generated_log_writes_what_dictwriter_wrote(tmp_path, monkeypatch, odd, chunk_chars, workers):
     monkeypatch.setattr(chunked, "CHUNK_CHARS", chunk_chars)
     path = tmp_path / "server.log"
     generated_log(path, odd)
     expected = reference(path)
-    assert expected.count("\n") > 3000 and written(path, tmp_path) == expected
+    assert expected.count("\n") > 3000 and written(path, tmp_path, workers) == expected
 
 
 @pytest.mark.parametrize(("old", "new"), ODD)

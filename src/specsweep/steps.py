@@ -126,7 +126,7 @@ def summarise(smk: Any) -> None:
         for log, output in zip(smk.input.server_logs, smk.output.profiles, strict=True):
             name = Path(log).parent.name
             write_profile(log, output, smk.params.log_formats[name]["kind"], smk.params.log_formats[name]["format"],
-                          smk.params.profile_parsers, smk.params.warmup_requests, progress, name)
+                          smk.params.profile_parsers, smk.params.warmup_requests, progress, name, smk.threads)
         frame = aggregate.summarise(configurations, runs, launches)
         profiles = {Path(p).parent.name: pd.read_csv(p) for p in smk.output.profiles}
         frame = aggregate.fill_speculation_from_logs(frame, profiles)

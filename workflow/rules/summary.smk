@@ -36,6 +36,8 @@ rule summary:
         "logs/summary.log",
     conda:
         "../../envs/specsweep.yaml"
+    # chunked logs (SGLang, vLLM) are parsed by one process per thread: --cores N speeds up large logs
+    threads: workflow.cores
     params:
         configurations=all_configurations,
         log_formats=LOG_FORMATS,

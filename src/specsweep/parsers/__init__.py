@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specsweep.parsers import llamacpp, sglang, vllm
-from specsweep.parsers.chunked import CsvLines
+from specsweep.parsers import chunked, llamacpp, sglang, vllm
+from specsweep.parsers.chunked import ChunkedFormat, CsvLines
 from specsweep.parsers.fields import LogRows
 
 
@@ -17,15 +17,15 @@ class LogFormat:
     parse: Callable[..., Any]  # (lines, sink=None) -> an object with rows, lines, malformed
     columns: list[str]
     per_request: bool  # one row per request (phases warmup/run) or per logged interval
-    # (path, sink=None, csv_lines=None) -> the same as parse over the file's lines; chunked where the format has it
-    parse_file: Callable[..., Any] | None = None
+    # How to read the file in chunks (the same rows as parse over its lines), where the format has it
+    chunked: ChunkedFormat | None = None
 
     def read_file(self, path: str | Path, sink: Callable[[dict[str, Any]], Any] | None = None,
                   csv_lines: CsvLines | None = None) -> Any:
         """The rows of ``parse`` over the file, to ``sink``; those the chunked reader reads fast may go to
-        ``csv_lines`` as CSV text instead (formats without parse_file send every row to ``sink``)."""
-        if self.parse_file is not None:
-            return self.parse_file(path, sink, csv_lines)
+        ``csv_lines`` as CSV text instead (formats without a chunked reader send every row to ``sink``)."""
+        if self.chunked is not None:
+            return chunked.parse_file(path, self.chunked, sink, csv_lines)
         with open(path, errors="replace") as lines:
             return self.parse(lines, sink)
 
@@ -39,8 +39,8 @@ def _count_only(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | No
 
 LOG_FORMATS: dict[str, LogFormat] = {
     "llamacpp": LogFormat(llamacpp.parse, llamacpp.COLUMNS, per_request=True),
-    "sglang": LogFormat(sglang.parse, sglang.COLUMNS, per_request=sglang.PER_REQUEST, parse_file=sglang.parse_file),
-    "vllm": LogFormat(vllm.parse, vllm.COLUMNS, per_request=vllm.PER_REQUEST, parse_file=vllm.parse_file),
+    "sglang": LogFormat(sglang.parse, sglang.COLUMNS, per_request=sglang.PER_REQUEST, chunked=sglang.CHUNKED),
+    "vllm": LogFormat(vllm.parse, vllm.COLUMNS, per_request=vllm.PER_REQUEST, chunked=vllm.CHUNKED),
     "none": LogFormat(_count_only, [], per_request=False),
 }
 

@@ -17,7 +17,7 @@ fast patterns capture each cell as csv writes it, and a chunk's lines are joined
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,11 +62,8 @@ class ChunkedFormat:
     specialise: Callable[[bytes], FastPattern | None] | None = None
 
 
-def parse_file(path: str | Path, form: ChunkedFormat, sink: Callable[[dict[str, Any]], Any] | None = None,
-               csv_lines: CsvLines | None = None) -> LogRows:
-    """The rows of the per-line parser, in order: to ``sink`` (or kept), or, for fast lines, to ``csv_lines``."""
-    result = LogRows(sink=sink)
-    special: FastPattern | None = None
+def chunks(path: str | Path) -> Iterator[bytes]:
+    """The file's bytes in pieces of about CHUNK_CHARS, each whole lines ending in "\n" (the last line gets one)."""
     rest = b""
     with open(path, "rb") as handle:
         while chunk := handle.read(CHUNK_CHARS):
@@ -74,16 +71,26 @@ def parse_file(path: str | Path, form: ChunkedFormat, sink: Callable[[dict[str, 
             if cut == 0:  # no newline yet: a very long line keeps growing
                 rest += chunk
                 continue
-            special = _read_chunk(rest + chunk[:cut], form, special, result, csv_lines)
+            yield rest + chunk[:cut]
             rest = chunk[cut:]
     if rest:
-        _read_chunk(rest + b"\n", form, special, result, csv_lines)  # the last line, unterminated: still one line
+        yield rest + b"\n"  # the last line, unterminated: still one line
+
+
+def parse_file(path: str | Path, form: ChunkedFormat, sink: Callable[[dict[str, Any]], Any] | None = None,
+               csv_lines: CsvLines | None = None) -> LogRows:
+    """The rows of the per-line parser, in order: to ``sink`` (or kept), or, for fast lines, to ``csv_lines``."""
+    result = LogRows(sink=sink)
+    special: FastPattern | None = None
+    for text in chunks(path):
+        special = read_chunk(text, form, special, result, csv_lines)
     return result
 
 
-def _read_chunk(text: bytes, form: ChunkedFormat, special: FastPattern | None, result: LogRows,
-                csv_lines: CsvLines | None) -> FastPattern | None:
-    """Read whole lines (``text`` ends with "\n"); returns the specialised pattern for the next chunk."""
+def read_chunk(text: bytes, form: ChunkedFormat, special: FastPattern | None, result: LogRows,
+               csv_lines: CsvLines | None) -> FastPattern | None:
+    """Read whole lines (``text`` ends with "\n") into ``result``, after a chunk that used ``special`` (or
+    None: detect the layout anew); returns the specialised pattern for the next chunk."""
     if b"\r" in text:  # universal newlines; a "\r" ending a chunk's text is never split from its "\n"
         text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     result.lines += text.count(b"\n")
