@@ -105,3 +105,20 @@ def test_a_short_baseline_is_named_as_the_reason_for_no_speedup_ci():
     reasons = stats.warnings_for(stats.describe(candidate), stats.ratio(candidate, [60.0, 61.0]))
     assert any("baseline has only 2 run(s)" in r for r in reasons)
     assert not any("not clearly non-zero" in r for r in reasons)
+
+
+def test_every_row_of_a_batch_is_resampled_as_it_would_be_alone():
+    """One seeded draw per run count serves every row: a row's bootstrap means are the plain definition's
+    (resample its runs with the draw, average each resample) bit for bit, however many rows share a gather."""
+    rng = np.random.default_rng(8)
+    reference = rng.normal(60, 5, 4)
+    for runs in (3, 5, 12, 100):
+        rows = rng.normal(60, 5, (7, runs))
+        draws = np.random.default_rng(stats.BOOTSTRAP_SEED)
+        candidate = draws.integers(0, runs, size=(1000, runs))
+        after = draws.integers(0, 4, size=(1000, 4))  # in a speedup the reference draws after the candidate
+        expected = np.stack([row[candidate].mean(axis=-1) for row in rows])
+        assert np.array_equal(stats._bootstrap_means(rows, (), 1000, stats.BOOTSTRAP_SEED), expected)
+        assert np.array_equal(stats._bootstrap_means(reference, (runs,), 1000, stats.BOOTSTRAP_SEED),
+                              reference[after].mean(axis=-1))
+

@@ -113,43 +113,57 @@ def t_interval(samples: np.ndarray, confidence: float = CONFIDENCE) -> tuple[np.
     return mean - half, mean + half
 
 
-def _resample(samples: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Means of ``resamples`` bootstrap resamples along the last axis: shape (..., resamples)."""
-    n = samples.shape[-1]
-    index = rng.integers(0, n, size=(*samples.shape[:-1], resamples, n))
-    return np.take_along_axis(samples[..., None, :], index, axis=-1).mean(axis=-1)
-
-
-# One configuration's runs (1-D) take the fast path below: its draws depend only on the sample sizes and
-# the seed, so they are drawn once per size and reused, and the baseline's resampled means, the same in
-# every speedup, once per sweep. Same draws, same arithmetic, same output as _resample (10^5 runs
-# aggregate in seconds instead of minutes; benchmarks/scale.py).
 @functools.lru_cache(maxsize=16)
 def _indices(sizes: tuple[int, ...], resamples: int, seed: int) -> np.ndarray:
-    """The index draw ``_resample`` makes for a sample of ``sizes[-1]`` runs after samples of ``sizes[:-1]``."""
+    """The bootstrap's index draw for a sample of ``sizes[-1]`` runs: shape (resamples, runs).
+
+    A fresh generator seeded with ``seed`` draws the indices of samples of ``sizes[:-1]`` runs first
+    (the candidate's, for the baseline's draw in a speedup) and then this one's. The draw depends on
+    the sizes and the seed only, so it is made once per run count and reused.
+    """
     rng = np.random.default_rng(seed)
     for n in sizes[:-1]:
         rng.integers(0, n, size=(resamples, n))
-    index = rng.integers(0, sizes[-1], size=(resamples, sizes[-1]))
-    index.flags.writeable = False
-    return index
+    # left writable, though shared: np.take copies a read-only index on every call, 6 times slower
+    return rng.integers(0, sizes[-1], size=(resamples, sizes[-1]))
 
 
-@functools.lru_cache(maxsize=8)
-def _means_of(raw: bytes, sizes: tuple[int, ...], resamples: int, seed: int) -> np.ndarray:
-    means = np.frombuffer(raw)[_indices(sizes, resamples, seed)].mean(axis=-1)
+GATHER_BYTES = 8 * 2**20  # resampled runs held at once while averaging them (more is slower, not faster)
+
+
+def _bootstrap_means(samples: np.ndarray, earlier: tuple[int, ...], resamples: int, seed: int) -> np.ndarray:
+    """Mean of each bootstrap resample of each row: shape (..., resamples).
+
+    Every row is resampled with the same index draw (``_indices``, after samples of sizes
+    ``earlier``), so a row's resampled means depend on its own runs and the seed, never on the other
+    rows of the batch: a configuration gets the same interval in a sweep as alone.
+    """
+    samples = np.ascontiguousarray(samples, dtype=float)
+    return _means_of(samples.tobytes(), samples.shape, earlier, resamples, seed)
+
+
+# The last two results are kept: a configuration's resampled means serve its mean interval and then
+# its speedup's, and the baseline's (one draw per candidate run count) serve every speedup block.
+@functools.lru_cache(maxsize=2)
+def _means_of(raw: bytes, shape: tuple[int, ...], earlier: tuple[int, ...], resamples: int,
+              seed: int) -> np.ndarray:
+    runs = shape[-1]
+    rows = np.frombuffer(raw).reshape(-1, runs)
+    index = _indices((*earlier, runs), resamples, seed)
+    means = np.empty((len(rows), resamples))
+    step = max(1, GATHER_BYTES // index.nbytes)
+    for start in range(0, len(rows), step):
+        # take (faster than fancy indexing) lays each resample's runs out contiguously, so the mean
+        # adds them in the same order whatever the number of rows
+        np.take(rows[start:start + step], index, axis=-1).mean(axis=-1, out=means[start:start + step])
     means.flags.writeable = False
-    return means
+    return means.reshape(*shape[:-1], resamples)
 
 
-def _resampled_means(samples: np.ndarray, earlier: tuple[int, ...], resamples: int, seed: int,
-                     rng: np.random.Generator | None = None) -> np.ndarray:
-    """``_resample`` of the sample drawn after samples of sizes ``earlier`` from a fresh seeded generator."""
-    if samples.ndim == 1:
-        return _means_of(np.ascontiguousarray(samples, dtype=float).tobytes(), (*earlier, samples.shape[-1]),
-                         resamples, seed)
-    assert rng is not None  # batches (simulated studies) draw as they go
-    return _resample(samples, resamples, rng)
+def _percentile_interval(estimates: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """The central ``confidence`` range of resampled estimates along the last axis (linear quantiles)."""
+    low, high = np.quantile(estimates, [(1 - confidence) / 2, (1 + confidence) / 2], axis=-1)
+    return low, high
 
 
 def bootstrap_mean_interval(samples: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
@@ -159,9 +173,7 @@ def bootstrap_mean_interval(samples: np.ndarray, resamples: int = BOOTSTRAP_RESA
     if samples.shape[-1] < MIN_RUNS_FOR_CI:
         nan = np.full(samples.shape[:-1], np.nan)
         return nan, nan.copy()
-    means = _resampled_means(samples, (), resamples, seed, np.random.default_rng(seed))
-    low, high = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2], axis=-1)
-    return low, high
+    return _percentile_interval(_bootstrap_means(samples, (), resamples, seed), confidence)
 
 
 def fieller_ratio_interval(candidate: np.ndarray, reference: np.ndarray,
@@ -198,19 +210,19 @@ def fieller_ratio_interval(candidate: np.ndarray, reference: np.ndarray,
 def bootstrap_ratio_interval(candidate: np.ndarray, reference: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES,
                              seed: int = BOOTSTRAP_SEED,
                              confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile bootstrap of the ratio of means, each sample resampled on its own (seeded)."""
+    """Percentile bootstrap of the ratio of means, each sample resampled on its own (seeded).
+
+    The reference's draw follows the candidate's from the same seed, so with a one-dimensional
+    reference (the baseline) it is resampled once for every candidate of a batch.
+    """
     x = np.asarray(candidate, dtype=float)
     y = np.asarray(reference, dtype=float)
-    if min(x.shape[-1], y.shape[-1]) < MIN_RUNS_FOR_CI:
+    nx, ny = x.shape[-1], y.shape[-1]
+    if min(nx, ny) < MIN_RUNS_FOR_CI:
         nan = np.full(np.broadcast_shapes(x.shape[:-1], y.shape[:-1]), np.nan)
         return nan, nan.copy()
-    rng = np.random.default_rng(seed)
-    if x.ndim == 1 and y.ndim == 1:
-        ratios = _resampled_means(x, (), resamples, seed) / _resampled_means(y, (x.shape[-1],), resamples, seed)
-    else:
-        ratios = _resample(x, resamples, rng) / _resample(y, resamples, rng)
-    low, high = np.quantile(ratios, [(1 - confidence) / 2, (1 + confidence) / 2], axis=-1)
-    return low, high
+    ratios = _bootstrap_means(x, (), resamples, seed) / _bootstrap_means(y, (nx,), resamples, seed)
+    return _percentile_interval(ratios, confidence)
 
 
 def welch_p_value(candidate: np.ndarray, reference: np.ndarray) -> np.ndarray:
