@@ -122,3 +122,14 @@ def test_every_row_of_a_batch_is_resampled_as_it_would_be_alone():
         assert np.array_equal(stats._bootstrap_means(reference, (runs,), 1000, stats.BOOTSTRAP_SEED),
                               reference[after].mean(axis=-1))
 
+
+def test_welch_p_value_is_scipys_welch_t_test():
+    """Bit for bit, so summary.csv's p-values are the ones scipy.stats.ttest_ind gave one configuration at a time."""
+    from scipy.stats import ttest_ind
+
+    rng = np.random.default_rng(9)
+    for nx, ny in ((2, 2), (3, 5), (5, 5), (12, 100)):
+        x, y = rng.normal(60, rng.uniform(0.1, 9, (40, 1)), (40, nx)), rng.normal(61, 4, ny)
+        assert stats.welch_p_value(x, y).tolist() == [ttest_ind(row, y, equal_var=False).pvalue for row in x]
+    identical = stats.welch_p_value(np.array([[60.0] * 5, [61.0] * 5]), np.array([60.0] * 5))
+    assert math.isnan(identical[0]) and identical[1] == 0.0  # no spread: equal means say nothing, others differ
