@@ -20,7 +20,8 @@ What is reported, and why:
   with 5 + 5 runs its smallest possible two-sided p-value is 0.008, so it has little power.
 
 Every resampling uses a fixed seed, so identical input gives identical output. Functions take
-the runs on the last axis and broadcast over leading axes (a whole simulated study at once).
+the runs on the last axis and broadcast over leading axes (a whole simulated study, or a sweep's
+configurations at once: ``describe_many``); a row's numbers never depend on the other rows.
 """
 
 from __future__ import annotations
@@ -97,7 +98,9 @@ def t_critical(df: int, confidence: float = CONFIDENCE) -> float:
 
 
 def _clean(values: Sequence[float]) -> np.ndarray:
-    return np.asarray([v for v in values if v is not None and not math.isnan(v)], dtype=float)
+    """The values as floats, None and NaN left out (a run that did not report one)."""
+    data = np.asarray(values, dtype=float)  # None becomes NaN
+    return data[~np.isnan(data)]
 
 
 def _pow(base: np.ndarray | float, exponent: int) -> np.ndarray:
@@ -265,34 +268,70 @@ def welch_p_value(candidate: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return 2 * special.stdtr(df, -np.abs(t))
 
 
-def describe(values: Sequence[float], intervals: bool = True) -> Summary:
-    """Without ``intervals`` the ci_* and boot_* fields stay NaN: for callers that need only the mean,
-    median or spread (the bootstrap's 10^4 resamples are most of describe's cost)."""
-    data = _clean(values)
-    n = len(data)
+BLOCK_BYTES = 4 * 2**20  # resampled means of one block of describe_many: bounded memory, no slower than more
+
+
+def describe_many(samples: Sequence[Sequence[float]], reference: Sequence[float] | None = None,
+                  intervals: bool = True) -> list[tuple[Summary, Ratio | None]]:
+    """``describe`` of each sample and, given a reference, its ``ratio`` to it, for many at once.
+
+    Samples with the same number of runs are stacked and computed a block of rows at a time: every
+    function above works row by row on a batch, so each sample gets exactly the numbers it would get
+    alone (tests/test_aggregate.py checks it). Without ``intervals`` a Summary's ci_* and boot_* stay
+    NaN, for callers that need only the mean, median or spread (the bootstrap is most of the cost).
+    """
+    cleaned = [_clean(values) for values in samples]
+    y = None if reference is None else _clean(reference)
+    by_size: dict[int, list[int]] = {}
+    for index, data in enumerate(cleaned):
+        by_size.setdefault(len(data), []).append(index)
+    found: dict[int, tuple[Summary, Ratio | None]] = {}
+    step = max(1, BLOCK_BYTES // (8 * BOOTSTRAP_RESAMPLES))
+    for n, members in by_size.items():
+        for start in range(0, len(members), step):
+            block = members[start:start + step]
+            rows = np.stack([cleaned[i] for i in block]).reshape(len(block), n)
+            found.update(zip(block, _describe_block(rows, y, intervals), strict=True))
+    return [found[index] for index in range(len(cleaned))]
+
+
+def _describe_block(x: np.ndarray, y: np.ndarray | None, intervals: bool) -> list[tuple[Summary, Ratio | None]]:
+    """``describe_many`` of rows with the same number of runs (at least one row)."""
+    rows, n = x.shape
+    nan = np.full(rows, np.nan)
     if n == 0:
-        nan = float("nan")
-        return Summary(0, nan, nan, nan, nan, nan, nan, nan, nan)
-    mean = float(data.mean())
-    std = float(data.std(ddof=1)) if n > 1 else float("nan")
-    low, high = t_interval(data) if intervals else (math.nan, math.nan)
-    boot_low, boot_high = bootstrap_mean_interval(data) if intervals else (math.nan, math.nan)
-    return Summary(n=n, mean=mean, std=std, cv=std / mean if mean else float("nan"),
-                   minimum=float(data.min()), maximum=float(data.max()), median=float(np.median(data)),
-                   ci_low=float(low), ci_high=float(high), boot_low=float(boot_low), boot_high=float(boot_high))
+        summaries = [Summary(0, *[math.nan] * 8)] * rows
+    else:
+        mean = x.mean(axis=-1)
+        std = x.std(axis=-1, ddof=1) if n > 1 else nan
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cv = np.where(mean != 0, std / mean, np.nan)
+        low, high = t_interval(x) if intervals else (nan, nan)
+        boot_low, boot_high = bootstrap_mean_interval(x) if intervals else (nan, nan)
+        columns = (mean, std, cv, x.min(axis=-1), x.max(axis=-1), np.median(x, axis=-1), low, high, boot_low,
+                   boot_high)
+        summaries = [Summary(n, *values) for values in zip(*(c.tolist() for c in columns), strict=True)]
+    if y is None:
+        return [(summary, None) for summary in summaries]
+    if n == 0 or len(y) == 0:
+        return [(summary, Ratio(*[math.nan] * 6)) for summary in summaries]
+    low, high = fieller_ratio_interval(x, y)
+    boot_low, boot_high = bootstrap_ratio_interval(x, y)
+    columns = (mean / y.mean(), low, high, boot_low, boot_high, welch_p_value(x, y))
+    ratios = [Ratio(*values, reference_runs=len(y)) for values in zip(*(c.tolist() for c in columns), strict=True)]
+    return list(zip(summaries, ratios, strict=True))
+
+
+def describe(values: Sequence[float], intervals: bool = True) -> Summary:
+    """Mean, spread, median and intervals of one sample (``describe_many`` of one)."""
+    return describe_many([values], intervals=intervals)[0][0]
 
 
 def ratio(candidate: Sequence[float], reference: Sequence[float]) -> Ratio:
     """Speedup of ``candidate`` over ``reference``: Fieller CI, bootstrap CI, Welch p-value."""
-    x, y = _clean(candidate), _clean(reference)
-    if len(x) == 0 or len(y) == 0:
-        nan = float("nan")
-        return Ratio(nan, nan, nan, nan, nan, nan)
-    low, high = fieller_ratio_interval(x, y)
-    boot_low, boot_high = bootstrap_ratio_interval(x, y)
-    return Ratio(ratio=float(x.mean() / y.mean()), ci_low=float(low), ci_high=float(high),
-                 boot_low=float(boot_low), boot_high=float(boot_high), p_value=float(welch_p_value(x, y)),
-                 reference_runs=len(y))
+    speedup = describe_many([candidate], reference)[0][1]
+    assert speedup is not None  # a reference always gives a ratio
+    return speedup
 
 
 def warnings_for(summary: Summary, speedup: Ratio | None = None, cv_limit: float = CV_WARNING) -> list[str]:
