@@ -3,6 +3,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from specsweep.aggregate import COLUMNS, summarise, write_csv
@@ -72,3 +74,46 @@ def test_draft_counts_fall_back_to_the_server_log(default_config):
     assert filled.loc["ngram-m3", "speculation_source"] == "server log"
     assert filled.loc["ngram-m8", "drafted"] == 2000  # response fields win where present
     assert pd.isna(filled.loc["baseline", "drafted"])
+
+
+# Run counts of a sweep's configurations, the baseline first: the baseline's own count, the same again,
+# others (above 8 runs, rows must be averaged alike), fewer than 3 (no interval), 1 (no spread), 0 (missing).
+RUN_COUNTS = [5, 5, 5, 7, 7, 7, 100, 3, 2, 1, 0, 4, 5, 30, 5, 12, 12, 12, 30]
+
+
+def _varied_sweep() -> tuple[dict, dict]:
+    from specsweep.config import Configuration
+
+    rng = np.random.default_rng(5)
+    configurations = {f"c{i}": Configuration(name=f"c{i}", engine="llama", kind="llamacpp", baseline=i == 0,
+                                             args={"--spec-ngram-simple-size-m": i}, env={},
+                                             axes={"--spec-ngram-simple-size-m": i}, group="c")
+                      for i in range(len(RUN_COUNTS))}
+    spec = {"drafted": 400, "accepted": 300, "verify_steps": 100}
+    rates = {name: list(rng.normal(60.0 + 3 * i, 1 + i % 4, n)) for i, (name, n) in
+             enumerate(zip(configurations, RUN_COUNTS, strict=True))}
+    rates["c2"] = [61.5] * 5  # zero variance
+    rates["c11"] = [70.0, math.nan, math.nan, 71.0, 73.5, 69.0]
+    runs = {name: [_run(i, rate, spec=spec) for i, rate in enumerate(values)] for name, values in rates.items() if values}
+    runs["c11"][1]["client"]["decode_tokens_per_s"] = None  # runs that reported no rate
+    return configurations, runs
+
+
+@pytest.mark.parametrize("block_rows", [None, 2])
+def test_a_sweep_gives_every_configuration_the_numbers_it_gets_alone(monkeypatch, block_rows):
+    """summarise computes configurations with equal run counts together (stats.describe_many), in blocks of
+    rows; each row must equal the one from a sweep of that configuration and the baseline only."""
+    from specsweep import stats
+
+    configurations, runs = _varied_sweep()
+    if block_rows:  # blocks of 2 rows: several blocks per run count, and the last one short
+        monkeypatch.setattr(stats, "BLOCK_BYTES", block_rows * 8 * stats.BOOTSTRAP_RESAMPLES)
+    together = summarise(configurations, runs, {})
+    rows = []
+    for name in configurations:
+        other = "c1" if name == "c0" else name  # the baseline's row from a sweep of two as well
+        pair = summarise({"c0": configurations["c0"], other: configurations[other]}, runs, {})
+        rows.append(pair[pair["configuration"] == name])
+    alone = pd.concat(rows)
+    pd.testing.assert_frame_equal(together.reset_index(drop=True), alone.reset_index(drop=True), check_exact=True)
+    assert together["status"].tolist().count("missing") == 1 and together["runs"].min() == 0

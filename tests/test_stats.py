@@ -105,3 +105,31 @@ def test_a_short_baseline_is_named_as_the_reason_for_no_speedup_ci():
     reasons = stats.warnings_for(stats.describe(candidate), stats.ratio(candidate, [60.0, 61.0]))
     assert any("baseline has only 2 run(s)" in r for r in reasons)
     assert not any("not clearly non-zero" in r for r in reasons)
+
+
+def test_every_row_of_a_batch_is_resampled_as_it_would_be_alone():
+    """One seeded draw per run count serves every row: a row's bootstrap means are the plain definition's
+    (resample its runs with the draw, average each resample) bit for bit, however many rows share a gather."""
+    rng = np.random.default_rng(8)
+    reference = rng.normal(60, 5, 4)
+    for runs in (3, 5, 12, 100):
+        rows = rng.normal(60, 5, (7, runs))
+        draws = np.random.default_rng(stats.BOOTSTRAP_SEED)
+        candidate = draws.integers(0, runs, size=(1000, runs))
+        after = draws.integers(0, 4, size=(1000, 4))  # in a speedup the reference draws after the candidate
+        expected = np.stack([row[candidate].mean(axis=-1) for row in rows])
+        assert np.array_equal(stats._bootstrap_means(rows, (), 1000, stats.BOOTSTRAP_SEED), expected)
+        assert np.array_equal(stats._bootstrap_means(reference, (runs,), 1000, stats.BOOTSTRAP_SEED),
+                              reference[after].mean(axis=-1))
+
+
+def test_welch_p_value_is_scipys_welch_t_test():
+    """Bit for bit, so summary.csv's p-values are the ones scipy.stats.ttest_ind gave one configuration at a time."""
+    from scipy.stats import ttest_ind
+
+    rng = np.random.default_rng(9)
+    for nx, ny in ((2, 2), (3, 5), (5, 5), (12, 100)):
+        x, y = rng.normal(60, rng.uniform(0.1, 9, (40, 1)), (40, nx)), rng.normal(61, 4, ny)
+        assert stats.welch_p_value(x, y).tolist() == [ttest_ind(row, y, equal_var=False).pvalue for row in x]
+    identical = stats.welch_p_value(np.array([[60.0] * 5, [61.0] * 5]), np.array([60.0] * 5))
+    assert math.isnan(identical[0]) and identical[1] == 0.0  # no spread: equal means say nothing, others differ

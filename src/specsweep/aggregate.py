@@ -71,11 +71,10 @@ def summarise(configurations: dict[str, Configuration], runs: dict[str, list[dic
     baseline_texts = {r["prompt_index"]: r["text_sha256"] for r in runs.get(baseline, [])}
     rates = {c.name: [r["client"]["decode_tokens_per_s"] for r in runs.get(c.name, [])]
              for c in configurations.values()}
-    throughput: dict[str, stats.Summary] = {}
-    ratios: dict[str, stats.Ratio | None] = {}
-    for name in rates:  # a speedup right after its own describe: both reuse one bootstrap resampling
-        throughput[name] = describe(rates[name])
-        ratios[name] = None if name == baseline else stats.ratio(rates[name], rates[baseline])
+    # every configuration at once, each with the numbers it gets alone (stats.describe_many)
+    described = stats.describe_many(list(rates.values()), rates[baseline])
+    throughput = {name: summary for name, (summary, _) in zip(rates, described, strict=True)}
+    ratios = {name: None if name == baseline else speedup for name, (_, speedup) in zip(rates, described, strict=True)}
     rows = [_row(c, runs.get(c.name, []), launches.get(c.name, {}), swept, baseline_texts, throughput[c.name])
             for c in configurations.values()]
     frame = pd.DataFrame(rows)

@@ -20,14 +20,14 @@ What is reported, and why:
   with 5 + 5 runs its smallest possible two-sided p-value is 0.008, so it has little power.
 
 Every resampling uses a fixed seed, so identical input gives identical output. Functions take
-the runs on the last axis and broadcast over leading axes (a whole simulated study at once).
+the runs on the last axis and broadcast over leading axes (a whole simulated study, or a sweep's
+configurations at once: ``describe_many``); a row's numbers never depend on the other rows.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -98,7 +98,20 @@ def t_critical(df: int, confidence: float = CONFIDENCE) -> float:
 
 
 def _clean(values: Sequence[float]) -> np.ndarray:
-    return np.asarray([v for v in values if v is not None and not math.isnan(v)], dtype=float)
+    """The values as floats, None and NaN left out (a run that did not report one)."""
+    data = np.asarray(values, dtype=float)  # None becomes NaN
+    return data[~np.isnan(data)]
+
+
+def _pow(base: np.ndarray | float, exponent: int) -> np.ndarray:
+    """``base ** exponent`` computed one NumPy scalar at a time (the C library's pow).
+
+    NumPy squares an array by multiplying, which differs from pow in the last bit about once in a
+    thousand squares. The formulas below were written for one configuration's scalars; with this they
+    give the same bits for a whole sweep at once as for one configuration alone, as they always did.
+    """
+    base = np.asarray(base, dtype=float)
+    return np.array([value**exponent for value in base.ravel()], dtype=float).reshape(base.shape)
 
 
 def t_interval(samples: np.ndarray, confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
@@ -113,43 +126,57 @@ def t_interval(samples: np.ndarray, confidence: float = CONFIDENCE) -> tuple[np.
     return mean - half, mean + half
 
 
-def _resample(samples: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Means of ``resamples`` bootstrap resamples along the last axis: shape (..., resamples)."""
-    n = samples.shape[-1]
-    index = rng.integers(0, n, size=(*samples.shape[:-1], resamples, n))
-    return np.take_along_axis(samples[..., None, :], index, axis=-1).mean(axis=-1)
-
-
-# One configuration's runs (1-D) take the fast path below: its draws depend only on the sample sizes and
-# the seed, so they are drawn once per size and reused, and the baseline's resampled means, the same in
-# every speedup, once per sweep. Same draws, same arithmetic, same output as _resample (10^5 runs
-# aggregate in seconds instead of minutes; benchmarks/scale.py).
 @functools.lru_cache(maxsize=16)
 def _indices(sizes: tuple[int, ...], resamples: int, seed: int) -> np.ndarray:
-    """The index draw ``_resample`` makes for a sample of ``sizes[-1]`` runs after samples of ``sizes[:-1]``."""
+    """The bootstrap's index draw for a sample of ``sizes[-1]`` runs: shape (resamples, runs).
+
+    A fresh generator seeded with ``seed`` draws the indices of samples of ``sizes[:-1]`` runs first
+    (the candidate's, for the baseline's draw in a speedup) and then this one's. The draw depends on
+    the sizes and the seed only, so it is made once per run count and reused.
+    """
     rng = np.random.default_rng(seed)
     for n in sizes[:-1]:
         rng.integers(0, n, size=(resamples, n))
-    index = rng.integers(0, sizes[-1], size=(resamples, sizes[-1]))
-    index.flags.writeable = False
-    return index
+    # left writable, though shared: np.take copies a read-only index on every call, 6 times slower
+    return rng.integers(0, sizes[-1], size=(resamples, sizes[-1]))
 
 
-@functools.lru_cache(maxsize=8)
-def _means_of(raw: bytes, sizes: tuple[int, ...], resamples: int, seed: int) -> np.ndarray:
-    means = np.frombuffer(raw)[_indices(sizes, resamples, seed)].mean(axis=-1)
+GATHER_BYTES = 8 * 2**20  # resampled runs held at once while averaging them (more is slower, not faster)
+
+
+def _bootstrap_means(samples: np.ndarray, earlier: tuple[int, ...], resamples: int, seed: int) -> np.ndarray:
+    """Mean of each bootstrap resample of each row: shape (..., resamples).
+
+    Every row is resampled with the same index draw (``_indices``, after samples of sizes
+    ``earlier``), so a row's resampled means depend on its own runs and the seed, never on the other
+    rows of the batch: a configuration gets the same interval in a sweep as alone.
+    """
+    samples = np.ascontiguousarray(samples, dtype=float)
+    return _means_of(samples.tobytes(), samples.shape, earlier, resamples, seed)
+
+
+# The last two results are kept: a configuration's resampled means serve its mean interval and then
+# its speedup's, and the baseline's (one draw per candidate run count) serve every speedup block.
+@functools.lru_cache(maxsize=2)
+def _means_of(raw: bytes, shape: tuple[int, ...], earlier: tuple[int, ...], resamples: int,
+              seed: int) -> np.ndarray:
+    runs = shape[-1]
+    rows = np.frombuffer(raw).reshape(-1, runs)
+    index = _indices((*earlier, runs), resamples, seed)
+    means = np.empty((len(rows), resamples))
+    step = max(1, GATHER_BYTES // index.nbytes)
+    for start in range(0, len(rows), step):
+        # take (faster than fancy indexing) lays each resample's runs out contiguously, so the mean
+        # adds them in the same order whatever the number of rows
+        np.take(rows[start:start + step], index, axis=-1).mean(axis=-1, out=means[start:start + step])
     means.flags.writeable = False
-    return means
+    return means.reshape(*shape[:-1], resamples)
 
 
-def _resampled_means(samples: np.ndarray, earlier: tuple[int, ...], resamples: int, seed: int,
-                     rng: np.random.Generator | None = None) -> np.ndarray:
-    """``_resample`` of the sample drawn after samples of sizes ``earlier`` from a fresh seeded generator."""
-    if samples.ndim == 1:
-        return _means_of(np.ascontiguousarray(samples, dtype=float).tobytes(), (*earlier, samples.shape[-1]),
-                         resamples, seed)
-    assert rng is not None  # batches (simulated studies) draw as they go
-    return _resample(samples, resamples, rng)
+def _percentile_interval(estimates: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """The central ``confidence`` range of resampled estimates along the last axis (linear quantiles)."""
+    low, high = np.quantile(estimates, [(1 - confidence) / 2, (1 + confidence) / 2], axis=-1)
+    return low, high
 
 
 def bootstrap_mean_interval(samples: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
@@ -159,9 +186,7 @@ def bootstrap_mean_interval(samples: np.ndarray, resamples: int = BOOTSTRAP_RESA
     if samples.shape[-1] < MIN_RUNS_FOR_CI:
         nan = np.full(samples.shape[:-1], np.nan)
         return nan, nan.copy()
-    means = _resampled_means(samples, (), resamples, seed, np.random.default_rng(seed))
-    low, high = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2], axis=-1)
-    return low, high
+    return _percentile_interval(_bootstrap_means(samples, (), resamples, seed), confidence)
 
 
 def fieller_ratio_interval(candidate: np.ndarray, reference: np.ndarray,
@@ -182,11 +207,11 @@ def fieller_ratio_interval(candidate: np.ndarray, reference: np.ndarray,
     vx, vy = x.var(axis=-1, ddof=1) / nx, y.var(axis=-1, ddof=1) / ny
     ratio = mx / my
     with np.errstate(divide="ignore", invalid="ignore"):
-        df = (vx + ratio**2 * vy) ** 2 / (vx**2 / (nx - 1) + ratio**4 * vy**2 / (ny - 1))
+        df = _pow(vx + _pow(ratio, 2) * vy, 2) / (_pow(vx, 2) / (nx - 1) + _pow(ratio, 4) * _pow(vy, 2) / (ny - 1))
     df = np.where(np.isfinite(df), df, nx + ny - 2)
-    t2 = _scipy_stats().t.ppf(0.5 + confidence / 2, df) ** 2
-    a = my**2 - t2 * vy
-    disc = (mx * my) ** 2 - a * (mx**2 - t2 * vx)
+    t2 = _pow(_scipy_stats().t.ppf(0.5 + confidence / 2, df), 2)
+    a = _pow(my, 2) - t2 * vy
+    disc = _pow(mx * my, 2) - a * (_pow(mx, 2) - t2 * vx)
     bounded = (a > 0) & (disc >= 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         root = np.sqrt(np.where(bounded, disc, np.nan))
@@ -198,61 +223,115 @@ def fieller_ratio_interval(candidate: np.ndarray, reference: np.ndarray,
 def bootstrap_ratio_interval(candidate: np.ndarray, reference: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES,
                              seed: int = BOOTSTRAP_SEED,
                              confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile bootstrap of the ratio of means, each sample resampled on its own (seeded)."""
+    """Percentile bootstrap of the ratio of means, each sample resampled on its own (seeded).
+
+    The reference's draw follows the candidate's from the same seed, so with a one-dimensional
+    reference (the baseline) it is resampled once for every candidate of a batch.
+    """
     x = np.asarray(candidate, dtype=float)
     y = np.asarray(reference, dtype=float)
-    if min(x.shape[-1], y.shape[-1]) < MIN_RUNS_FOR_CI:
+    nx, ny = x.shape[-1], y.shape[-1]
+    if min(nx, ny) < MIN_RUNS_FOR_CI:
         nan = np.full(np.broadcast_shapes(x.shape[:-1], y.shape[:-1]), np.nan)
         return nan, nan.copy()
-    rng = np.random.default_rng(seed)
-    if x.ndim == 1 and y.ndim == 1:
-        ratios = _resampled_means(x, (), resamples, seed) / _resampled_means(y, (x.shape[-1],), resamples, seed)
-    else:
-        ratios = _resample(x, resamples, rng) / _resample(y, resamples, rng)
-    low, high = np.quantile(ratios, [(1 - confidence) / 2, (1 + confidence) / 2], axis=-1)
-    return low, high
+    ratios = _bootstrap_means(x, (), resamples, seed) / _bootstrap_means(y, (nx,), resamples, seed)
+    return _percentile_interval(ratios, confidence)
+
+
+def _sample_variance(samples: np.ndarray) -> np.ndarray:
+    """Unbiased variance along the last axis in scipy's arithmetic: mean of squared deviations · n/(n-1)."""
+    n = samples.shape[-1]
+    deviations = samples - samples.mean(axis=-1, keepdims=True)
+    return (deviations**2).mean(axis=-1) * (n / (n - 1))
 
 
 def welch_p_value(candidate: np.ndarray, reference: np.ndarray) -> np.ndarray:
-    """Two-sided p-value of Welch's unequal-variance t-test along the last axis (NaN with < 2 runs)."""
+    """Two-sided p-value of Welch's unequal-variance t-test along the last axis (NaN with < 2 runs).
+
+    t = (x̄ - ȳ) / √(s_x²/n_x + s_y²/n_y) against Student's t with Welch-Satterthwaite degrees of
+    freedom, in the arithmetic of scipy.stats.ttest_ind(equal_var=False) for one pair of samples (the
+    tests compare the two) without its ~1 ms a call, which is a second per 1,000 configurations.
+    """
+    from scipy import special  # imported on first use, as _scipy_stats
+
     x = np.asarray(candidate, dtype=float)
     y = np.asarray(reference, dtype=float)
-    if min(x.shape[-1], y.shape[-1]) < 2:
+    nx, ny = x.shape[-1], y.shape[-1]
+    if min(nx, ny) < 2:
         return np.full(np.broadcast_shapes(x.shape[:-1], y.shape[:-1]), np.nan)
-    # identical runs (zero variance on both sides) give NaN, not a warning
-    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.asarray(_scipy_stats().ttest_ind(x, y, axis=-1, equal_var=False).pvalue, dtype=float)
+    vx, vy = _sample_variance(x) / nx, _sample_variance(y) / ny
+    # identical runs (zero variance on both sides) give NaN (equal means) or 0, not a warning
+    with np.errstate(invalid="ignore", divide="ignore"):
+        df = _pow(vx + vy, 2) / (_pow(vx, 2) / (nx - 1) + _pow(vy, 2) / (ny - 1))
+        t = (x.mean(axis=-1) - y.mean(axis=-1)) / np.sqrt(vx + vy)
+    df = np.where(np.isnan(df), 1.0, df)  # both variances zero: t is infinite or NaN whatever df is
+    return 2 * special.stdtr(df, -np.abs(t))
+
+
+BLOCK_BYTES = 4 * 2**20  # resampled means of one block of describe_many: bounded memory, no slower than more
+
+
+def describe_many(samples: Sequence[Sequence[float]], reference: Sequence[float] | None = None,
+                  intervals: bool = True) -> list[tuple[Summary, Ratio | None]]:
+    """``describe`` of each sample and, given a reference, its ``ratio`` to it, for many at once.
+
+    Samples with the same number of runs are stacked and computed a block of rows at a time: every
+    function above works row by row on a batch, so each sample gets exactly the numbers it would get
+    alone (tests/test_aggregate.py checks it). Without ``intervals`` a Summary's ci_* and boot_* stay
+    NaN, for callers that need only the mean, median or spread (the bootstrap is most of the cost).
+    """
+    cleaned = [_clean(values) for values in samples]
+    y = None if reference is None else _clean(reference)
+    by_size: dict[int, list[int]] = {}
+    for index, data in enumerate(cleaned):
+        by_size.setdefault(len(data), []).append(index)
+    found: dict[int, tuple[Summary, Ratio | None]] = {}
+    step = max(1, BLOCK_BYTES // (8 * BOOTSTRAP_RESAMPLES))
+    for n, members in by_size.items():
+        for start in range(0, len(members), step):
+            block = members[start:start + step]
+            rows = np.stack([cleaned[i] for i in block]).reshape(len(block), n)
+            found.update(zip(block, _describe_block(rows, y, intervals), strict=True))
+    return [found[index] for index in range(len(cleaned))]
+
+
+def _describe_block(x: np.ndarray, y: np.ndarray | None, intervals: bool) -> list[tuple[Summary, Ratio | None]]:
+    """``describe_many`` of rows with the same number of runs (at least one row)."""
+    rows, n = x.shape
+    nan = np.full(rows, np.nan)
+    if n == 0:
+        summaries = [Summary(0, *[math.nan] * 8)] * rows
+    else:
+        mean = x.mean(axis=-1)
+        std = x.std(axis=-1, ddof=1) if n > 1 else nan
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cv = np.where(mean != 0, std / mean, np.nan)
+        low, high = t_interval(x) if intervals else (nan, nan)
+        boot_low, boot_high = bootstrap_mean_interval(x) if intervals else (nan, nan)
+        columns = (mean, std, cv, x.min(axis=-1), x.max(axis=-1), np.median(x, axis=-1), low, high, boot_low,
+                   boot_high)
+        summaries = [Summary(n, *values) for values in zip(*(c.tolist() for c in columns), strict=True)]
+    if y is None:
+        return [(summary, None) for summary in summaries]
+    if n == 0 or len(y) == 0:
+        return [(summary, Ratio(*[math.nan] * 6)) for summary in summaries]
+    low, high = fieller_ratio_interval(x, y)
+    boot_low, boot_high = bootstrap_ratio_interval(x, y)
+    columns = (mean / y.mean(), low, high, boot_low, boot_high, welch_p_value(x, y))
+    ratios = [Ratio(*values, reference_runs=len(y)) for values in zip(*(c.tolist() for c in columns), strict=True)]
+    return list(zip(summaries, ratios, strict=True))
 
 
 def describe(values: Sequence[float], intervals: bool = True) -> Summary:
-    """Without ``intervals`` the ci_* and boot_* fields stay NaN: for callers that need only the mean,
-    median or spread (the bootstrap's 10^4 resamples are most of describe's cost)."""
-    data = _clean(values)
-    n = len(data)
-    if n == 0:
-        nan = float("nan")
-        return Summary(0, nan, nan, nan, nan, nan, nan, nan, nan)
-    mean = float(data.mean())
-    std = float(data.std(ddof=1)) if n > 1 else float("nan")
-    low, high = t_interval(data) if intervals else (math.nan, math.nan)
-    boot_low, boot_high = bootstrap_mean_interval(data) if intervals else (math.nan, math.nan)
-    return Summary(n=n, mean=mean, std=std, cv=std / mean if mean else float("nan"),
-                   minimum=float(data.min()), maximum=float(data.max()), median=float(np.median(data)),
-                   ci_low=float(low), ci_high=float(high), boot_low=float(boot_low), boot_high=float(boot_high))
+    """Mean, spread, median and intervals of one sample (``describe_many`` of one)."""
+    return describe_many([values], intervals=intervals)[0][0]
 
 
 def ratio(candidate: Sequence[float], reference: Sequence[float]) -> Ratio:
     """Speedup of ``candidate`` over ``reference``: Fieller CI, bootstrap CI, Welch p-value."""
-    x, y = _clean(candidate), _clean(reference)
-    if len(x) == 0 or len(y) == 0:
-        nan = float("nan")
-        return Ratio(nan, nan, nan, nan, nan, nan)
-    low, high = fieller_ratio_interval(x, y)
-    boot_low, boot_high = bootstrap_ratio_interval(x, y)
-    return Ratio(ratio=float(x.mean() / y.mean()), ci_low=float(low), ci_high=float(high),
-                 boot_low=float(boot_low), boot_high=float(boot_high), p_value=float(welch_p_value(x, y)),
-                 reference_runs=len(y))
+    speedup = describe_many([candidate], reference)[0][1]
+    assert speedup is not None  # a reference always gives a ratio
+    return speedup
 
 
 def warnings_for(summary: Summary, speedup: Ratio | None = None, cv_limit: float = CV_WARNING) -> list[str]:
