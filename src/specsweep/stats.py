@@ -8,7 +8,9 @@ What is reported, and why:
   coverage test (tests/test_stats_coverage.py) checks on 2,000 simulated sweeps.
 * **Percentile bootstrap interval** (``bootstrap_mean_interval``, ``tok_s_boot95_*``): shown beside
   the t-interval because it assumes no distribution, but with 5 runs it is too narrow (about
-  88 % coverage, also checked by the test), so it is *not* the headline interval.
+  85 % coverage: resampling shrinks the spread by √((n-1)/n) and uses normal, not t, quantiles,
+  so it is roughly P(|t₄| < 1.96·√0.8) = 0.85; the test measures 82-87 %), so it is *not* the
+  headline interval.
 * **Speedup CI, Fieller** (``fieller_ratio_interval``, ``speedup_ci95_*``): the exact interval of a
   ratio of two independent normal means, with Welch-Satterthwaite degrees of freedom. The
   bootstrap of the ratio of means (``bootstrap_ratio_interval``, ``speedup_boot95_*``) is given
