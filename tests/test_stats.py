@@ -61,7 +61,8 @@ def test_speedup_significance_and_warnings():
     fast = stats.ratio([90.0, 92.0, 91.0, 89.5, 90.5], base)
     assert fast.significant and not fast.straddles_one and fast.ci_low > 1.4
     same = stats.ratio([61.0, 63.5, 58.9, 62.2, 60.0], base)
-    assert not same.significant and same.straddles_one
+    assert same.significant is False and same.straddles_one
+    assert stats.ratio([61.0], base).significant is None  # one run: no test, neither yes nor no
     warnings = stats.warnings_for(stats.describe([61.0, 63.5, 58.9, 62.2, 60.0]), same)
     assert len(warnings) == 1 and "straddles 1" in warnings[0]
     noisy = stats.describe([40.0, 60.0, 80.0])

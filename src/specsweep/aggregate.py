@@ -85,7 +85,7 @@ def summarise(configurations: dict[str, Configuration], runs: dict[str, list[dic
                               ("speedup_boot95_low", "boot_low"), ("speedup_boot95_high", "boot_high"),
                               ("speedup_p_value", "p_value")):
         frame[column] = [getattr(r, attribute) if r else None for r in ratios.values()]
-    frame["significant"] = [r.significant if r and not math.isnan(r.p_value) else None for r in ratios.values()]
+    frame["significant"] = [r.significant if r else None for r in ratios.values()]
     frame["warnings"] = ["; ".join(stats.warnings_for(throughput[name], ratios[name]))
                          for name in frame["configuration"]]
     ordered = [c for c in COLUMNS if c in frame.columns]

@@ -39,7 +39,7 @@ COLUMNS: dict[str, str] = {
     "ratio_boot95_low": "95 % percentile-bootstrap interval of the ratio of means, lower bound (seeded)",
     "ratio_boot95_high": "95 % percentile-bootstrap interval of the ratio of means, upper bound",
     "p_value": "two-sided Welch t-test p-value, after vs before",
-    "significant": "true when p_value < 0.05",
+    "significant": "true when p_value < 0.05 (empty when no test was possible)",
     "warnings": "reasons not to trust the row (fewer than 3 runs, CV > 10 %, CI straddles 1)",
 }
 
@@ -131,7 +131,8 @@ def describe(frame: pd.DataFrame, before: str, after: str) -> list[str]:
         if row.status != "compared":
             lines.append(f"{row.configuration}: {row.status}")
             continue
-        verdict = "significant" if row.significant else "not significant"
+        verdict = "no test possible" if pd.isna(row.significant) else \
+            "significant" if row.significant else "not significant"
         lines.append(f"{row.configuration}: {row.tok_s_before:.1f} -> {row.tok_s_after:.1f} tok/s, "
                      f"{row.delta_pct:+.1f} % [CI {100 * (row.ratio_ci95_low - 1):+.1f}, "
                      f"{100 * (row.ratio_ci95_high - 1):+.1f} %], p = {row.p_value:.3g} ({verdict})")

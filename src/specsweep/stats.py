@@ -76,8 +76,9 @@ class Ratio:
     reference_runs: int = 0
 
     @property
-    def significant(self) -> bool:
-        return bool(self.p_value < ALPHA)
+    def significant(self) -> bool | None:
+        """p < ALPHA; None when no test was possible (NaN p: fewer than 2 runs, or no spread on both sides)."""
+        return None if math.isnan(self.p_value) else bool(self.p_value < ALPHA)
 
     @property
     def straddles_one(self) -> bool:
