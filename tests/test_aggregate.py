@@ -117,3 +117,17 @@ def test_a_sweep_gives_every_configuration_the_numbers_it_gets_alone(monkeypatch
     alone = pd.concat(rows)
     pd.testing.assert_frame_equal(together.reset_index(drop=True), alone.reset_index(drop=True), check_exact=True)
     assert together["status"].tolist().count("missing") == 1 and together["runs"].min() == 0
+
+
+def test_an_unknown_draft_count_is_not_summed_as_zero(default_config):
+    """SGLang <= 0.5.4 without its server args reports verify steps but no draft count (drafted None)."""
+    from specsweep import costmodel
+
+    configurations = expand(validate_schema(default_config))
+    runs = {name: [_run(i, 60.0 + i) for i in range(5)] for name in configurations}
+    unknown = {"drafted": None, "accepted": 300, "verify_steps": 100, "emitted": 500}
+    runs["ngram-m8"] = [_run(i, 90.0 + i, spec=unknown) for i in range(5)]
+    ngram = summarise(configurations, runs, {}).set_index("configuration").loc["ngram-m8"]
+    assert pd.isna(ngram["drafted"]) and pd.isna(ngram["acceptance_rate"])
+    assert ngram["accept_length"] == pytest.approx(1 + 1500 / 500)
+    assert costmodel.counts_of(configurations["ngram-m8"], runs["ngram-m8"]) is None

@@ -99,7 +99,8 @@ def _row(configuration: Configuration, runs: list[dict[str, Any]], launch: dict[
     engine_rate = describe([r["engine"].get("timings", {}).get("predicted_per_second", math.nan) for r in runs],
                            intervals=False)
     specs = [r["speculation"] for r in runs if r.get("speculation")]
-    drafted = sum(s["drafted"] for s in specs) if specs else None
+    # one run with an unknown draft count (SGLang <= 0.5.4 without /server_info) makes the total unknown
+    drafted = sum(s["drafted"] for s in specs) if specs and all(s["drafted"] is not None for s in specs) else None
     accepted = sum(s["accepted"] for s in specs) if specs else None
     steps = sum(s["verify_steps"] or 0 for s in specs) if specs else None
     row: dict[str, Any] = {

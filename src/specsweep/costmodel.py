@@ -130,10 +130,11 @@ def uses_draft_model(configuration: Configuration) -> bool:
 
 
 def counts_of(configuration: Configuration, runs: Sequence[dict[str, Any]]) -> Counts | None:
-    """Mean counts per run; None without runs."""
-    if not runs:
-        return None
+    """Mean counts per run; None without runs, or when the engine did not report how many tokens it drafted
+    (the fit would read that as drafting nothing)."""
     spec = [r.get("speculation") or {} for r in runs]
+    if not runs or any(s.get("verify_steps") and s.get("drafted") is None for s in spec):
+        return None
     return Counts(configuration=configuration.name, group=configuration.group,
                   draft_model=uses_draft_model(configuration),
                   decoded=float(np.mean([r["tokens"] - 1 for r in runs])),

@@ -18,7 +18,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class SpeculationCounts:
-    drafted: int
+    drafted: int | None  # None: the engine did not say (SGLang <= 0.5.4 without its server args)
     accepted: int
     emitted: int
     verify_steps: int | None = None

@@ -168,9 +168,9 @@ def from_verify_steps(steps: int, completion: int, emitted: int, per_step: int |
                       source: str) -> SpeculationCounts:
     """Counts from the verify-step count alone. Every verify step emits its accepted drafts plus one
     token, and the first token comes from prefill: accepted = completion - 1 - steps. Drafted tokens
-    are steps x (num_draft_tokens - 1) when the server's args are known, else 0 (not reported)."""
+    are steps x (num_draft_tokens - 1) when the server's args are known, else unknown (None)."""
     accepted = max(completion - 1 - steps, 0)
-    return SpeculationCounts(drafted=steps * per_step if per_step else 0, accepted=accepted, emitted=emitted,
+    return SpeculationCounts(drafted=steps * per_step if per_step else None, accepted=accepted, emitted=emitted,
                              verify_steps=steps, source=source)
 
 
