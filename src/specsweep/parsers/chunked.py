@@ -16,6 +16,8 @@ fast patterns capture each cell as csv writes it, and a chunk's lines are joined
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -82,9 +84,23 @@ def parse_file(path: str | Path, form: ChunkedFormat, sink: Callable[[dict[str, 
     """The rows of the per-line parser, in order: to ``sink`` (or kept), or, for fast lines, to ``csv_lines``."""
     result = LogRows(sink=sink)
     special: FastPattern | None = None
-    for text in chunks(path):
-        special = read_chunk(text, form, special, result, csv_lines)
+    with no_cycle_collection():
+        for text in chunks(path):
+            special = read_chunk(text, form, special, result, csv_lines)
     return result
+
+
+@contextlib.contextmanager
+def no_cycle_collection() -> Iterator[None]:
+    """Reading makes millions of short-lived tuples and no reference cycles: the cyclic garbage collector
+    would scan them again and again for nothing (~5 % of the parse time)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def read_chunk(text: bytes, form: ChunkedFormat, special: FastPattern | None, result: LogRows,

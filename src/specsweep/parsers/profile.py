@@ -80,8 +80,9 @@ def _chunk_profile(text: bytes, log_format_name: str) -> tuple[str, LogRows]:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=["phase", "source", *log_format.columns], lineterminator="\n")
     counts = LogRows(sink=lambda row: writer.writerow({"phase": "interval", "source": log_format_name, **row}))
-    chunked.read_chunk(text, log_format.chunked, None, counts,
-                       CsvLines(lambda lines, _rows: out.write(lines), lead=f"interval,{log_format_name},"))
+    with chunked.no_cycle_collection():
+        chunked.read_chunk(text, log_format.chunked, None, counts,
+                           CsvLines(lambda lines, _rows: out.write(lines), lead=f"interval,{log_format_name},"))
     counts.sink = None  # goes back to the parent by pickle
     return out.getvalue(), counts
 
