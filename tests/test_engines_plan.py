@@ -109,3 +109,11 @@ def test_plan_names_the_paths_the_sweep_uses(tmp_path, monkeypatch):
     planned = launchplan.plan(configuration, engine, {"m": spec})
     assert planned["model"] == models.obtain("m", spec)["path"] == str(tmp_path / "weights" / "m.gguf")
     assert planned["argv"][0] == user_executable("bin/llama-server") == str(tmp_path / "bin" / "llama-server")
+
+
+def test_commands_without_cores_load_the_workflow(workdir):
+    """--unlock, --report and cluster executors give no --cores: the rules must still load (the summary
+    job's threads come from --cores only when it is set)."""
+    done = snakemake(workdir, EXAMPLES / "sglang-eagle3-steps.yaml", "--unlock")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Unlocked working directory" in done.stdout + done.stderr

@@ -160,10 +160,10 @@ With the pinned environment (`code/envs/requirements.txt`; `pip install -r` it),
 
     {REBUILD_COMMAND}
 
-It recomputes `results/summary.csv`, `results/runs.csv`, the figures and the paper files from the
-archived runs only (`--allowed-rules` means no server can be launched and nothing rebuilt
-upstream), then checks each against this manifest and writes `results/archive/rebuild-check.txt`;
-it fails if any file differs.
+It recomputes every table (profiles from the archived server logs, summary, runs, drift, cost model,
+paper files) and the figures from the archived runs and logs only (`--allowed-rules` means no server
+can be launched and nothing rebuilt upstream), then checks each against this manifest and writes
+`results/archive/rebuild-check.txt`; it fails if any file differs.
 Environment variables and flags named like secrets (a word ending in token, key, secret, password or
 credential) were redacted.
 """

@@ -33,6 +33,9 @@ except sweep_config.ConfigError as error:
 
 BENCH = config["benchmark"]
 BENCH_IDENTITY = USER_CONFIG.get("benchmark", {})
+# All of --cores for the summary job (parsing large logs in parallel); 1 where a command sets none
+# (--report, --unlock, cluster executors): `workflow.cores` would raise there.
+SUMMARY_THREADS = workflow.resource_settings.cores or 1
 RUNS = list(range(BENCH["runs"]))
 
 # Measuring jobs must never overlap, whatever --cores says: each takes the whole of this
@@ -69,37 +72,40 @@ def breakdown_figures():
     return []
 
 
+def per_configuration(pattern):
+    return [pattern.format(cfg=name) for name in CONFIGURATIONS]
+
+
 def plan_files(wildcards):
     return [f"results/plan/{name}.json" for name in CONFIGURATIONS]
 
 
-def models_named(name):
+def models_named(configuration):
     """The model records a configuration uses: its engine's model and its draft model."""
-    configuration = CONFIGURATIONS[name]
     engine = config["engines"][configuration.engine]
     names = {engine.get("model"), configuration.draft_model} - {None}
     return [f"results/models/{model}.json" for model in sorted(names)]
 
 
+# Per configuration, the engine and model records its session uses and its provenance cites.
+RECORD_SOURCES = {
+    name: {"engine": f"results/engine/{c.engine}.json", "models": models_named(c)}
+    for name, c in CONFIGURATIONS.items()
+}
+
+
 def models_of(wildcards):
-    return models_named(wildcards.cfg)
+    return RECORD_SOURCES[wildcards.cfg]["models"]
 
 
 def engine_record(wildcards):
-    return f"results/engine/{CONFIGURATIONS[wildcards.cfg].engine}.json"
+    return RECORD_SOURCES[wildcards.cfg]["engine"]
 
 
-# Per configuration, the records its provenance cites and the log format of its server log.
-RECORD_SOURCES = {
-    name: {
-        "engine": f"results/engine/{c.engine}.json",
-        "models": models_named(name),
-    }
-    for name, c in CONFIGURATIONS.items()
-}
+# The log format of each configuration's server log.
 ENGINE_RECORDS = sorted({s["engine"] for s in RECORD_SOURCES.values()})
 MODEL_RECORDS = sorted({m for s in RECORD_SOURCES.values() for m in s["models"]})
-LOG_FORMATS = {
+SERVER_LOG_FORMATS = {
     name: {"kind": c.kind, "format": engine_log_format(config["engines"][c.engine])}
     for name, c in CONFIGURATIONS.items()
 }
@@ -174,25 +180,33 @@ ARCHIVE_NAME = f"specsweep-{CONFIG_SHA256[:12]}"
 ARCHIVE = f"results/archive/{ARCHIVE_NAME}.tar.gz"
 FIGURES = [
     f"results/figures/{name}.{fmt}"
-    for name in ("throughput", "acceptance")
+    for name in ("throughput", "acceptance", "costmodel")
     for fmt in ("png", "svg")
 ]
 PAPER = ["results/paper/macros.tex", "results/paper/summary_table.tex"]
-# What a rebuild from an archive recomputes (no engine) and compares with its manifest.
-REBUILT = ["results/summary.csv", "results/runs.csv", *FIGURES, *PAPER]
+# What a rebuild from an archive recomputes (no engine): every output of the summary and figures
+# jobs, each compared with the archive's manifest.
+REBUILT = [
+    "results/summary.csv",
+    "results/runs.csv",
+    "results/drift.csv",
+    "results/costmodel.csv",
+    "results/costmodel_parameters.csv",
+    "results/costmodel.md",
+    *per_configuration("results/{cfg}/profile.csv"),
+    *FIGURES,
+    *PAPER,
+]
 
 
 def redacted_config(wildcards):
     return redact_mapping(config)
 
 
-def user_config_identity(wildcards):
-    """A rerun trigger for records of the whole config (the job itself reads `config`)."""
-    return redact_mapping(USER_CONFIG, replace=fingerprint)
-
-
-def per_configuration(pattern):
-    return [pattern.format(cfg=name) for name in CONFIGURATIONS]
+def config_identity(wildcards):
+    """The effective config as a rerun trigger (secrets as fingerprints; the job reads `config`):
+    provenance records the effective config, so it is rewritten when a default changes."""
+    return redact_mapping(config, replace=fingerprint)
 
 
 def archive_inputs(wildcards):

@@ -17,7 +17,7 @@ rule provenance:
     conda:
         "../../envs/specsweep.yaml"
     params:
-        config=user_config_identity,
+        config=config_identity,
         sources=RECORD_SOURCES,
     script:
         "../../scripts/sweep_provenance.py"

@@ -37,10 +37,10 @@ rule summary:
     conda:
         "../../envs/specsweep.yaml"
     # chunked logs (SGLang, vLLM) are parsed by one process per thread: --cores N speeds up large logs
-    threads: workflow.cores
+    threads: SUMMARY_THREADS
     params:
         configurations=all_configurations,
-        log_formats=LOG_FORMATS,
+        log_formats=SERVER_LOG_FORMATS,
         profile_parsers=config.get("profile_parsers", {}),
         warmup_requests=BENCH["warmup_requests"],
     script:
