@@ -6,6 +6,9 @@ import collections
 import csv
 import functools
 import io
+import math
+import multiprocessing
+import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
@@ -18,6 +21,9 @@ from specsweep.parsers.fields import LogRows
 from specsweep.parsers.user import UserRows, compile_parsers, tap
 
 _Result = TypeVar("_Result")
+# Workers are forked: "spawn" and "forkserver" (macOS; Linux from Python 3.14) would re-run the calling
+# Snakemake script in each worker. Without fork, parsing stays in one process.
+_FORK = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
 
 
 def write_profile(log: str | Path, output: str | Path, kind: str, log_format_name: str,
@@ -56,7 +62,8 @@ def write_profile(log: str | Path, output: str | Path, kind: str, log_format_nam
 
             # Its common lines come as CSV text, the same as writer.writerow of their rows, ~3x faster.
             fast = None if log_format.per_request else CsvLines(write_lines, lead=f"interval,{log_format_name},")
-            if fast is not None and log_format.chunked is not None and workers > 1:
+            workers = min(workers, math.ceil(os.path.getsize(log) / chunked.CHUNK_CHARS))  # no idle processes
+            if fast is not None and log_format.chunked is not None and workers > 1 and _FORK is not None:
                 parsed = LogRows()
                 for text, counts in _in_order(functools.partial(_chunk_profile, log_format_name=log_format_name),
                                               chunked.chunks(log), workers):
@@ -90,7 +97,7 @@ def _chunk_profile(text: bytes, log_format_name: str) -> tuple[str, LogRows]:
 def _in_order(function: Callable[[bytes], _Result], items: Iterable[bytes], workers: int) -> Iterator[_Result]:
     """``map(function, items)`` in ``workers`` processes, in order, with at most 2 x workers items in flight
     (so a multi-GB log streams: memory stays a few chunks per worker)."""
-    with ProcessPoolExecutor(workers) as pool:
+    with ProcessPoolExecutor(workers, mp_context=_FORK) as pool:
         pending: collections.deque[Future[_Result]] = collections.deque()
         for item in items:
             pending.append(pool.submit(function, item))

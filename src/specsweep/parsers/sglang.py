@@ -19,7 +19,6 @@ import functools
 import operator
 import re
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 from specsweep.parsers import chunked
@@ -36,13 +35,6 @@ PER_REQUEST = False
 
 def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:
     return parse_marked(lines, _classify, _parse_marked_line, sink)
-
-
-def parse_file(path: str | Path, sink: Callable[[dict[str, Any]], Any] | None = None,
-               csv_lines: chunked.CsvLines | None = None) -> LogRows:
-    """``parse`` of a whole file, the common layouts read by one regex per chunk (same rows, ~10x faster);
-    with ``csv_lines``, those go there as CSV text and only the other rows to ``sink``."""
-    return chunked.parse_file(path, CHUNKED, sink, csv_lines)
 
 
 def _classify(line: str) -> bool | None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 from specsweep.parsers import chunked
@@ -39,12 +38,6 @@ PER_REQUEST = False
 
 def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:
     return parse_marked(lines, _classify, parse_line, sink)
-
-
-def parse_file(path: str | Path, sink: Callable[[dict[str, Any]], Any] | None = None,
-               csv_lines: chunked.CsvLines | None = None) -> LogRows:
-    """``parse`` of a whole file: only the lines holding a marker reach Python (same rows as ``parse``)."""
-    return chunked.parse_file(path, CHUNKED, sink, csv_lines)
 
 
 def _classify(line: str) -> str | None:
