@@ -47,11 +47,12 @@ COLUMNS: dict[str, str] = {
     "speedup_boot95_high": "95 % percentile-bootstrap interval of the ratio of means, upper bound",
     "speedup_p_value": "two-sided Welch t-test p-value, this configuration's runs against the baseline's "
                        "(unequal variances; compares means, which the speedup is a ratio of)",
-    "significant": "true when speedup_p_value < 0.05 (empty for the baseline)",
+    "significant": "true when speedup_p_value < 0.05 (empty for the baseline and when no test was possible)",
     "engine_tok_s_mean": "the engine's own decode throughput, mean over runs (llama.cpp predicted_per_second)",
     "ttft_ms_median": "median time to first token as the client saw it (ms)",
     "itl_ms_median": "median inter-event latency over all runs (ms); an event may carry several tokens",
-    "drafted": "draft tokens proposed over all runs (empty without speculation)",
+    "drafted": "draft tokens proposed over all runs (empty without speculation, or when the engine did not "
+               "report them: SGLang <= 0.5.4 without its server args)",
     "accepted": "draft tokens accepted over all runs",
     "verify_steps": "verification steps over all runs (from engine counters)",
     "acceptance_rate": "accepted / drafted (drafts only, bonus token excluded)",

@@ -241,7 +241,7 @@ def fit(configurations: dict[str, Configuration], runs: dict[str, list[dict[str,
     spec_k = [cnt.draft_per_cycle for cnt in counts.values() if cnt.verify_steps]
     if not spec_k:
         raise NotIdentifiable("the cost model is not identifiable: no configuration reports verify steps "
-                              "(it needs speculative configurations with different draft lengths)")
+                              "(llama.cpp reports them with --metrics; SGLang and vLLM always do)")
     parameters, dof, covariance = fit_cycle_time(list(counts.values()))
     a, b, c = (p.value for p in parameters)
     theta = np.asarray([a, b, c])

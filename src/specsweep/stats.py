@@ -77,7 +77,8 @@ class Ratio:
 
     @property
     def significant(self) -> bool | None:
-        """p < ALPHA; None when no test was possible (NaN p: fewer than 2 runs, or no spread on both sides)."""
+        """p < ALPHA; None when no test was possible (NaN p: fewer than 2 runs on a side, or no spread on
+        either side and equal means)."""
         return None if math.isnan(self.p_value) else bool(self.p_value < ALPHA)
 
     @property

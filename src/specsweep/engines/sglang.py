@@ -75,11 +75,11 @@ class SGLang(Engine):
                 info = response.json()
                 break
         self.server_args = info
+        wanted = str(configuration.args.get("--speculative-algorithm") or "").upper() or None
         if not info:  # e.g. a proxy in front of the server: say so rather than skip the check silently
             return {"version": None, "warning": "neither /server_info nor /get_server_info answered: the "
-                    "speculative settings the server runs were not checked (and drafted tokens of SGLang <= 0.5.4 "
-                    "are unknown)"}
-        wanted = str(configuration.args.get("--speculative-algorithm") or "").upper() or None
+                    "speculative settings the server runs were not checked" + (
+                        " (and drafted tokens of SGLang <= 0.5.4 are unknown)" if wanted else "")}
         running = str(info.get("speculative_algorithm") or "").upper() or None
         if wanted != running:
             raise RuntimeError(f"configuration {configuration.name}: asked for speculative algorithm {wanted} but "
