@@ -205,7 +205,8 @@ def redacted_config(wildcards):
 
 def config_identity(wildcards):
     """The effective config as a rerun trigger (secrets as fingerprints; the job reads `config`):
-    provenance records the effective config, so it is rewritten when a default changes."""
+    provenance records the effective config, so it is rewritten when a default changes.
+    """
     return redact_mapping(config, replace=fingerprint)
 
 
