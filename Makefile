@@ -34,7 +34,7 @@ format: $(STAMP)
 
 # Benchmarks of specsweep itself (fidelity, overhead, scale): prints the table, writes benchmarks/results.json.
 bench: $(STAMP)
-	$(BIN)/python benchmarks/run_all.py
+	$(BIN)/python benchmarks/run_all.py --default
 
 clean:
 	rm -rf results logs .snakemake

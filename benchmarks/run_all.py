@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/run_all.py [--repeat N] [--default]    (make bench)
 
---default also measures the overhead of the default sweep once (several minutes of measuring).
+--default also measures the overhead of the default sweep once (about 5 minutes of measuring; `make bench`
+passes it), whose 30 runs are then the main fidelity sample.
 """
 
 from __future__ import annotations
@@ -68,7 +69,8 @@ def main() -> None:
             "small_overhead_s": overhead.spread([s["wall_s"] - s["engine_s"] for s in small])}
     if args.default:
         over["default"] = overhead.measure(overhead.DEFAULT)
-    sweeps = [REPO / "results"] + [Path(s["workdir"]) / "results" for s in small[:1]]
+    # fidelity of the sweeps this run measured (a fresh clone has no results/ of its own)
+    sweeps = [Path(s["workdir"]) / "results" for s in ([over["default"]] if args.default else []) + small[:1]]
     result = {"machine": machine(), "fidelity": [fidelity.fidelity(p) for p in sweeps], "overhead": over,
               "scale": {"plan": scale.bench_plan(1000), "parse": scale.bench_parse([100, 1000]),
                         "aggregate": scale.bench_aggregate(100_000)}}
