@@ -13,6 +13,7 @@ rule engine:
         "../../scripts/build_engine.py"
 
 
+# Downloading, extracting and hashing a model must not overlap a measurement (--cores > 1).
 rule model:
     output:
         "results/models/{model}.json",
@@ -20,6 +21,8 @@ rule model:
         "logs/models/{model}.log",
     conda:
         "../../envs/specsweep.yaml"
+    resources:
+        measuring=1,
     params:
         spec=model_spec,
     script:
