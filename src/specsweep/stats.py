@@ -193,6 +193,13 @@ def bootstrap_mean_interval(samples: np.ndarray, resamples: int = BOOTSTRAP_RESA
     return _percentile_interval(_bootstrap_means(samples, (), resamples, seed), confidence)
 
 
+def _nan_unless_runs(x: np.ndarray, y: np.ndarray, minimum: int) -> np.ndarray | None:
+    """NaN for every pair of a batch when either sample has fewer than ``minimum`` runs, else None."""
+    if min(x.shape[-1], y.shape[-1]) >= minimum:
+        return None
+    return np.full(np.broadcast_shapes(x.shape[:-1], y.shape[:-1]), np.nan)
+
+
 def fieller_ratio_interval(candidate: np.ndarray, reference: np.ndarray,
                            confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
     """Fieller's interval of mean(candidate) / mean(reference), independent samples, last axis.
@@ -201,11 +208,9 @@ def fieller_ratio_interval(candidate: np.ndarray, reference: np.ndarray,
     freedom at the point estimate. NaN when the reference mean is not clearly non-zero (the set
     would be unbounded) or with fewer than 3 runs on either side.
     """
-    x = np.asarray(candidate, dtype=float)
-    y = np.asarray(reference, dtype=float)
+    x, y = np.asarray(candidate, dtype=float), np.asarray(reference, dtype=float)
     nx, ny = x.shape[-1], y.shape[-1]
-    if min(nx, ny) < MIN_RUNS_FOR_CI:
-        nan = np.full(np.broadcast_shapes(x.shape[:-1], y.shape[:-1]), np.nan)
+    if (nan := _nan_unless_runs(x, y, MIN_RUNS_FOR_CI)) is not None:
         return nan, nan.copy()
     mx, my = x.mean(axis=-1), y.mean(axis=-1)
     vx, vy = x.var(axis=-1, ddof=1) / nx, y.var(axis=-1, ddof=1) / ny
@@ -232,13 +237,10 @@ def bootstrap_ratio_interval(candidate: np.ndarray, reference: np.ndarray, resam
     The reference's draw follows the candidate's from the same seed, so with a one-dimensional
     reference (the baseline) it is resampled once for every candidate of a batch.
     """
-    x = np.asarray(candidate, dtype=float)
-    y = np.asarray(reference, dtype=float)
-    nx, ny = x.shape[-1], y.shape[-1]
-    if min(nx, ny) < MIN_RUNS_FOR_CI:
-        nan = np.full(np.broadcast_shapes(x.shape[:-1], y.shape[:-1]), np.nan)
+    x, y = np.asarray(candidate, dtype=float), np.asarray(reference, dtype=float)
+    if (nan := _nan_unless_runs(x, y, MIN_RUNS_FOR_CI)) is not None:
         return nan, nan.copy()
-    ratios = _bootstrap_means(x, (), resamples, seed) / _bootstrap_means(y, (nx,), resamples, seed)
+    ratios = _bootstrap_means(x, (), resamples, seed) / _bootstrap_means(y, (x.shape[-1],), resamples, seed)
     return _percentile_interval(ratios, confidence)
 
 
@@ -258,11 +260,10 @@ def welch_p_value(candidate: np.ndarray, reference: np.ndarray) -> np.ndarray:
     """
     from scipy import special  # imported on first use, as _scipy_stats
 
-    x = np.asarray(candidate, dtype=float)
-    y = np.asarray(reference, dtype=float)
+    x, y = np.asarray(candidate, dtype=float), np.asarray(reference, dtype=float)
     nx, ny = x.shape[-1], y.shape[-1]
-    if min(nx, ny) < 2:
-        return np.full(np.broadcast_shapes(x.shape[:-1], y.shape[:-1]), np.nan)
+    if (nan := _nan_unless_runs(x, y, 2)) is not None:
+        return nan
     vx, vy = _sample_variance(x) / nx, _sample_variance(y) / ny
     # identical runs (zero variance on both sides) give NaN (equal means) or 0, not a warning
     with np.errstate(invalid="ignore", divide="ignore"):
