@@ -8,6 +8,14 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 
 
+def example_campaign(name: str) -> tuple[dict, dict]:
+    """A config/examples/ campaign as the workflow reads it: validated (defaults filled) and expanded."""
+    from specsweep import config as sweep_config
+
+    config = sweep_config.validate_schema(sweep_config.load(REPO / "config" / "examples" / name))
+    return config, sweep_config.expand(config)
+
+
 @pytest.fixture
 def default_config() -> dict:
     return yaml.safe_load((REPO / "config" / "config.yaml").read_text())

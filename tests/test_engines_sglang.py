@@ -10,8 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from conftest import example_campaign
 
-from specsweep import config as sweep_config
 from specsweep.config import ConfigError, Configuration
 from specsweep.engines.base import EngineResources, GenerationRequest
 from specsweep.engines.sglang import SGLang
@@ -23,8 +23,7 @@ META = json.loads((REPO / "tests" / "fixtures" / "sglang_meta_info.json").read_t
 
 @pytest.fixture(scope="module")
 def campaign():
-    config = sweep_config.validate_schema(sweep_config.load(REPO / "config" / "examples" / "sglang-eagle3-steps.yaml"))
-    return config, sweep_config.expand(config)
+    return example_campaign("sglang-eagle3-steps.yaml")
 
 
 def test_example_campaign_expands_to_the_seed_grid(campaign):

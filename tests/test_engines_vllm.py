@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import example_campaign
 
-from specsweep import config as sweep_config
 from specsweep.config import ConfigError, Configuration
 from specsweep.engines import openai
 from specsweep.engines.base import EngineResources, GenerationRequest, scan_prometheus
@@ -33,8 +33,7 @@ AFTER = BEFORE.replace("} 100.0", "} 125.0").replace("} 300.0", "} 375.0").repla
 
 @pytest.fixture(scope="module")
 def example():
-    config = sweep_config.validate_schema(sweep_config.load(REPO / "config" / "examples" / "vllm-eagle3.yaml"))
-    return config, sweep_config.expand(config)
+    return example_campaign("vllm-eagle3.yaml")
 
 
 def test_example_argv(example):
