@@ -80,3 +80,15 @@ def test_each_odd_line_alone(tmp_path, old, new):
     path = tmp_path / "server.log"
     path.write_text(f"{LINE}\n{LINE.replace(old, new, 1)}\n{LINE}\n" * 3)
     assert written(path, tmp_path) == reference(path)
+
+
+def test_a_large_log_says_so_before_parsing(tmp_path, monkeypatch):
+    from specsweep.parsers import profile
+
+    path = tmp_path / "server.log"
+    generated_log(path, odd=False)
+    monkeypatch.setattr(profile, "LARGE_LOG_BYTES", path.stat().st_size)
+    progress = io.StringIO()
+    write_profile(path, tmp_path / "profile.csv", "sglang", "sglang", {}, 0, progress, "big")
+    first, last = progress.getvalue().splitlines()
+    assert first == f"big: parsing {path.stat().st_size / 1e6:,.0f} MB of server log" and "sglang rows" in last

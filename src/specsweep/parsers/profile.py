@@ -21,6 +21,7 @@ from specsweep.parsers.fields import LogRows
 from specsweep.parsers.user import UserRows, compile_parsers, tap
 
 _Result = TypeVar("_Result")
+LARGE_LOG_BYTES = 100 * 10**6  # logs this large get a line before parsing starts
 # Workers are forked: "spawn" and "forkserver" (macOS; Linux from Python 3.14) would re-run the calling
 # Snakemake script in each worker. Without fork, parsing stays in one process.
 _FORK = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
@@ -39,6 +40,9 @@ def write_profile(log: str | Path, output: str | Path, kind: str, log_format_nam
     user = [p for p in compile_parsers(profile_parsers) if p.applies_to(kind)]
     found = UserRows()
     user_columns = list(dict.fromkeys(c for p in user for c in p.columns))
+    size = os.path.getsize(log)
+    if size >= LARGE_LOG_BYTES:  # seconds per GB: say what is going on before it starts
+        print(f"{label}: parsing {size / 1e6:,.0f} MB of server log", file=progress, flush=True)
     with atomic_open(output, newline="") as handle:
         # A user column named like an engine column (eval_ms) shares it; `source` tells the rows apart.
         columns = list(dict.fromkeys(["phase", "source", *log_format.columns, *user_columns]))
@@ -62,7 +66,7 @@ def write_profile(log: str | Path, output: str | Path, kind: str, log_format_nam
 
             # Its common lines come as CSV text, the same as writer.writerow of their rows, ~3x faster.
             fast = None if log_format.per_request else CsvLines(write_lines, lead=f"interval,{log_format_name},")
-            workers = min(workers, math.ceil(os.path.getsize(log) / chunked.CHUNK_CHARS))  # no idle processes
+            workers = min(workers, math.ceil(size / chunked.CHUNK_CHARS))  # no idle processes
             if fast is not None and log_format.chunked is not None and workers > 1 and _FORK is not None:
                 parsed = LogRows()
                 for text, counts in _in_order(functools.partial(_chunk_profile, log_format_name=log_format_name),
