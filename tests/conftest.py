@@ -8,12 +8,15 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 
 
-def example_campaign(name: str) -> tuple[dict, dict]:
-    """A config/examples/ campaign as the workflow reads it: validated (defaults filled) and expanded."""
+@pytest.fixture(scope="session")
+def example_campaign():
+    """Loads a config/examples/ campaign as the workflow reads it: validated (defaults filled), expanded."""
     from specsweep import config as sweep_config
 
-    config = sweep_config.validate_schema(sweep_config.load(REPO / "config" / "examples" / name))
-    return config, sweep_config.expand(config)
+    def load(name: str) -> tuple[dict, dict]:
+        config = sweep_config.validate_schema(sweep_config.load(REPO / "config" / "examples" / name))
+        return config, sweep_config.expand(config)
+    return load
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from conftest import example_campaign
 
 from specsweep.config import ConfigError, Configuration
 from specsweep.engines.base import EngineResources, GenerationRequest
@@ -22,7 +21,7 @@ META = json.loads((REPO / "tests" / "fixtures" / "sglang_meta_info.json").read_t
 
 
 @pytest.fixture(scope="module")
-def campaign():
+def campaign(example_campaign):
     return example_campaign("sglang-eagle3-steps.yaml")
 
 

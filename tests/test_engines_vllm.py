@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import example_campaign
 
 from specsweep.config import ConfigError, Configuration
 from specsweep.engines import openai
@@ -32,7 +31,7 @@ AFTER = BEFORE.replace("} 100.0", "} 125.0").replace("} 300.0", "} 375.0").repla
 
 
 @pytest.fixture(scope="module")
-def example():
+def example(example_campaign):
     return example_campaign("vllm-eagle3.yaml")
 
 
