@@ -29,6 +29,23 @@ include: "workflow/rules/archive.smk"  # `archive` target: one verified .tar.gz;
 include: "workflow/rules/plan.smk"  # resolved launches + results/commands.sh, nothing started
 
 
+# On a cluster (profiles/slurm) only engine builds and measuring sessions are submitted; model
+# downloads need the network (often only on the login node) and the rest is light.
+localrules:
+    all,
+    model,
+    summary,
+    figures,
+    cycle_breakdown,
+    provenance,
+    plan_configuration,
+    plan,
+    compare,
+    archive_pack,
+    archive,
+    rebuild,
+
+
 rule all:
     default_target: True
     input:

@@ -3,6 +3,7 @@ the configurations were computed together (stats.describe_many).
 
 tests/fixtures/summary_golden.csv was written by commit 2f86af2's ``aggregate.summarise`` from ``sweep()``
 below: ``git worktree add /tmp/old 2f86af2 && PYTHONPATH=/tmp/old/src python tests/test_aggregate_golden.py``.
+The empty ``host`` column (no launch records here) was inserted later; every number is unchanged.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from specsweep import stats
+from specsweep import placement, stats
 from specsweep.atomic import atomic_open
 from specsweep.config import Configuration, parameter_value, swept_parameters
 from specsweep.redact import REDACTED, is_secret
@@ -23,6 +23,7 @@ COLUMNS: dict[str, str] = {
     "engine": "engine name from config engines",
     "kind": "engine adapter (llamacpp, sglang, vllm, external)",
     "engine_version": "version or build the server reported (llama.cpp /props build_info)",
+    "host": "node (hostname) the configuration was measured on (launch.json placement)",
     "baseline": "true for the baseline configuration",
     "status": "ok, or why the configuration has no result",
     "runs": "measured runs",
@@ -61,7 +62,8 @@ COLUMNS: dict[str, str] = {
                           "Prometheus counter deltas, else the server log (profile.csv run rows)",
     "text_matches_baseline": "true when every run's text equals the baseline's for the same prompt",
     "warnings": "why not to trust the row at face value, '; '-separated: fewer than 3 runs, CV above "
-                "10 %, a speedup CI that straddles 1 (empty when none)",
+                "10 %, a speedup CI that straddles 1, measured on another node or GPU model than the baseline "
+                "(empty when none)",
 }
 
 
@@ -87,8 +89,10 @@ def summarise(configurations: dict[str, Configuration], runs: dict[str, list[dic
                               ("speedup_p_value", "p_value")):
         frame[column] = [getattr(r, attribute) if r else None for r in ratios.values()]
     frame["significant"] = [r.significant if r else None for r in ratios.values()]
-    frame["warnings"] = ["; ".join(stats.warnings_for(throughput[name], ratios[name]))
-                         for name in frame["configuration"]]
+    where = {name: placement.of_launch(launches[name]) for name in rates if launches.get(name)}
+    frame["warnings"] = ["; ".join(stats.warnings_for(throughput[name], ratios[name]) + [
+        w for w in [placement.cross_machine_warning(where.get(name, {}), where.get(baseline, {}))] if w])
+        for name in frame["configuration"]]
     ordered = [c for c in COLUMNS if c in frame.columns]
     ordered[ordered.index("status") + 1:ordered.index("status") + 1] = swept
     return frame[ordered]
@@ -107,6 +111,7 @@ def _row(configuration: Configuration, runs: list[dict[str, Any]], launch: dict[
     row: dict[str, Any] = {
         "configuration": configuration.name, "group": configuration.group, "engine": configuration.engine,
         "kind": configuration.kind, "engine_version": (launch.get("engine") or {}).get("version"),
+        "host": placement.of_launch(launch)["host"] if launch else None,
         "baseline": configuration.baseline, "status": "ok" if runs else "missing",
         "runs": throughput.n, "tokens_per_run": runs[0]["tokens"] if runs else None,
         "tok_s_mean": throughput.mean, "tok_s_std": throughput.std, "tok_s_cv": throughput.cv,

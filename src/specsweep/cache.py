@@ -50,9 +50,12 @@ def exclusive(lock_path: Path) -> Iterator[None]:
 
 @contextlib.contextmanager
 def measuring(progress: TextIO, label: str) -> Iterator[None]:
-    """Exclusive use of the machine (``cache_root()/measure.lock``): every measuring session and every
-    engine build holds it, so neither ever runs beside a measurement, whatever ``--cores`` says."""
-    lock = cache_root() / "measure.lock"
+    """Exclusive use of the machine (a node-local lock, ``nodelock.measure_lock_path()``): every measuring
+    session and every engine build holds it, so neither ever runs beside a measurement on this node,
+    whatever ``--cores`` says; sessions on other nodes of a cluster are not held up."""
+    from specsweep.nodelock import measure_lock_path  # nodelock imports this module
+
+    lock = measure_lock_path()
     print(f"{label}: waiting for exclusive use of the machine ({lock})", file=progress, flush=True)
     with exclusive(lock):
         yield

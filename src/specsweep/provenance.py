@@ -24,6 +24,7 @@ from typing import Any
 
 from specsweep import __version__
 from specsweep.cache import sha256_bytes
+from specsweep.placement import of_launch
 from specsweep.redact import redact_env, redact_mapping
 
 FORMAT = "specsweep-provenance/1"
@@ -235,6 +236,7 @@ def configuration_record(launch: dict[str, Any], engine: dict[str, Any], models:
         "started_at": launch.get("launched_at"),
         "ended_at": launch.get("stopped_at"),
         "status": launch.get("status"),
+        "placement": of_launch(launch) if machine_now else None,  # node, GPU model, driver, Slurm job
         "machine": machine_now or captured_later,
         "machine_captured": "at launch" if machine_now else "after the session (launch.json has no snapshot)",
     }

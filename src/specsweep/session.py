@@ -27,6 +27,7 @@ from specsweep.client import stream_post, timings_from_arrivals
 from specsweep.config import Configuration
 from specsweep.engines.base import Engine, GenerationRequest
 from specsweep.engines.external import attach
+from specsweep.placement import placement
 from specsweep.provenance import machine as machine_snapshot
 from specsweep.redact import (
     redact_argv,
@@ -114,6 +115,7 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
         "launched_at": now_iso(), "status": "launching", "warnings": warnings,
         "machine": machine_snapshot(),  # code, software, host and GPUs as they are while measured
     }
+    launch["placement"] = placement(launch["machine"])  # node, GPU model, driver, Slurm job
     write_json(paths.launch, launch)
     paths.log.unlink(missing_ok=True)
     shutil.rmtree(extra_runs_dir(paths.runs[0].parent), ignore_errors=True)  # a previous session's extras

@@ -16,6 +16,12 @@ rule bench:
         "../../envs/specsweep.yaml"
     resources:
         measuring=1,
+        # on a cluster (profiles/slurm): the engine's GPUs, cores, memory, time limit, whole node
+        gpu=measuring_resource("gpu"),
+        cpus_per_task=measuring_resource("cpus_per_task"),
+        mem_mb=measuring_resource("mem_mb"),
+        runtime=measuring_resource("runtime"),
+        slurm_extra=measuring_resource("slurm_extra"),
     params:
         configuration=configuration_params,
         engine=engine_params,

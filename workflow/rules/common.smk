@@ -4,6 +4,7 @@ import re
 from snakemake.exceptions import WorkflowError
 
 # The library (src/specsweep) is installed into the venv by `make venv`.
+from specsweep import cluster as sweep_cluster
 from specsweep import config as sweep_config
 from specsweep.adaptive import with_extra_runs
 from specsweep import drift as sweep_drift
@@ -39,7 +40,8 @@ SUMMARY_THREADS = workflow.resource_settings.cores or 1
 RUNS = list(range(BENCH["runs"]))
 
 # Measuring jobs must never overlap, whatever --cores says: each takes the whole of this
-# resource (and a machine-wide file lock, for separate Snakemake invocations).
+# resource (and a node-local file lock, for separate Snakemake invocations). On a cluster each
+# measuring job owns its node, and profiles/slurm raises it to the number of jobs in flight.
 if "measuring" not in workflow.global_resources:
     workflow.register_resource("measuring", 1)
 
@@ -237,3 +239,32 @@ def summarise_what_finished():
         incomplete.write_summary(CONFIGURATIONS, len(RUNS), "results", sys.stderr)
     except Exception as error:  # a report of a failure must not hide the failure itself
         print(f"specsweep: no partial summary ({error!r})", file=sys.stderr)
+
+
+# What submitted jobs ask a cluster scheduler for (profiles/slurm); locally this changes nothing.
+MEASURING_RESOURCES = {
+    name: sweep_cluster.measuring_resources(
+        config["engines"][c.engine], BENCH, config["cluster"]
+    )
+    for name, c in CONFIGURATIONS.items()
+}
+
+
+def measuring_resource(key):
+    """A resource of the measuring job of configuration {cfg} (gpu, cpus_per_task, mem_mb, ...)."""
+
+    def of_configuration(wildcards):
+        return MEASURING_RESOURCES[wildcards.cfg][key]
+
+    return of_configuration
+
+
+def build_resource(key):
+    """A resource of the engine build job of {engine}."""
+
+    def of_engine(wildcards):
+        return sweep_cluster.build_resources(
+            config["engines"][wildcards.engine], config["cluster"]
+        )[key]
+
+    return of_engine

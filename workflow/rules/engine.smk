@@ -7,6 +7,10 @@ rule engine:
         "../../envs/specsweep.yaml"
     resources:
         measuring=1,
+        gpu=build_resource("gpu"),
+        cpus_per_task=build_resource("cpus_per_task"),
+        mem_mb=build_resource("mem_mb"),
+        runtime=build_resource("runtime"),
     params:
         engine=engine_settings,
     script:

@@ -1,0 +1,74 @@
+"""What a measuring job asks a cluster scheduler for (Snakemake resources, read by the Slurm executor).
+
+Locally these resources change nothing: measuring jobs are kept apart by the ``measuring`` resource
+and the node-local lock. On Slurm each measuring job asks for its engine's GPUs, CPU cores, memory,
+a time limit derived from the benchmark's own timeouts, and (by default) the whole node, because a
+second tenant on the node distorts what is measured.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+# Minutes added to the estimate for Python start-up, imports and teardown of the job itself.
+RUNTIME_MARGIN_MIN = 5
+
+
+def session_runtime_min(benchmark: dict[str, Any]) -> int:
+    """A time limit (whole minutes) that a session within its own timeouts never reaches.
+
+    The worst case the session itself allows: the readiness timeout, every request (warmups and the
+    most runs it may make) using its whole request timeout, the escalating stop (TERM, TERM, KILL)
+    and the wait for GPU memory to be released; plus a margin for the job around the session.
+    """
+    adaptive = benchmark.get("adaptive") or {}
+    runs = max(int(benchmark["runs"]), int(adaptive.get("max_runs", 0)))
+    requests = int(benchmark["warmup_requests"]) + runs
+    seconds = (float(benchmark["ready_timeout_s"]) + requests * float(benchmark["request_timeout_s"])
+               + 3 * float(benchmark["stop_grace_s"]) + float(benchmark.get("gpu_release_timeout_s", 0)))
+    return math.ceil(seconds / 60) + RUNTIME_MARGIN_MIN
+
+
+def engine_cpus(engine: dict[str, Any], default: int) -> int:
+    """CPU cores an engine's server uses: llama.cpp's ``-t``/``--threads`` when set, else ``default``."""
+    args = engine.get("args") or {}
+    for flag in ("-t", "--threads"):
+        if isinstance(args.get(flag), int) and args[flag] > 0:
+            return int(args[flag])
+    return default
+
+
+def measuring_resources(engine: dict[str, Any], benchmark: dict[str, Any], cluster: dict[str, Any]) -> dict[str, Any]:
+    """Snakemake resources of one measuring job (the Slurm executor turns them into sbatch flags).
+
+    ``gpu`` (``--gpus``) is the number of GPUs in ``engines/<e>/gpus`` (0: a CPU engine);
+    ``cpus_per_task``, ``mem_mb`` and ``runtime`` come from ``cluster`` or are estimated;
+    ``slurm_extra`` is ``--exclusive`` unless ``cluster.exclusive`` is false.
+    """
+    resources: dict[str, Any] = {
+        "gpu": len(engine.get("gpus") or []),
+        "cpus_per_task": engine_cpus(engine, int(cluster["cpus_per_task"])),
+        "mem_mb": int(cluster["mem_mb"]),
+        "runtime": int(cluster.get("runtime_min") or session_runtime_min(benchmark)),
+        "slurm_extra": "--exclusive" if cluster["exclusive"] else "",
+    }
+    return resources
+
+
+# The one-off engine build: compiling llama.cpp takes minutes per core (about 11 min on 2).
+BUILD_RUNTIME_MIN = 120
+
+
+def build_resources(engine: dict[str, Any], cluster: dict[str, Any]) -> dict[str, Any]:
+    """Resources of an engine build job: CPU cores and memory as a measuring job; one GPU only when a
+    CUDA build must detect the GPU architecture itself (no ``cuda_architectures``)."""
+    llamacpp = engine.get("llamacpp") or {}
+    detects_gpu = llamacpp.get("variant") == "cuda" and not llamacpp.get("cuda_architectures") \
+        and not engine.get("executable")
+    return {
+        "gpu": 1 if detects_gpu else 0,
+        "cpus_per_task": int(cluster["cpus_per_task"]),
+        "mem_mb": int(cluster["mem_mb"]),
+        "runtime": BUILD_RUNTIME_MIN,
+    }
