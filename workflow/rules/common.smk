@@ -1,9 +1,24 @@
 import copy
+import os
 import re
+import socket
+import sys
 
 from snakemake.exceptions import WorkflowError
 
-# The library (src/specsweep) is installed into the venv by `make venv`.
+# The library (src/specsweep) is installed into the venv by `make venv`. On a cluster every job
+# parses this file again on its node, with the submitting host's Python path: say what is missing.
+try:
+    import specsweep
+except ImportError as error:
+    raise WorkflowError(
+        f"specsweep cannot be imported by {sys.executable} on {socket.gethostname()} ({error}). "
+        f"Every node needs the project's environment at the same path: run `make venv` in "
+        f"{workflow.basedir} on a filesystem the nodes share (README, On a cluster)."
+    ) from None
+# envs/specsweep.yaml (--sdm conda) installs this checkout into the conda env from here.
+os.environ.setdefault("SPECSWEEP_ROOT", workflow.basedir)
+
 from specsweep import cluster as sweep_cluster
 from specsweep import config as sweep_config
 from specsweep.adaptive import with_extra_runs

@@ -1,0 +1,146 @@
+"""A real single-host Slurm cluster (Debian's slurm-wlm and munge) for the cluster tests.
+
+The session fixture installs it on first use (apt-get, as root, as CI runs), starts munged, slurmctld
+and slurmd, and stops them when the session ends. If it cannot, every test here fails: a cluster test
+that is skipped proves nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+CLUSTER = Path(__file__).with_name("cluster.sh")
+PROFILE = REPO / "profiles" / "slurm"
+STANDIN = REPO / "tests" / "standin_engine.py"
+
+pytestmark = pytest.mark.slurm
+
+
+@pytest.fixture(scope="session", autouse=True)
+def slurm_cluster():
+    up = subprocess.run(["sh", str(CLUSTER), "up"], capture_output=True, text=True, timeout=900)
+    if up.returncode != 0:
+        pytest.fail(f"could not set up the test Slurm cluster (tests/slurm/cluster.sh up, needs root and "
+                    f"apt-get):\n{up.stdout}\n{up.stderr}", pytrace=False)
+    yield up.stdout.strip()
+    down = subprocess.run(["sh", str(CLUSTER), "down"], capture_output=True, text=True, timeout=120)
+    assert down.returncode == 0, down.stderr
+
+
+def slurm_snakemake_argv(workdir: Path, *args: str) -> list[str]:
+    """`snakemake --profile profiles/slurm ...` as a user types it (status checks from 3 s, not 40 s)."""
+    return [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--profile", str(PROFILE),
+            "--directory", str(workdir), "--slurm-init-seconds-before-status-checks", "3", *args,
+            "--configfile", str(workdir / "config.yaml")]
+
+
+def run_slurm(workdir: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(slurm_snakemake_argv(workdir, *args), capture_output=True, text=True, timeout=timeout)
+
+
+def start_slurm(workdir: Path, *args: str) -> subprocess.Popen[str]:
+    """Snakemake in the background, its console in workdir/console.txt."""
+    console = open(workdir / "console.txt", "w")  # noqa: SIM115 (closed with the process, by the caller)
+    return subprocess.Popen(slurm_snakemake_argv(workdir, *args), stdout=console, stderr=subprocess.STDOUT,
+                            text=True)
+
+
+def slurm_job_ids(console: str) -> dict[str, list[int]]:
+    """Configuration (or rule) -> the Slurm job ids Snakemake reported submitting for it."""
+    jobs: dict[str, list[int]] = {}
+    for match in re.finditer(r"submitted with SLURM jobid (\d+) \(log: \S*/slurm_logs/rule_(\w+)/([^/]+)/", console):
+        jobs.setdefault(match[3], []).append(int(match[1]))
+    return jobs
+
+
+def squeue_ids() -> set[int]:
+    out = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True, check=True).stdout
+    return {int(line) for line in out.split()}
+
+
+def wait_for(condition: Callable[[], Any], timeout_s: float, step_s: float = 0.25) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if value := condition():
+            return value
+        time.sleep(step_s)
+    return condition()
+
+
+def processes_running(marker: str | Path) -> list[psutil.Process]:
+    """Live processes whose command line mentions ``marker`` (ours only: the path is per test)."""
+    found = []
+    for process in psutil.process_iter(["cmdline", "status"]):
+        if process.pid == os.getpid() or process.info["status"] == psutil.STATUS_ZOMBIE:
+            continue
+        if str(marker) in " ".join(process.info["cmdline"] or []):
+            found.append(process)
+    return found
+
+
+def kill_all(processes: list[psutil.Process]) -> None:
+    for process in processes:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(os.getpgid(process.pid), signal.SIGKILL)
+
+
+def cancel_our_jobs(console: str) -> None:
+    """Never leave a job of a failed test queued or running."""
+    for ids in slurm_job_ids(console).values():
+        subprocess.run(["scancel", *map(str, ids)], capture_output=True)
+
+
+def standin_sweep(workdir: Path, configurations: dict[str, Any], **cluster: Any) -> Path:
+    """A sweep on the stand-in engine (tests/standin_engine.py) in ``workdir``; returns its executable."""
+    exe = workdir / "bin" / "standin-llama-server"
+    exe.parent.mkdir(parents=True, exist_ok=True)
+    exe.write_text(f"#!{sys.executable}\n" + STANDIN.read_text())
+    exe.chmod(0o755)
+    model = workdir / "model.gguf"
+    model.write_bytes(b"GGUF stand-in")
+    config = {
+        "engines": {"llama": {"kind": "llamacpp", "model": "tiny", "executable": str(exe)}},
+        "models": {"tiny": {"path": str(model)}},
+        "benchmark": {"runs": 2, "max_tokens": 16, "warmup_max_tokens": 4, "stop_grace_s": 0.5,
+                      "ready_timeout_s": 300, "request_timeout_s": 20,
+                      "prompts": str(REPO / "config" / "prompts.txt")},
+        "cluster": {"cpus_per_task": 1, "mem_mb": 500, **cluster},
+        "configurations": configurations,
+    }
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return exe
+
+
+@pytest.fixture
+def standin_workdir(tmp_path: Path):
+    """A working directory for a stand-in sweep; afterwards no stand-in process or Slurm job of it is left."""
+    yield tmp_path
+    console = "".join(p.read_text() for p in tmp_path.glob("console*.txt"))
+    cancel_our_jobs(console)
+    left = processes_running(tmp_path / "bin")
+    kill_all(left)
+    assert not left, f"stand-in engine processes left behind: {[p.pid for p in left]}"
+
+
+def failed_dirs(workdir: Path, name: str) -> list[Path]:
+    root = workdir / "results" / name / "failed"
+    return sorted(root.iterdir()) if root.exists() else []
+
+
+def launch_record(workdir: Path, name: str) -> dict[str, Any]:
+    return json.loads((workdir / "results" / name / "launch.json").read_text())

@@ -1,0 +1,47 @@
+"""What measuring and build jobs ask a cluster for, from the sweep's config."""
+
+from __future__ import annotations
+
+from specsweep import cluster
+from specsweep import config as sweep_config
+
+CLUSTER = {"cpus_per_task": 8, "mem_mb": 32000, "exclusive": True}
+
+
+def benchmark(**settings):
+    return sweep_config.validate_schema({"engines": {"e": {"kind": "external", "external": {"base_url": "http://h:1"}}},
+                                         "configurations": {"b": {"baseline": True}},
+                                         "benchmark": settings})["benchmark"]
+
+
+def test_runtime_is_the_worst_case_the_session_allows_plus_a_margin():
+    # defaults: 180 s to load, (1 warmup + 5 runs) x 120 s, 3 x 2 s stop, 30 s GPU release = 936 s
+    assert cluster.session_runtime_min(benchmark()) == 16 + cluster.RUNTIME_MARGIN_MIN
+    adaptive = benchmark(runs=3, adaptive={"ci_half_width_pct": 2, "max_runs": 20})
+    assert cluster.session_runtime_min(adaptive) == cluster.session_runtime_min(benchmark(runs=20))
+    assert cluster.session_runtime_min(benchmark(ready_timeout_s=1800)) > cluster.session_runtime_min(benchmark())
+
+
+def test_a_measuring_job_asks_for_its_engines_gpus_and_the_whole_node():
+    gpu_engine = {"kind": "sglang", "gpus": [0, 1, 2, 3]}
+    resources = cluster.measuring_resources(gpu_engine, benchmark(), CLUSTER)
+    assert resources == {"gpu": 4, "cpus_per_task": 8, "mem_mb": 32000,
+                         "runtime": cluster.session_runtime_min(benchmark()), "slurm_extra": "--exclusive"}
+    cpu_engine = {"kind": "llamacpp", "args": {"-t": 2}}
+    shared = cluster.measuring_resources(cpu_engine, benchmark(), {**CLUSTER, "exclusive": False, "runtime_min": 7})
+    assert shared["gpu"] == 0 and shared["cpus_per_task"] == 2  # llama.cpp's own thread count
+    assert shared["runtime"] == 7 and shared["slurm_extra"] == ""
+
+
+def test_a_cuda_build_that_detects_the_architecture_gets_a_gpu():
+    native = {"kind": "llamacpp", "llamacpp": {"variant": "cuda", "source": {}}}
+    pinned = {"kind": "llamacpp", "llamacpp": {"variant": "cuda", "cuda_architectures": "90", "source": {}}}
+    assert cluster.build_resources(native, CLUSTER)["gpu"] == 1
+    assert cluster.build_resources(pinned, CLUSTER)["gpu"] == 0
+    assert cluster.build_resources({"kind": "llamacpp", "llamacpp": {"variant": "cpu"}}, CLUSTER)["gpu"] == 0
+
+
+def test_cluster_defaults_are_filled_by_the_schema():
+    config = sweep_config.validate_schema({"engines": {"e": {"kind": "external", "external": {"base_url": "http://h:1"}}},
+                                           "configurations": {"b": {"baseline": True}}})
+    assert config["cluster"] == {"cpus_per_task": 8, "mem_mb": 32000, "exclusive": True}
