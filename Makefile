@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PIP := $(BIN)/pip --quiet --disable-pip-version-check
 
-.PHONY: venv run test lint format bench clean
+.PHONY: venv run test test-slurm lint format bench clean
 
 $(STAMP): envs/requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,9 +19,14 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(BIN)/snakemake --cores 1 all
 
-# Unit tests, then the end-to-end tests on the real llama-server (built on first use).
+# Unit tests, then the end-to-end tests on the real llama-server (built on first use) and on a real
+# single-host Slurm (tests/slurm: installed with apt-get, started and stopped by the tests).
 test: $(STAMP)
 	$(BIN)/pytest
+
+# Only the cluster tests: installs (apt-get, root), starts and stops a single-host Slurm by itself.
+test-slurm: $(STAMP)
+	$(BIN)/pytest tests/slurm
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests scripts benchmarks

@@ -27,8 +27,8 @@ def hold_together(holders: list[dict[str, str]], seconds: float = 1.0) -> list[t
 
 
 def overlap(spans: list[tuple[float, float]]) -> bool:
-    (a_start, a_end), (b_start, b_end) = sorted(spans)
-    return b_start < a_end
+    first, second = sorted(spans)
+    return second[0] < first[1]  # the later one started before the earlier one ended
 
 
 def test_two_nodes_sharing_one_cache_measure_at_once_and_one_node_never_does(tmp_path):

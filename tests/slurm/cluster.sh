@@ -3,6 +3,7 @@
 #
 #   tests/slurm/cluster.sh up     install (apt-get, first time only), configure, start; waits until idle
 #   tests/slurm/cluster.sh down   stop the daemons this script started
+#   tests/slurm/cluster.sh status exit 0 when the controller answers and the node is usable
 #
 # slurm.conf must sit at /etc/slurm/slurm.conf: with only SLURM_CONF set, srun inside a job looks
 # the controller up by DNS SRV and fails. There is no slurmdbd, so Snakemake's Slurm executor must
@@ -78,7 +79,7 @@ start() {
     running slurmctld || setsid slurmctld -i >/dev/null 2>&1 < /dev/null
     running slurmd || setsid slurmd >/dev/null 2>&1 < /dev/null
     i=0
-    until sinfo -h -N -o %t 2>/dev/null | grep -Eq '^(idle|mix|alloc)'; do
+    until usable; do
         i=$((i + 1))
         [ $i -le 60 ] || die "the node did not become idle in 60 s: $(sinfo -N 2>&1 | tail -1); see /var/log/slurm/"
         [ $((i % 10)) -ne 5 ] || scontrol update nodename="$HOST" state=resume >/dev/null 2>&1 || true
@@ -101,8 +102,11 @@ stop() {
     fi
 }
 
+usable() { sinfo -h -N -o %t 2>/dev/null | grep -Eq '^(idle|mix|alloc)'; }
+
 case "${1:-}" in
+    status) usable ;;
     up) install; configure; start; echo "slurm up: $(sinfo -h -N -o '%N %t %c CPUs %m MB')" ;;
     down) stop; echo "slurm down" ;;
-    *) die "usage: $0 up|down" ;;
+    *) die "usage: $0 up|down|status" ;;
 esac

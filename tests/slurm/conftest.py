@@ -33,13 +33,16 @@ pytestmark = pytest.mark.slurm
 
 @pytest.fixture(scope="session", autouse=True)
 def slurm_cluster():
+    # Stopped afterwards only if this session started it: another session may be using it.
+    running_before = subprocess.run(["sh", str(CLUSTER), "status"], capture_output=True).returncode == 0
     up = subprocess.run(["sh", str(CLUSTER), "up"], capture_output=True, text=True, timeout=900)
     if up.returncode != 0:
         pytest.fail(f"could not set up the test Slurm cluster (tests/slurm/cluster.sh up, needs root and "
                     f"apt-get):\n{up.stdout}\n{up.stderr}", pytrace=False)
     yield up.stdout.strip()
-    down = subprocess.run(["sh", str(CLUSTER), "down"], capture_output=True, text=True, timeout=120)
-    assert down.returncode == 0, down.stderr
+    if not running_before:
+        down = subprocess.run(["sh", str(CLUSTER), "down"], capture_output=True, text=True, timeout=120)
+        assert down.returncode == 0, down.stderr
 
 
 def slurm_snakemake_argv(workdir: Path, *args: str) -> list[str]:
@@ -49,15 +52,22 @@ def slurm_snakemake_argv(workdir: Path, *args: str) -> list[str]:
             "--configfile", str(workdir / "config.yaml")]
 
 
+def standin_env(workdir: Path) -> dict[str, str]:
+    """A stand-in sweep's own cache, hence its own measuring lock: it does not wait for real measurements
+    (Slurm exports this environment to the jobs)."""
+    return {**os.environ, "SPECSWEEP_CACHE": str(workdir / "cache")}
+
+
 def run_slurm(workdir: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(slurm_snakemake_argv(workdir, *args), capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(slurm_snakemake_argv(workdir, *args), capture_output=True, text=True, timeout=timeout,
+                          env=standin_env(workdir))
 
 
-def start_slurm(workdir: Path, *args: str) -> subprocess.Popen[str]:
-    """Snakemake in the background, its console in workdir/console.txt."""
-    console = open(workdir / "console.txt", "w")  # noqa: SIM115 (closed with the process, by the caller)
-    return subprocess.Popen(slurm_snakemake_argv(workdir, *args), stdout=console, stderr=subprocess.STDOUT,
-                            text=True)
+def start_slurm(workdir: Path, *args: str, console_name: str = "console.txt") -> subprocess.Popen[str]:
+    """Snakemake in the background, its console in workdir/<console_name>."""
+    with open(workdir / console_name, "w") as console:  # the child keeps its own descriptor
+        return subprocess.Popen(slurm_snakemake_argv(workdir, *args), stdout=console, stderr=subprocess.STDOUT,
+                                text=True, env=standin_env(workdir))
 
 
 def slurm_job_ids(console: str) -> dict[str, list[int]]:

@@ -24,6 +24,7 @@ from conftest import (
     slurm_job_ids,
     slurm_snakemake_argv,
     squeue_ids,
+    standin_env,
     standin_sweep,
     start_slurm,
     wait_for,
@@ -49,8 +50,8 @@ def victim_running(workdir: Path) -> int | None:
     """The Slurm job id of the victim's session once its server listens on the node."""
     if not (workdir / "victim-started").exists():
         return None
-    logs = list((workdir / ".snakemake" / "slurm_logs" / "rule_bench" / "victim").glob("*.log"))
-    return int(logs[-1].stem) if logs else None
+    logs = (workdir / ".snakemake" / "slurm_logs" / "rule_bench" / "victim").glob("*.log")
+    return max((int(log.stem) for log in logs), default=None)  # the latest submission
 
 
 def assert_stopped_and_kept(workdir: Path, exe: Path, reason: str, kept_before: int) -> None:
@@ -72,19 +73,17 @@ def test_ctrl_c_then_scancel_stop_the_engine_keep_the_evidence_and_a_rerun_compl
     exe = standin_sweep(workdir, hanging_victim(workdir))
 
     # 1. Ctrl-C of snakemake while the victim's server runs on the node: the plugin cancels its jobs.
-    snakemake = start_slurm(workdir, "all")
+    snakemake = start_slurm(workdir, "all", console_name="console-ctrl-c.txt")
     job = wait_for(lambda: victim_running(workdir), 180)
-    assert job, (workdir / "console.txt").read_text()[-3000:]
+    assert job, (workdir / "console-ctrl-c.txt").read_text()[-3000:]
     snakemake.send_signal(signal.SIGINT)
     assert snakemake.wait(120) != 0
-    console = (workdir / "console.txt").read_text()
     assert wait_for(lambda: job not in squeue_ids(), 30), f"Slurm job {job} still queued after Ctrl-C"
     assert_stopped_and_kept(workdir, exe, "SIGTERM", kept_before=0)
 
     # 2. scancel of the running measuring job: Snakemake reports it, the rest of the sweep finishes.
     (workdir / "victim-started").unlink()
     snakemake = start_slurm(workdir, "--keep-going", "all")
-    (workdir / "console.txt").rename(workdir / "console-ctrl-c.txt")
     job = wait_for(lambda: victim_running(workdir), 180)
     assert job, (workdir / "console.txt").read_text()[-3000:]
     subprocess.run(["scancel", str(job)], check=True)
@@ -159,7 +158,8 @@ def test_a_node_without_the_project_says_so_on_the_console(standin_workdir, tmp_
     try:
         argv = [str(venv / "bin" / "python"), *slurm_snakemake_argv(workdir, "all")[1:]]
         with open(workdir / "console.txt", "w") as console:
-            snakemake = subprocess.Popen(argv, stdout=console, stderr=subprocess.STDOUT, text=True)
+            snakemake = subprocess.Popen(argv, stdout=console, stderr=subprocess.STDOUT, text=True,
+                                         env=standin_env(workdir))
             submitted = wait_for(lambda: "submitted with SLURM jobid" in (workdir / "console.txt").read_text(), 120)
             project.unlink()  # the job still waits for the node: when it starts, the project is gone
             assert submitted, (workdir / "console.txt").read_text()[-3000:]
