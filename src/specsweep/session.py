@@ -11,6 +11,7 @@ import contextlib
 import datetime as dt
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import traceback
@@ -49,6 +50,7 @@ from specsweep.server import (
     port_in_use,
     wait_until_ready,
 )
+from specsweep.server import _Terminated as Terminated  # one exception for a termination signal
 
 
 class RunError(RuntimeError):
@@ -84,13 +86,37 @@ def measure(configuration: Configuration, engine: Engine, benchmark: dict[str, A
     stale = StaleGroup(paths.stale_pgid)
     if (pgid := stale.stop_if_running(grace)) is not None:
         print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
-    with measuring(progress, name):
+    with measuring(progress, name), _first_termination_only() as terminating:
         try:
             _session(configuration, engine, benchmark, prompts, host, port, paths, stale, progress)
         except BaseException as error:
+            terminating.append(error)  # from now on a SIGTERM must not cut the post-mortem short
             kept = _keep_for_post_mortem(paths, error)
             print(f"{name}: FAILED ({error}); partial results kept in {kept}", file=progress, flush=True)
             raise
+
+
+@contextlib.contextmanager
+def _first_termination_only() -> Iterator[list[BaseException]]:
+    """SIGTERM/SIGHUP stop the session once; later ones are ignored so its evidence is kept.
+
+    A cancelled or timed-out Slurm job signals every process of its step, and Snakemake on the node
+    then signals its job again: without this the second SIGTERM killed the session after the engine
+    was stopped but before ``failed/`` was written. Append to the list to ignore every further one.
+    """
+    terminating: list[BaseException] = []
+
+    def once(signum: int, _frame: object) -> None:
+        if not terminating:
+            terminating.append(Terminated(f"received {signal.Signals(signum).name}"))
+            raise terminating[0]
+
+    previous = {s: signal.signal(s, once) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield terminating
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, Any], prompts: list[str],
