@@ -45,3 +45,16 @@ def test_cluster_defaults_are_filled_by_the_schema():
     config = sweep_config.validate_schema({"engines": {"e": {"kind": "external", "external": {"base_url": "http://h:1"}}},
                                            "configurations": {"b": {"baseline": True}}})
     assert config["cluster"] == {"cpus_per_task": 8, "mem_mb": 32000, "exclusive": True}
+
+
+def test_job_log_lines_finds_what_failed_jobs_said_since_the_sweep_started(tmp_path):
+    import os
+
+    old, new = tmp_path / "rule_bench" / "a" / "1.log", tmp_path / "rule_engine" / "e" / "2.log"
+    for log, text in ((old, "x\nspecsweep cannot be imported by py (old)\n"),
+                      (new, "head\nspecsweep cannot be imported by py (new)\nspecsweep cannot be imported by py (new)\n")):
+        log.parent.mkdir(parents=True)
+        log.write_text(text)
+    os.utime(old, (1000, 1000))
+    assert cluster.job_log_lines(tmp_path, 2000, "cannot be imported") == ["specsweep cannot be imported by py (new)"]
+    assert cluster.job_log_lines(tmp_path / "absent", 0, "x") == []

@@ -9,6 +9,7 @@ second tenant on the node distorts what is measured.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 # Minutes added to the estimate for Python start-up, imports and teardown of the job itself.
@@ -72,3 +73,14 @@ def build_resources(engine: dict[str, Any], cluster: dict[str, Any]) -> dict[str
         "mem_mb": int(cluster["mem_mb"]),
         "runtime": BUILD_RUNTIME_MIN,
     }
+
+
+def job_log_lines(folder: str | Path, since: float, marker: str) -> list[str]:
+    """Lines holding ``marker`` in the job logs under ``folder`` written since ``since`` (a time.time()),
+    each once: what a job that failed before its rule's own log existed said on its node."""
+    found: dict[str, None] = {}
+    for log in sorted(Path(folder).rglob("*.log")) if Path(folder).is_dir() else []:
+        if log.stat().st_mtime >= since:
+            found.update(dict.fromkeys(line.strip() for line in log.read_text(errors="replace").splitlines()
+                                       if marker in line))
+    return list(found)

@@ -167,6 +167,6 @@ def test_a_node_without_the_project_says_so_on_the_console(standin_workdir, tmp_
     finally:
         subprocess.run(["scancel", holder], capture_output=True)
     out = (workdir / "console.txt").read_text()
-    assert "specsweep cannot be imported by" in out, out[-4000:]
+    assert "specsweep: a job failed on its node: specsweep cannot be imported by" in out, out[-4000:]
     assert "Every node needs the project's environment at the same path" in out
 

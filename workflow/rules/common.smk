@@ -3,16 +3,20 @@ import os
 import re
 import socket
 import sys
+import time
 
 from snakemake.exceptions import WorkflowError
 
 # The library (src/specsweep) is installed into the venv by `make venv`. On a cluster every job
-# parses this file again on its node, with the submitting host's Python path: say what is missing.
+# parses this file again on its node, with the submitting host's Python path: say what is missing
+# (in the job's Slurm log; `onerror` below repeats it on the console).
+NODE_WITHOUT_SPECSWEEP = "specsweep cannot be imported by"
+STARTED = time.time()
 try:
     import specsweep
 except ImportError as error:
     raise WorkflowError(
-        f"specsweep cannot be imported by {sys.executable} on {socket.gethostname()} ({error}). "
+        f"{NODE_WITHOUT_SPECSWEEP} {sys.executable} on {socket.gethostname()} ({error}). "
         f"Every node needs the project's environment at the same path: run `make venv` in "
         f"{workflow.basedir} on a filesystem the nodes share (README, On a cluster)."
     ) from None
@@ -254,6 +258,14 @@ def summarise_what_finished():
         incomplete.write_summary(CONFIGURATIONS, len(RUNS), "results", sys.stderr)
     except Exception as error:  # a report of a failure must not hide the failure itself
         print(f"specsweep: no partial summary ({error!r})", file=sys.stderr)
+    # A job that failed before its rule's log existed: Snakemake shows no further log (its Slurm log).
+    slurm_logs = (
+        getattr(workflow.executor_settings, "logdir", None) or ".snakemake/slurm_logs"
+    )
+    for line in sweep_cluster.job_log_lines(
+        slurm_logs, STARTED, NODE_WITHOUT_SPECSWEEP
+    ):
+        print(f"specsweep: a job failed on its node: {line}", file=sys.stderr)
 
 
 # What submitted jobs ask a cluster scheduler for (profiles/slurm); locally this changes nothing.
