@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from specsweep.atomic import atomic_write
-from specsweep.cache import cache_root, exclusive, sha256_bytes
+from specsweep.cache import cache_root, sha256_bytes
+from specsweep.locks import exclusive
 from specsweep.fetch import pypi_distribution
 from specsweep.server import process_group
 

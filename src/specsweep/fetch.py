@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TextIO
 
 from specsweep.atomic import atomic_path
-from specsweep.cache import cache_root, exclusive, sha256_file
+from specsweep.cache import cache_root, sha256_file
+from specsweep.locks import exclusive
 
 
 class ChecksumError(RuntimeError):

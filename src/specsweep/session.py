@@ -22,7 +22,8 @@ from typing import Any, TextIO
 from specsweep import gpu
 from specsweep.adaptive import extra_runs_dir, next_step, with_extra_runs
 from specsweep.atomic import atomic_write, write_json
-from specsweep.cache import measuring, sha256_bytes
+from specsweep.cache import sha256_bytes
+from specsweep.locks import measuring
 from specsweep.client import stream_post, timings_from_arrivals
 from specsweep.config import Configuration
 from specsweep.engines.base import Engine, GenerationRequest

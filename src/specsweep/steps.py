@@ -47,7 +47,7 @@ def progress_to(log_path: str | Path) -> Iterator[TextIO]:
 
 def build_engine(smk: Any) -> None:
     from specsweep.build_llamacpp import SourcePin, cached_llama_server, ensure_llama_server, user_executable
-    from specsweep.cache import measuring
+    from specsweep.locks import measuring
 
     settings = smk.config["engines"][smk.wildcards.engine]  # params hold fingerprints of secrets
     with progress_to(smk.log[0]) as progress:
