@@ -90,16 +90,18 @@ def child_aggregate(runs: int) -> None:
 
     from specsweep import aggregate
     from specsweep.config import Configuration
+    from specsweep.results import Run
+
     per = 100  # runs per configuration
     rng = random.Random(7)
     configurations = {f"c{i}": Configuration(name=f"c{i}", engine="llama", kind="llamacpp", baseline=i == 0,
                                              args={"--spec-ngram-simple-size-m": i}, env={},
                                              axes={"--spec-ngram-simple-size-m": i}, group="c")
                       for i in range(runs // per)}
-    records = {name: [{"run": r, "prompt_index": 0, "tokens": 500, "text_sha256": "x",
+    records = {name: [Run.from_json({"run": r, "prompt_index": 0, "tokens": 500, "text_sha256": "x",
                        "client": {"decode_tokens_per_s": rng.gauss(80, 5), "ttft_s": 0.1, "itl_median_s": 0.01},
                        "engine": {"timings": {"predicted_per_second": rng.gauss(80, 5)}},
-                       "speculation": {"drafted": 400, "accepted": 300, "verify_steps": 120}}
+                       "speculation": {"drafted": 400, "accepted": 300, "verify_steps": 120}})
                       for r in range(per)] for name in configurations}
     started = time.perf_counter()
     frame = aggregate.summarise(configurations, records, {})

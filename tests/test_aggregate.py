@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from run_records import runs_of
 
 from specsweep.aggregate import COLUMNS, summarise, write_csv
 from specsweep.config import expand, validate_schema
@@ -25,7 +26,7 @@ def _sweep(default_config):
     runs = {name: [_run(i, 60.0 + i) for i in range(5)] for name in configurations}
     runs["ngram-m8"] = [_run(i, 90.0 + i, text="t0", spec=spec) for i in range(5)]
     runs["draft-model"] = [_run(i, 30.0, text="other", spec=spec) for i in range(5)]
-    return summarise(configurations, runs, {})
+    return summarise(configurations, runs_of(runs), {})
 
 
 def test_statistics_speedup_and_acceptance(default_config):
@@ -108,11 +109,11 @@ def test_a_sweep_gives_every_configuration_the_numbers_it_gets_alone(monkeypatch
     configurations, runs = _varied_sweep()
     if block_rows:  # blocks of 2 rows: several blocks per run count, and the last one short
         monkeypatch.setattr(stats, "BLOCK_BYTES", block_rows * 8 * stats.BOOTSTRAP_RESAMPLES)
-    together = summarise(configurations, runs, {})
+    together = summarise(configurations, runs_of(runs), {})
     rows = []
     for name in configurations:
         other = "c1" if name == "c0" else name  # the baseline's row from a sweep of two as well
-        pair = summarise({"c0": configurations["c0"], other: configurations[other]}, runs, {})
+        pair = summarise({"c0": configurations["c0"], other: configurations[other]}, runs_of(runs), {})
         rows.append(pair[pair["configuration"] == name])
     alone = pd.concat(rows)
     pd.testing.assert_frame_equal(together.reset_index(drop=True), alone.reset_index(drop=True), check_exact=True)
@@ -127,7 +128,7 @@ def test_an_unknown_draft_count_is_not_summed_as_zero(default_config):
     runs = {name: [_run(i, 60.0 + i) for i in range(5)] for name in configurations}
     unknown = {"drafted": None, "accepted": 300, "verify_steps": 100, "emitted": 500}
     runs["ngram-m8"] = [_run(i, 90.0 + i, spec=unknown) for i in range(5)]
-    ngram = summarise(configurations, runs, {}).set_index("configuration").loc["ngram-m8"]
+    ngram = summarise(configurations, runs_of(runs), {}).set_index("configuration").loc["ngram-m8"]
     assert pd.isna(ngram["drafted"]) and pd.isna(ngram["acceptance_rate"])
     assert ngram["accept_length"] == pytest.approx(1 + 1500 / 500)
-    assert costmodel.counts_of(configurations["ngram-m8"], runs["ngram-m8"]) is None
+    assert costmodel.counts_of(configurations["ngram-m8"], runs_of(runs)["ngram-m8"]) is None

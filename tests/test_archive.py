@@ -194,6 +194,8 @@ def test_report_has_figures_and_captions(archived):
 
 def test_a_swept_secret_env_value_stays_out_of_summary(default_config):
     """Grid axes become summary.csv columns; an env axis named like a secret must not carry its value."""
+    from run_records import runs_of
+
     from specsweep.aggregate import summarise
     from specsweep.config import expand, validate_schema
 
@@ -202,7 +204,7 @@ def test_a_swept_secret_env_value_stays_out_of_summary(default_config):
     configurations = expand(validate_schema(default_config))
     run = {"run": 0, "prompt_index": 0, "tokens": 500, "text_sha256": "t", "speculation": None,
            "client": {"decode_tokens_per_s": 60.0, "ttft_s": 0.1, "itl_median_s": 0.01}, "engine": {}}
-    frame = summarise(configurations, {name: [run] for name in configurations}, {})
+    frame = summarise(configurations, runs_of({name: [run] for name in configurations}), {})
     swept = frame.loc[frame["env:HF_TOKEN"].notna(), "env:HF_TOKEN"]
     assert len(swept) == 6 and set(swept) == {"<redacted>"}
 

@@ -16,9 +16,12 @@ def _write_sweep(root, rates, args=None):
         (folder / "runs").mkdir(parents=True)
         configuration = {"name": name, "kind": "llamacpp", "args": (args or {}).get(name, {"-t": 2}), "env": {},
                          "draft_model": None}
-        (folder / "launch.json").write_text(json.dumps({"configuration": configuration}))
+        launch = {"configuration": configuration, "argv": ["llama-server"], "port": 8080, "host": "127.0.0.1",
+                  "env_set": {}, "env": {}, "launched_at": "t"}
+        (folder / "launch.json").write_text(json.dumps(launch))
         for i, rate in enumerate(values):
-            record = {"run": i, "client": {"decode_tokens_per_s": rate}, "started_at": f"t{i}"}
+            record = {"run": i, "prompt_index": 0, "tokens": 500, "text_sha256": "t", "started_at": f"t{i}",
+                      "client": {"decode_tokens_per_s": rate}}
             (folder / "runs" / f"run_{i}.json").write_text(json.dumps(record))
     return root
 

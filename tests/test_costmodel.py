@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from run_records import runs_of
 
 from specsweep import costmodel
 from specsweep.config import Configuration
@@ -39,7 +40,7 @@ def _synthetic_sweep(a, b, c, alpha, lengths, draft_lengths=(), runs=5, noise=0.
         records[name] = [{"tokens": tokens, "client": {"decode_s": exact * rng.normal(1, noise)},
                           "speculation": {"drafted": drafted, "accepted": accepted, "verify_steps": steps}}
                          for _ in range(runs)]
-    return configurations, records
+    return configurations, runs_of(records)
 
 
 def test_seed_numbers_mean_the_fixed_part_dominates():

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from specsweep import provenance
+from specsweep.results import Launch
 
 DATA = Path(__file__).parent / "data" / "nvidia-smi"
 # Captured with `nvidia-smi -q` / `nvidia-smi topo -m` on a one-GPU H200 host (driver 580.159.04).
@@ -115,6 +116,7 @@ def test_config_hash_ignores_key_order_and_secret_values():
 @pytest.fixture
 def launch() -> dict:
     return {"configuration": {"name": "ngram"}, "argv": ["llama-server", "--api-key", "<redacted>"],
+            "port": 8080, "host": "127.0.0.1",
             "env": {"PATH": "/bin", "SPECSWEEP_TEST_TOKEN": "planted-secret-value"}, "env_set": {},
             "launched_at": "2026-01-01T00:00:00Z", "stopped_at": "2026-01-01T00:01:00Z", "status": "completed",
             "engine": {"version": "b11434-b11434"}}
@@ -122,20 +124,21 @@ def launch() -> dict:
 
 def test_configuration_record_redacts_and_says_when_the_machine_was_seen(launch):
     later = {"host": {"hostname": "h"}}
-    record = provenance.configuration_record(launch, {"kind": "llamacpp"}, {}, "f" * 64, later)
+    record = provenance.configuration_record(Launch.from_json(launch), {"kind": "llamacpp"}, {}, "f" * 64, later)
     assert record["format"] == provenance.FORMAT and record["scope"] == "configuration"
     assert "planted-secret-value" not in json.dumps(record)
     assert record["machine"] == later and record["machine_captured"].startswith("after")
-    at_launch = provenance.configuration_record({**launch, "machine": {"host": {}}}, {}, {}, "f" * 64, later)
+    at_launch = provenance.configuration_record(Launch.from_json({**launch, "machine": {"host": {}}}), {}, {}, "f" * 64,
+                                                later)
     assert at_launch["machine_captured"] == "at launch" and at_launch["machine"] == {"host": {}}
 
 
 def test_sweep_record_spans_the_sessions(launch, monkeypatch):
     monkeypatch.setenv("SPECSWEEP_TEST_TOKEN", "planted-secret-value")
-    one = provenance.configuration_record(launch, {}, {}, "f" * 64, {})
-    two = provenance.configuration_record({**launch, "configuration": {"name": "b"},
+    one = provenance.configuration_record(Launch.from_json(launch), {}, {}, "f" * 64, {})
+    two = provenance.configuration_record(Launch.from_json({**launch, "configuration": {"name": "b"},
                                            "launched_at": "2026-01-01T00:02:00Z",
-                                           "stopped_at": "2026-01-01T00:03:00Z"}, {}, {}, "f" * 64, {})
+                                           "stopped_at": "2026-01-01T00:03:00Z"}), {}, {}, "f" * 64, {})
     files = {"ngram": {"file": "results/ngram/provenance.json", "sha256": "0" * 64},
              "b": {"file": "results/b/provenance.json", "sha256": "1" * 64}}
     sweep = provenance.sweep_record({"x": 1}, {"ngram": one, "b": two}, files, {"host": {}})

@@ -70,6 +70,8 @@ def test_speedup_significance_and_warnings():
 
 
 def test_summary_carries_speedup_ci_p_value_and_warnings(default_config):
+    from run_records import runs_of
+
     from specsweep.aggregate import summarise, warning_lines
     from specsweep.config import expand, validate_schema
 
@@ -84,7 +86,7 @@ def test_summary_carries_speedup_ci_p_value_and_warnings(default_config):
     runs["ngram-m8"] = [run(i, r) for i, r in enumerate([90.0, 92.0, 91.0, 89.5, 90.5])]
     runs["ngram-m3"] = [run(i, r) for i, r in enumerate([61.0, 63.5, 58.9])]
     runs["draft-model"] = [run(i, r) for i, r in enumerate([30.0, 45.0])]
-    summary = summarise(configurations, runs, {}).set_index("configuration")
+    summary = summarise(configurations, runs_of(runs), {}).set_index("configuration")
     fast = summary.loc["ngram-m8"]
     expected = stats.ratio([90.0, 92.0, 91.0, 89.5, 90.5], base)
     assert (fast["speedup_ci95_low"], fast["speedup_ci95_high"]) == (expected.ci_low, expected.ci_high)

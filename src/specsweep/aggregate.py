@@ -6,15 +6,17 @@ Every column is described in ``COLUMNS`` (and docs/summary.md is checked against
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from specsweep import stats
+from specsweep import speculation, stats
 from specsweep.atomic import atomic_open
 from specsweep.config import Configuration, parameter_value, swept_parameters
 from specsweep.redact import REDACTED, is_secret
+from specsweep.results import Launch, Run
 from specsweep.stats import describe
 
 COLUMNS: dict[str, str] = {
@@ -65,18 +67,18 @@ COLUMNS: dict[str, str] = {
 }
 
 
-def summarise(configurations: dict[str, Configuration], runs: dict[str, list[dict[str, Any]]],
-              launches: dict[str, dict[str, Any]]) -> pd.DataFrame:
+def summarise(configurations: dict[str, Configuration], runs: dict[str, list[Run]],
+              launches: dict[str, Launch]) -> pd.DataFrame:
+    """summary.csv's statistics columns from runs and launches (``summary_table`` adds the logs' columns)."""
     swept = swept_parameters(configurations)
     baseline = next(c.name for c in configurations.values() if c.baseline)
-    baseline_texts = {r["prompt_index"]: r["text_sha256"] for r in runs.get(baseline, [])}
-    rates = {c.name: [r["client"]["decode_tokens_per_s"] for r in runs.get(c.name, [])]
-             for c in configurations.values()}
+    baseline_texts = {r.prompt_index: r.text_sha256 for r in runs.get(baseline, [])}
+    rates = {c.name: [r.decode_tokens_per_s for r in runs.get(c.name, [])] for c in configurations.values()}
     # every configuration at once, each with the numbers it gets alone (stats.describe_many)
     described = stats.describe_many(list(rates.values()), rates[baseline])
     throughput = {name: summary for name, (summary, _) in zip(rates, described, strict=True)}
     ratios = {name: None if name == baseline else speedup for name, (_, speedup) in zip(rates, described, strict=True)}
-    rows = [_row(c, runs.get(c.name, []), launches.get(c.name, {}), swept, baseline_texts, throughput[c.name])
+    rows = [_row(c, runs.get(c.name, []), launches.get(c.name), swept, baseline_texts, throughput[c.name])
             for c in configurations.values()]
     frame = pd.DataFrame(rows)
     base_mean = frame.loc[frame["configuration"] == baseline, "tok_s_mean"].iloc[0]
@@ -94,34 +96,49 @@ def summarise(configurations: dict[str, Configuration], runs: dict[str, list[dic
     return frame[ordered]
 
 
-def _row(configuration: Configuration, runs: list[dict[str, Any]], launch: dict[str, Any], swept: list[str],
+def summary_table(configurations: dict[str, Configuration], runs: dict[str, list[Run]],
+                  launches: dict[str, Launch], profiles: dict[str, pd.DataFrame],
+                  profile_parsers: dict[str, dict[str, Any]], statuses: dict[str, str] | None = None) -> pd.DataFrame:
+    """summary.csv: the one builder, for a finished sweep (the summary job) and an unfinished one (the
+    ``onerror`` path, which passes each configuration's ``status``), so both have the same columns."""
+    frame = summarise(configurations, runs, launches)
+    if statuses is not None:
+        frame["status"] = frame["configuration"].map(statuses)
+    frame = fill_speculation_from_logs(frame, profiles)
+    return add_profile_columns(frame, profiles, profile_parsers)
+
+
+def runs_table(runs: dict[str, list[Run]]) -> pd.DataFrame:
+    """runs.csv: one row per run, the client's timings and the engine's own decode rate."""
+    return pd.DataFrame([{"configuration": name, "run": r.run, "tokens": r.tokens, **asdict(r.client),
+                          "engine_tok_s": r.engine.get("timings", {}).get("predicted_per_second")}
+                         for name, records in runs.items() for r in sorted(records, key=lambda r: r.run)])
+
+
+def _row(configuration: Configuration, runs: list[Run], launch: Launch | None, swept: list[str],
          baseline_texts: dict[int, str], throughput: stats.Summary) -> dict[str, Any]:
     # Only means and medians of these: no bootstrap (it is most of describe's cost)
-    engine_rate = describe([r["engine"].get("timings", {}).get("predicted_per_second", math.nan) for r in runs],
-                           intervals=False)
-    specs = [r["speculation"] for r in runs if r.get("speculation")]
-    # one run with an unknown draft count (SGLang <= 0.5.4 without /server_info) makes the total unknown
-    drafted = sum(s["drafted"] for s in specs) if specs and all(s["drafted"] is not None for s in specs) else None
-    accepted = sum(s["accepted"] for s in specs) if specs else None
-    steps = sum(s["verify_steps"] or 0 for s in specs) if specs else None
+    engine_rate = describe([r.engine_tokens_per_s for r in runs], intervals=False)
+    spec = speculation.total([r.speculation for r in runs if r.speculation])
     row: dict[str, Any] = {
         "configuration": configuration.name, "group": configuration.group, "engine": configuration.engine,
-        "kind": configuration.kind, "engine_version": (launch.get("engine") or {}).get("version"),
+        "kind": configuration.kind, "engine_version": launch.engine_version if launch else None,
         "baseline": configuration.baseline, "status": "ok" if runs else "missing",
-        "runs": throughput.n, "tokens_per_run": runs[0]["tokens"] if runs else None,
+        "runs": throughput.n, "tokens_per_run": runs[0].tokens if runs else None,
         "tok_s_mean": throughput.mean, "tok_s_std": throughput.std, "tok_s_cv": throughput.cv,
         "tok_s_min": throughput.minimum, "tok_s_max": throughput.maximum,
         "tok_s_ci95_low": throughput.ci_low, "tok_s_ci95_high": throughput.ci_high,
         "tok_s_median": throughput.median, "tok_s_boot95_low": throughput.boot_low,
         "tok_s_boot95_high": throughput.boot_high,
         "engine_tok_s_mean": engine_rate.mean,
-        "ttft_ms_median": 1000 * describe([r["client"]["ttft_s"] for r in runs], intervals=False).median,
-        "itl_ms_median": 1000 * describe([r["client"]["itl_median_s"] for r in runs], intervals=False).median,
-        "drafted": drafted, "accepted": accepted, "verify_steps": steps or None,
-        "acceptance_rate": accepted / drafted if drafted else None,
-        "accept_length": 1 + accepted / steps if steps and accepted is not None else None,
-        "speculation_source": "; ".join(sorted({s["source"] for s in specs if s.get("source")})) or None,
-        "text_matches_baseline": all(baseline_texts.get(r["prompt_index"]) == r["text_sha256"] for r in runs)
+        "ttft_ms_median": 1000 * describe([r.client.ttft_s for r in runs], intervals=False).median,
+        "itl_ms_median": 1000 * describe([r.client.itl_median_s for r in runs], intervals=False).median,
+        "drafted": spec.drafted if spec else None, "accepted": spec.accepted if spec else None,
+        "verify_steps": spec.verify_steps if spec else None,
+        "acceptance_rate": _known(spec.acceptance_rate) if spec else None,
+        "accept_length": _known(spec.accept_length) if spec else None,
+        "speculation_source": (spec.source or None) if spec else None,
+        "text_matches_baseline": all(baseline_texts.get(r.prompt_index) == r.text_sha256 for r in runs)
         if runs else None,
     }
     for key in swept:
@@ -129,6 +146,10 @@ def _row(configuration: Configuration, runs: list[dict[str, Any]], launch: dict[
         value = parameter_value(configuration, key)
         row[key] = REDACTED if is_secret(key) and value is not None else value
     return row
+
+
+def _known(value: float) -> float | None:
+    return None if math.isnan(value) else value
 
 
 def write_csv(frame: pd.DataFrame, path: str | Path) -> None:
@@ -168,8 +189,9 @@ def fill_speculation_from_logs(frame: pd.DataFrame, profiles: dict[str, pd.DataF
                 drafted = pd.to_numeric(runs[drafted_column], errors="coerce").sum()
                 if drafted > 0:
                     accepted = pd.to_numeric(runs[accepted_column], errors="coerce").sum()
+                    counts = speculation.SpeculationCounts(drafted=drafted, accepted=accepted, emitted=None)
                     frame.loc[index, ["drafted", "accepted", "acceptance_rate", "speculation_source"]] = [
-                        drafted, accepted, accepted / drafted, "server log"]
+                        drafted, accepted, counts.acceptance_rate, "server log"]
                     break
     return frame
 

@@ -22,8 +22,8 @@ from typing import Any, TextIO
 
 from specsweep.atomic import atomic_write
 from specsweep.cache import cache_root, sha256_bytes
-from specsweep.locks import exclusive
 from specsweep.fetch import pypi_distribution
+from specsweep.locks import exclusive, measuring
 from specsweep.server import process_group
 
 # Flags every variant shares; why each one is needed is in docs/engines.md.
@@ -207,3 +207,48 @@ def _version(tool: str) -> str:
     except OSError:
         return "unavailable"
     return out.splitlines()[0].strip() if out else "unknown"
+
+
+@dataclass(frozen=True)
+class Recipe:
+    pin: SourcePin
+    variant: str
+    cuda_architectures: str | None
+    jobs: int | None  # build processes; None: every core
+
+
+@dataclass(frozen=True)
+class ServerBinary:
+    """Where an engine's llama-server comes from: the user's own executable, or a build of a pinned recipe."""
+
+    path: str  # where it is, or where the build will put it
+    recipe: Recipe | None  # None: the user's own executable, nothing to build
+
+
+def server_binary(settings: dict[str, Any]) -> ServerBinary:
+    """One answer for the plan (which shows the path) and the engine job (which builds it when missing)."""
+    if settings.get("executable"):
+        return ServerBinary(user_executable(settings["executable"]), None)
+    llama = settings["llamacpp"]
+    recipe = Recipe(SourcePin(**llama["source"]), llama.get("variant", "cpu"), llama.get("cuda_architectures"),
+                    llama.get("jobs") or None)
+    home = recipe_home(recipe.pin, cmake_flags(recipe.pin, recipe.variant, recipe.cuda_architectures))
+    return ServerBinary(str(binary_in(home)), recipe)
+
+
+def engine_record(name: str, settings: dict[str, Any], progress: TextIO) -> dict[str, Any]:
+    """results/engine/<name>.json of a llama.cpp engine: its llama-server, built first if the cache has none."""
+    binary = server_binary(settings)
+    recipe = binary.recipe
+    if recipe is None:  # the user's own binary: nothing to build
+        print(f"engine {name}: using {binary.path}", file=progress)
+        return {"kind": "llamacpp", "executable": binary.path, "build": None}
+    record = cached_llama_server(recipe.pin, recipe.variant, recipe.cuda_architectures)
+    if record is None:
+        # The one-off build uses every core, so it must not overlap a measurement.
+        with measuring(progress, f"engine {name}"):
+            record = ensure_llama_server(recipe.pin, variant=recipe.variant,
+                                         cuda_architectures=recipe.cuda_architectures, jobs=recipe.jobs,
+                                         progress=progress)
+    print(f"engine {name}: llama-server {record.key} at {record.binary}", file=progress)
+    return {"kind": "llamacpp", "executable": record.binary, "build": asdict(record)}

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from specsweep import stats
+from specsweep.results import Launch, Run
 
 RUN = re.compile(r"(?:^|/)results/([^/]+)/runs/(?:extra/)?run_(\d+)\.json$")  # adaptive extras count too
 LAUNCH = re.compile(r"(?:^|/)results/([^/]+)/launch\.json$")
@@ -70,10 +71,10 @@ def load(path: str | Path) -> ResultSet:
     parameters: dict[str, dict[str, Any]] = {}
     for name, data in sorted(files.items()):
         if match := RUN.search(name):
-            record = json.loads(data)
-            runs.setdefault(match[1], []).append((int(match[2]), record["client"]["decode_tokens_per_s"]))
+            record = Run.from_json(json.loads(data))
+            runs.setdefault(match[1], []).append((int(match[2]), record.decode_tokens_per_s))
         elif match := LAUNCH.search(name):
-            configuration = json.loads(data).get("configuration", {})
+            configuration = Launch.from_json(json.loads(data)).configuration
             parameters[match[1]] = {k: configuration.get(k) for k in MATCHED_KEYS}
     if not runs:
         raise ValueError(f"{path}: no results/<configuration>/runs/run_<i>.json found")

@@ -20,11 +20,12 @@ from typing import Any
 import yaml
 
 from specsweep.redact import fingerprint, is_secret, redact_mapping
+from specsweep.results import OWN_FOLDERS
 
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 # results/<name>/ must not collide with the pipeline's own folders under results/.
-RESERVED_NAMES = frozenset({"engine", "models", "figures", "archive", "paper", "logs", "compare", "plan"})
+RESERVED_NAMES = OWN_FOLDERS
 
 
 class ConfigError(ValueError):
@@ -92,6 +93,27 @@ def load(path: str | Path) -> dict[str, Any]:
 
 def expand(config: dict[str, Any]) -> dict[str, Configuration]:
     """Expand grids and merge engine defaults into named, validated configurations."""
+    check_engines(config)
+    expanded: dict[str, Configuration] = {}
+    origin: dict[str, str] = {}
+    for entry_name in config["configurations"]:
+        for name, configuration in expand_entry(config, entry_name).items():
+            if name in expanded:
+                raise ConfigError(
+                    f"configurations/{entry_name}: expands to '{name}', which configurations/{origin[name]} "
+                    f"already produces; rename one of them or set a distinct grid 'name' template")
+            expanded[name] = configuration
+            origin[name] = entry_name
+
+    baselines = [c.name for c in expanded.values() if c.baseline]
+    if len(baselines) != 1:
+        found = ", ".join(baselines) if baselines else "none"
+        raise ConfigError(f"configurations: exactly one configuration needs 'baseline: true' (found: {found}); "
+                          f"a baseline cannot have a grid")
+    return expanded
+
+
+def check_engines(config: dict[str, Any]) -> None:
     engines = config["engines"]
     models = config.get("models", {})
     for engine_name, engine in engines.items():
@@ -105,49 +127,36 @@ def expand(config: dict[str, Any]) -> dict[str, Configuration]:
             raise ConfigError(f"engines/{engine_name}: kind llamacpp needs a 'llamacpp: source:' pin (to build "
                               f"llama-server) or an 'executable:' path (to use one you have)")
 
+
+def expand_entry(config: dict[str, Any], entry_name: str) -> dict[str, Configuration]:
+    """The configurations one ``configurations`` entry produces (one, or one per grid point)."""
+    engines = config["engines"]
+    entry = config["configurations"][entry_name]
+    engine_name = _engine_of(entry_name, entry, engines)
+    engine = engines[engine_name]
+    if entry.get("draft_model") and entry["draft_model"] not in config.get("models", {}):
+        raise ConfigError(f"configurations/{entry_name}/draft_model: '{entry['draft_model']}' is not defined "
+                          f"under 'models'")
     expanded: dict[str, Configuration] = {}
-    origin: dict[str, str] = {}
-    for entry_name, entry in config["configurations"].items():
-        engine_name = _engine_of(entry_name, entry, engines)
-        engine = engines[engine_name]
-        if entry.get("draft_model") and entry["draft_model"] not in models:
-            raise ConfigError(f"configurations/{entry_name}/draft_model: '{entry['draft_model']}' is not defined "
-                              f"under 'models'")
-        for name, axes in _grid_points(entry_name, entry):
-            _check_name(name, f"configurations/{entry_name}")
-            if name in expanded:
-                raise ConfigError(
-                    f"configurations/{entry_name}: expands to '{name}', which configurations/{origin[name]} "
-                    f"already produces; rename one of them or set a distinct grid 'name' template")
-            args = {**engine.get("args", {}), **entry.get("args", {})}
-            devices = {"CUDA_VISIBLE_DEVICES": ",".join(map(str, engine["gpus"]))} if "gpus" in engine else {}
-            env = {**devices, **engine.get("env", {}), **entry.get("env", {})}
-            for axis, value in axes.items():
-                if axis.startswith("env:"):
-                    env[axis[4:]] = value
-                else:
-                    args[axis] = value
-            expanded[name] = Configuration(
-                name=name, engine=engine_name, kind=engine["kind"], baseline=entry.get("baseline", False),
-                args=args, env={k: _env_string(v) for k, v in env.items()}, axes=axes,
-                group=entry_name, draft_model=entry.get("draft_model"), description=entry.get("description", ""),
-            )
-            origin[name] = entry_name
-
-    baselines = [c.name for c in expanded.values() if c.baseline]
-    if len(baselines) != 1:
-        found = ", ".join(baselines) if baselines else "none"
-        raise ConfigError(f"configurations: exactly one configuration needs 'baseline: true' (found: {found}); "
-                          f"a baseline cannot have a grid")
+    for name, axes in _grid_points(entry_name, entry):
+        _check_name(name, f"configurations/{entry_name}")
+        if name in expanded:
+            raise ConfigError(f"configurations/{entry_name}: expands to '{name}' twice; set a distinct grid "
+                              f"'name' template")
+        args = {**engine.get("args", {}), **entry.get("args", {})}
+        devices = {"CUDA_VISIBLE_DEVICES": ",".join(map(str, engine["gpus"]))} if "gpus" in engine else {}
+        env = {**devices, **engine.get("env", {}), **entry.get("env", {})}
+        for axis, value in axes.items():
+            if axis.startswith("env:"):
+                env[axis[4:]] = value
+            else:
+                args[axis] = value
+        expanded[name] = Configuration(
+            name=name, engine=engine_name, kind=engine["kind"], baseline=entry.get("baseline", False),
+            args=args, env={k: _env_string(v) for k, v in env.items()}, axes=axes,
+            group=entry_name, draft_model=entry.get("draft_model"), description=entry.get("description", ""),
+        )
     return expanded
-
-
-def configurations_of(config: dict[str, Any]) -> dict[str, Configuration]:
-    """Every configuration of a validated config: grids expanded and, for ``benchmark.order: bracket``,
-    the ``<baseline>-end`` session added. One definition for the workflow and its jobs."""
-    from specsweep.drift import with_end_baseline  # drift builds on this module
-
-    return with_end_baseline(expand(config), config["benchmark"]["order"])
 
 
 def check_files(config: dict[str, Any]) -> None:

@@ -34,6 +34,8 @@ import pandas as pd
 from scipy import optimize
 
 from specsweep.config import Configuration
+from specsweep.results import Run
+from specsweep.speculation import SpeculationCounts
 from specsweep.stats import CONFIDENCE, t_critical
 
 DRAFT_MODEL_FLAGS = ("-md", "--model-draft", "--spec-draft-model")
@@ -129,19 +131,22 @@ def uses_draft_model(configuration: Configuration) -> bool:
     return bool(configuration.draft_model) or any(configuration.args.get(f) for f in DRAFT_MODEL_FLAGS)
 
 
-def counts_of(configuration: Configuration, runs: Sequence[dict[str, Any]]) -> Counts | None:
+NO_SPECULATION = SpeculationCounts(drafted=0, accepted=0, emitted=None)
+
+
+def counts_of(configuration: Configuration, runs: Sequence[Run]) -> Counts | None:
     """Mean counts per run; None without runs, or when the engine did not report how many tokens it drafted
     (the fit would read that as drafting nothing)."""
-    spec = [r.get("speculation") or {} for r in runs]
-    if not runs or any(s.get("verify_steps") and s.get("drafted") is None for s in spec):
+    spec = [r.speculation or NO_SPECULATION for r in runs]
+    if not runs or any(s.verify_steps and s.drafted is None for s in spec):
         return None
     return Counts(configuration=configuration.name, group=configuration.group,
                   draft_model=uses_draft_model(configuration),
-                  decoded=float(np.mean([r["tokens"] - 1 for r in runs])),
-                  decode_s=float(np.mean([r["client"]["decode_s"] for r in runs])),
-                  verify_steps=float(np.mean([s.get("verify_steps") or 0 for s in spec])),
-                  drafted=float(np.mean([s.get("drafted") or 0 for s in spec])),
-                  accepted=float(np.mean([s.get("accepted") or 0 for s in spec])))
+                  decoded=float(np.mean([r.tokens - 1 for r in runs])),
+                  decode_s=float(np.mean([r.client.decode_s for r in runs])),
+                  verify_steps=float(np.mean([s.verify_steps or 0 for s in spec])),
+                  drafted=float(np.mean([s.drafted or 0 for s in spec])),
+                  accepted=float(np.mean([s.accepted or 0 for s in spec])))
 
 
 def fit_cycle_time(counts: Sequence[Counts]) -> tuple[list[Parameter], int, np.ndarray]:
@@ -236,7 +241,7 @@ def conclude(a: float, b: float, k: float, a_ci: tuple[float, float] = (math.nan
             f"costs real time and long drafts pay only when acceptance stays high{caveat}")
 
 
-def fit(configurations: dict[str, Configuration], runs: dict[str, list[dict[str, Any]]]) -> CostModel:
+def fit(configurations: dict[str, Configuration], runs: dict[str, list[Run]]) -> CostModel:
     counts = {n: c for n, c in ((n, counts_of(configurations[n], runs.get(n, []))) for n in configurations) if c}
     spec_k = [cnt.draft_per_cycle for cnt in counts.values() if cnt.verify_steps]
     if not spec_k:
@@ -335,7 +340,7 @@ def parameters_frame(model: CostModel) -> pd.DataFrame:
 
 
 def fit_or_reason(configurations: dict[str, Configuration],
-                  runs: dict[str, list[dict[str, Any]]]) -> tuple[CostModel | None, str]:
+                  runs: dict[str, list[Run]]) -> tuple[CostModel | None, str]:
     """The fitted model and its report, or None and why a sweep without different draft lengths has none."""
     try:
         model = fit(configurations, runs)

@@ -13,7 +13,7 @@ import shlex
 import sys
 from typing import Any, TextIO
 
-from specsweep.build_llamacpp import SourcePin, binary_in, cmake_flags, recipe_home, user_executable
+from specsweep.build_llamacpp import server_binary
 from specsweep.config import Configuration
 from specsweep.engines import ADAPTERS, adapter
 from specsweep.engines.base import EngineResources
@@ -23,15 +23,8 @@ from specsweep.server import exposure_warning
 
 
 def planned_executable(engine: dict[str, Any]) -> str | None:
-    """Where the engine rule will put llama-server (see ``build_llamacpp.ensure_llama_server``)."""
-    if engine["kind"] != "llamacpp":
-        return None
-    if engine.get("executable"):
-        return user_executable(engine["executable"])
-    llama = engine["llamacpp"]
-    pin = SourcePin(**llama["source"])
-    return str(binary_in(recipe_home(pin, cmake_flags(pin, llama.get("variant", "cpu"),
-                                                       llama.get("cuda_architectures")))))
+    """Where the engine rule will put llama-server (``build_llamacpp.server_binary``); None for other kinds."""
+    return server_binary(engine).path if engine["kind"] == "llamacpp" else None
 
 
 def plan(configuration: Configuration, engine: dict[str, Any], models: dict[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from typing import Any
 from specsweep import __version__
 from specsweep.cache import sha256_bytes
 from specsweep.redact import redact_env, redact_mapping
+from specsweep.results import Launch
 
 FORMAT = "specsweep-provenance/1"
 # Packages whose versions change results or their processing; engines' packages when installed here.
@@ -217,26 +218,25 @@ def config_sha256(config: dict[str, Any]) -> str:
     return sha256_bytes(canonical)
 
 
-def configuration_record(launch: dict[str, Any], engine: dict[str, Any], models: dict[str, Any],
+def configuration_record(launch: Launch, engine: dict[str, Any], models: dict[str, Any],
                          config_hash: str, captured_later: dict[str, Any] | None = None) -> dict[str, Any]:
     """One configuration's provenance from its launch record (which holds the machine at launch)."""
-    machine_now = launch.get("machine")
     return {
         "format": FORMAT,
         "scope": "configuration",
-        "name": launch.get("configuration", {}).get("name"),
+        "name": launch.configuration.get("name"),
         "config_sha256": config_hash,
-        "configuration": launch.get("configuration"),
-        "engine": {"record": engine, "reported": launch.get("engine")},
+        "configuration": launch.configuration,
+        "engine": {"record": engine, "reported": launch.engine},
         "models": models,
-        "argv": launch.get("argv"),
-        "env": redact_env(launch.get("env", {})),
-        "env_set": redact_env(launch.get("env_set", {})),
-        "started_at": launch.get("launched_at"),
-        "ended_at": launch.get("stopped_at"),
-        "status": launch.get("status"),
-        "machine": machine_now or captured_later,
-        "machine_captured": "at launch" if machine_now else "after the session (launch.json has no snapshot)",
+        "argv": launch.argv,
+        "env": redact_env(launch.env),
+        "env_set": redact_env(launch.env_set),
+        "started_at": launch.launched_at,
+        "ended_at": launch.stopped_at,
+        "status": launch.status,
+        "machine": launch.machine or captured_later,
+        "machine_captured": "at launch" if launch.machine else "after the session (launch.json has no snapshot)",
     }
 
 

@@ -15,19 +15,20 @@ import subprocess
 import sys
 import traceback
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from specsweep import gpu
-from specsweep.adaptive import extra_runs_dir, next_step, with_extra_runs
+from specsweep import gpu, results
+from specsweep.adaptive import next_step
 from specsweep.atomic import atomic_write, write_json
 from specsweep.cache import sha256_bytes
-from specsweep.locks import measuring
 from specsweep.client import stream_post, timings_from_arrivals
 from specsweep.config import Configuration
-from specsweep.engines.base import Engine, GenerationRequest
+from specsweep.engines import adapter
+from specsweep.engines.base import Engine, EngineResources, GenerationRequest
 from specsweep.engines.external import attach
+from specsweep.locks import measuring
 from specsweep.provenance import machine as machine_snapshot
 from specsweep.redact import (
     redact_argv,
@@ -37,6 +38,7 @@ from specsweep.redact import (
     secret_arg_values,
     secret_values,
 )
+from specsweep.results import Launch, Run, extra_run_file, extra_runs_dir, with_extra_runs
 from specsweep.server import (
     ServerError,
     StaleGroup,
@@ -63,6 +65,13 @@ class SessionPaths:
     stale_pgid: Path
     failed_root: Path
 
+    @classmethod
+    def of(cls, name: str, runs: int) -> SessionPaths:
+        """A configuration's session files in the results tree (the bench rule's outputs and more)."""
+        return cls(log=Path(results.server_log(name)), launch=Path(results.launch_file(name)),
+                   runs=[Path(results.run_file(name, i)) for i in range(runs)],
+                   stale_pgid=Path(results.stale_pgid_file(name)), failed_root=Path(results.failed_dir(name)))
+
 
 def now_iso() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -74,6 +83,23 @@ def read_prompts(path: Path) -> list[str]:
     if not prompts:
         raise ValueError(f"{path}: no prompts (one per line; blank lines and # comments are ignored)")
     return prompts
+
+
+def measure_configuration(configuration: Configuration, settings: dict[str, Any], engine_record: dict[str, Any],
+                          model_records: dict[str, dict[str, Any]], benchmark: dict[str, Any], prompts: Path,
+                          paths: SessionPaths, progress: TextIO = sys.stderr) -> None:
+    """The bench job: the engine adapter given its built executable and obtained models, then ``measure``."""
+    executable = engine_record.get("executable")
+    if executable and not Path(executable).is_file():
+        raise FileNotFoundError(f"{executable} is gone from the cache; rebuild it with "
+                                f"`snakemake --cores 1 --forcerun engine all`")
+    resources = EngineResources(
+        executable=executable,
+        model=model_records[settings["model"]]["path"] if settings.get("model") else None,
+        draft_model=model_records[configuration.draft_model]["path"] if configuration.draft_model else None)
+    engine = adapter(configuration.kind, settings, resources)
+    measure(configuration, engine, benchmark, read_prompts(prompts), settings["host"], settings["port"], paths,
+            progress)
 
 
 def measure(configuration: Configuration, engine: Engine, benchmark: dict[str, Any], prompts: list[str],
@@ -108,14 +134,13 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
     warnings = [w for w in [exposure_warning(host, configuration.engine)] if w and engine.launches]
     for warning in warnings:
         print(f"{name}: WARNING: {warning}", file=progress, flush=True)
-    launch: dict[str, Any] = {
-        "configuration": redact_mapping(configuration.as_params()),  # its env may hold a token
-        "argv": redact_argv(argv), "port": port, "host": host,
-        "env_set": redact_env(configuration.env), "env": redact_env(env), "pid": None,
-        "launched_at": now_iso(), "status": "launching", "warnings": warnings,
-        "machine": machine_snapshot(),  # code, software, host and GPUs as they are while measured
-    }
-    write_json(paths.launch, launch)
+    launch = Launch(
+        configuration=redact_mapping(configuration.as_params()),  # its env may hold a token
+        argv=redact_argv(argv), port=port, host=host, env_set=redact_env(configuration.env), env=redact_env(env),
+        launched_at=now_iso(), warnings=warnings,
+        machine=machine_snapshot(),  # code, software, host and GPUs as they are while measured
+    )
+    write_json(paths.launch, launch.to_json())
     paths.log.unlink(missing_ok=True)
     shutil.rmtree(extra_runs_dir(paths.runs[0].parent), ignore_errors=True)  # a previous session's extras
     memory = _gpu_memory_record(configuration, benchmark)
@@ -126,15 +151,16 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
         server = managed_server(argv, env, paths.log, stale, float(benchmark["stop_grace_s"])) if engine.launches \
             else attach(engine.settings, paths.log)
         with server as process:
-            launch["pid"] = process.pid
+            launch.pid = process.pid
             ready_s = wait_until_ready(process, lambda: engine.is_ready(base_url),
                                        float(benchmark["ready_timeout_s"]), paths.log,
                                        port=port if engine.launches else None)
-            launch.update(ready_s=round(ready_s, 3), engine=engine.check_started(base_url, configuration),
-                          status="ready")
-            write_json(paths.launch, launch)
-            if launch["engine"].get("warning"):
-                print(f"{name}: WARNING: {launch['engine']['warning']}", file=progress, flush=True)
+            launch.ready_s = round(ready_s, 3)
+            launch.engine = engine.check_started(base_url, configuration)
+            launch.status = "ready"
+            write_json(paths.launch, launch.to_json())
+            if launch.engine.get("warning"):
+                print(f"{name}: WARNING: {launch.engine['warning']}", file=progress, flush=True)
             print(f"{name}: ready after {ready_s:.1f} s; {benchmark['warmup_requests']} warmup request(s)",
                   file=progress, flush=True)
             for w in range(benchmark["warmup_requests"]):
@@ -150,28 +176,27 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
                 label = f"run {index + 1}/{declared}" if index < declared else f"run {index + 1} (adaptive)"
                 with _server_death_named(process, f"{label} ({index} completed)", paths.log):
                     record = _measured_run(engine, base_url, prompts, index, benchmark)
-                write_json(run_path, record)
-                client = record["client"]
-                rates.append(client["decode_tokens_per_s"])
-                print(f"{name}: {label}: {client['decode_tokens_per_s']:.1f} tok/s "
-                      f"(TTFT {1000 * client['ttft_s']:.0f} ms)", file=progress, flush=True)
+                write_json(run_path, record.to_json())
+                rates.append(record.decode_tokens_per_s)
+                print(f"{name}: {label}: {record.decode_tokens_per_s:.1f} tok/s "
+                      f"(TTFT {1000 * record.client.ttft_s:.0f} ms)", file=progress, flush=True)
                 if process.poll() is not None:
                     raise ServerError(f"the server exited with status {process.returncode} during the runs")
-            print(f"{name}: {launch['repetitions']['stopped_because']}", file=progress, flush=True)
-            launch["status"] = "completed"
+            print(f"{name}: {launch.repetitions['stopped_because']}", file=progress, flush=True)
+            launch.status = "completed"
     finally:
-        launch["stopped_at"] = now_iso()
-        if launch["status"] != "completed":
-            launch["status"] = "failed"
+        launch.stopped_at = now_iso()
+        if launch.status != "completed":
+            launch.status = "failed"
         unreleased = _check_gpu_release(memory, benchmark, launch)
-        write_json(paths.launch, launch)
+        write_json(paths.launch, launch.to_json())
         _redact_log(paths.log, secret_values(env) + secret_arg_values(argv))
     if unreleased is not None:
         raise unreleased
 
 
 def _next_run_path(paths: SessionPaths, index: int, rates: list[float], benchmark: dict[str, Any],
-                   launch: dict[str, Any]) -> Path | None:
+                   launch: Launch) -> Path | None:
     """The declared runs first; then, with ``benchmark.adaptive``, extra runs until its target."""
     if index < len(paths.runs):
         return paths.runs[index]
@@ -179,11 +204,11 @@ def _next_run_path(paths: SessionPaths, index: int, rates: list[float], benchmar
     if adaptive:
         decision = next_step(rates, float(adaptive["ci_half_width_pct"]), int(adaptive["max_runs"]))
         if decision.more:
-            return extra_runs_dir(paths.runs[0].parent) / f"run_{index}.json"
+            return extra_run_file(paths.runs[0].parent, index)
         reason = decision.reason
     else:
         reason = f"{index} runs (benchmark.runs; no adaptive repetitions)"
-    launch["repetitions"] = {"runs": index, "stopped_because": reason}
+    launch.repetitions = {"runs": index, "stopped_because": reason}
     return None
 
 
@@ -202,7 +227,7 @@ def _gpu_memory_record(configuration: Configuration, benchmark: dict[str, Any]) 
 
 
 def _check_gpu_release(memory: gpu.MemoryRecord | None, benchmark: dict[str, Any],
-                       launch: dict[str, Any]) -> gpu.GpuMemoryNotReleased | None:
+                       launch: Launch) -> gpu.GpuMemoryNotReleased | None:
     """After teardown: wait until GPU memory is back to its pre-launch level; record the readings."""
     if memory is None or "before_launch" not in memory.phases:
         return None
@@ -211,10 +236,10 @@ def _check_gpu_release(memory: gpu.MemoryRecord | None, benchmark: dict[str, Any
                              int(benchmark.get("gpu_release_tolerance_mib", 64)))
         return None
     except gpu.GpuMemoryNotReleased as error:
-        launch["status"] = "failed"
+        launch.status = "failed"
         return error
     finally:
-        launch["gpu_memory"] = memory.as_dict()
+        launch.gpu_memory = memory.as_dict()
 
 
 @contextlib.contextmanager
@@ -239,7 +264,7 @@ def _generate(engine: Engine, base_url: str, prompt: str, max_tokens: int, bench
 
 
 def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
-                  benchmark: dict[str, Any]) -> dict[str, Any]:
+                  benchmark: dict[str, Any]) -> Run:
     max_tokens = benchmark["max_tokens"]
     engine.flush_cache(base_url)
     before = engine.scrape_counters(base_url)
@@ -261,14 +286,9 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
     timings = timings_from_arrivals(arrivals, tokens, response.total_s)
     text = engine.response_text(response.events)
     spec = engine.speculation(fields, delta, tokens)
-    return {
-        "run": index, "prompt_index": index % len(prompts), "started_at": started_at, "tokens": tokens,
-        "streamed_tokens": streamed, "client": asdict(timings), "engine": fields, "counter_delta": delta,
-        "speculation": None if spec is None else {**asdict(spec), "acceptance_rate": spec.acceptance_rate,
-                                                  "accept_length": spec.accept_length},
-        "text_sha256": sha256_bytes(text), "text_chars": len(text),
-        "malformed_events": response.malformed,  # data: lines of the stream that were not JSON objects
-    }
+    return Run(run=index, prompt_index=index % len(prompts), started_at=started_at, tokens=tokens,
+               streamed_tokens=streamed, client=timings, engine=fields, counter_delta=delta, speculation=spec,
+               text_sha256=sha256_bytes(text), text_chars=len(text), malformed_events=response.malformed)
 
 
 def _redact_log(log: Path, secrets: list[str]) -> None:

@@ -1,8 +1,8 @@
-"""The bodies of the Snakemake ``script:`` entry points.
+"""The Snakemake jobs' bodies: each reads its job's inputs and calls the library.
 
 Scripts under scripts/ only call these, so editing logic here does not mark finished
 measurements as changed (Snakemake reruns a job when its script file changes).
-Each step writes its progress to the console and to its ``log:`` file.
+Each job writes its progress to the console and to its ``log:`` file.
 """
 
 from __future__ import annotations
@@ -15,11 +15,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from specsweep import results
 from specsweep.atomic import atomic_write, write_json
-from specsweep.config import Configuration, configurations_of
+from specsweep.design import configuration_for, configurations_for
 
-# Every job is a fresh Python that imports this module: each step imports what it uses (pandas, scipy,
-# matplotlib, requests, numpy: 0.1-1.5 s each here), so no job pays for another's (issue 7).
+# Every job is a fresh Python that imports this module: each job imports what it uses (pandas, scipy,
+# matplotlib, requests, numpy: 0.1-1.5 s each here), so no job pays for another's.
+
+
+def read_json(path: str | Path) -> Any:
+    return json.loads(Path(path).read_text())
 
 
 class _Tee:
@@ -46,30 +51,13 @@ def progress_to(log_path: str | Path) -> Iterator[TextIO]:
 
 
 def build_engine(smk: Any) -> None:
-    from specsweep.build_llamacpp import SourcePin, cached_llama_server, ensure_llama_server, user_executable
-    from specsweep.locks import measuring
+    from specsweep.build_llamacpp import engine_record
 
     settings = smk.config["engines"][smk.wildcards.engine]  # params hold fingerprints of secrets
     with progress_to(smk.log[0]) as progress:
-        if settings["kind"] != "llamacpp":
-            write_json(Path(smk.output[0]), {"kind": settings["kind"], "executable": None})
-            return
-        if settings.get("executable"):  # the user's own binary: nothing to build
-            executable = user_executable(settings["executable"])
-            print(f"engine {smk.wildcards.engine}: using {executable}", file=progress)
-            write_json(Path(smk.output[0]), {"kind": "llamacpp", "executable": executable, "build": None})
-            return
-        llama = settings["llamacpp"]
-        pin, variant, archs = SourcePin(**llama["source"]), llama["variant"], llama.get("cuda_architectures")
-        record = cached_llama_server(pin, variant, archs)
-        if record is None:
-            # The one-off build uses every core, so it must not overlap a measurement.
-            with measuring(progress, f"engine {smk.wildcards.engine}"):
-                record = ensure_llama_server(pin, variant=variant, cuda_architectures=archs,
-                                             jobs=llama["jobs"] or None, progress=progress)
-        print(f"engine {smk.wildcards.engine}: llama-server {record.key} at {record.binary}", file=progress)
-        write_json(Path(smk.output[0]), {"kind": "llamacpp", "executable": record.binary,
-                                         "build": record.__dict__})
+        record = engine_record(smk.wildcards.engine, settings, progress) if settings["kind"] == "llamacpp" \
+            else {"kind": settings["kind"], "executable": None}
+        write_json(Path(smk.output[0]), record)
 
 
 def obtain_model(smk: Any) -> None:
@@ -83,76 +71,36 @@ def obtain_model(smk: Any) -> None:
 
 
 def bench_configuration(smk: Any) -> None:
-    from specsweep.engines import adapter
-    from specsweep.engines.base import EngineResources
-    from specsweep.session import SessionPaths, measure, read_prompts
+    from specsweep.session import SessionPaths, measure_configuration
 
-    configuration = configurations_of(smk.config)[smk.wildcards.cfg]  # params hold fingerprints of secrets
-    engine_record = json.loads(Path(smk.input.engine).read_text())
-    model_records = {Path(p).stem: json.loads(Path(p).read_text()) for p in smk.input.models}
-    executable = engine_record.get("executable")
-    if executable and not Path(executable).is_file():
-        raise FileNotFoundError(f"{executable} is gone from the cache; rebuild it with "
-                                f"`snakemake --cores 1 --forcerun engine all`")
-    settings = smk.config["engines"][configuration.engine]
-    resources = EngineResources(
-        executable=executable,
-        model=model_records[settings["model"]]["path"] if settings.get("model") else None,
-        draft_model=model_records[configuration.draft_model]["path"] if configuration.draft_model else None)
-    engine = adapter(configuration.kind, settings, resources)
-    output = Path(smk.output.launch).parent
-    paths = SessionPaths(log=Path(smk.output.log), launch=Path(smk.output.launch),
-                         runs=[Path(p) for p in smk.output.runs], stale_pgid=output / "server.pgid",
-                         failed_root=output / "failed")
+    configuration = configuration_for(smk.config, smk.params.configuration)
+    engine_record = read_json(smk.input.engine)
+    model_records = {Path(p).stem: read_json(p) for p in smk.input.models}
     with progress_to(smk.log[0]) as progress:
-        measure(configuration, engine, smk.config["benchmark"], read_prompts(Path(smk.input.prompts)),
-                settings["host"], settings["port"], paths, progress)
+        measure_configuration(configuration, smk.config["engines"][configuration.engine], engine_record,
+                              model_records, smk.config["benchmark"], Path(smk.input.prompts),
+                              SessionPaths.of(configuration.name, len(smk.output.runs)), progress)
 
 
 def summarise(smk: Any) -> None:
-    """Every table: profiles from server logs, then summary, runs, drift, paper and cost model (one job, issue 7)."""
+    """Every table: profiles from server logs, then summary, runs, drift, paper and cost model (one job)."""
     import pandas as pd
 
-    import specsweep.costmodel as costmodel
-    import specsweep.drift as drift
-    from specsweep import aggregate, paper
-    from specsweep.adaptive import runs_by_configuration
+    from specsweep import tables
     from specsweep.parsers.profile import write_profile
 
-    configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
-    runs = {name: [] for name in configurations} | runs_by_configuration(smk.input.runs)
-    launches = {Path(p).parent.name: json.loads(Path(p).read_text()) for p in smk.input.launches}
+    configurations = configurations_for(smk.config, smk.params.configurations.values())
+    runs = results.load_runs(smk.input.runs)
+    launches = results.load_launches(smk.input.launches)
     with progress_to(smk.log[0]) as progress:
         for log, output in zip(smk.input.server_logs, smk.output.profiles, strict=True):
-            name = Path(log).parent.name
+            name = results.configuration_of_file(log)
             write_profile(log, output, smk.params.log_formats[name]["kind"], smk.params.log_formats[name]["format"],
                           smk.params.profile_parsers, smk.params.warmup_requests, progress, name, smk.threads)
-        frame = aggregate.summarise(configurations, runs, launches)
-        profiles = {Path(p).parent.name: pd.read_csv(p) for p in smk.output.profiles}
-        frame = aggregate.fill_speculation_from_logs(frame, profiles)
-        frame = aggregate.add_profile_columns(frame, profiles, smk.params.profile_parsers)
-        aggregate.write_csv(frame, smk.output.summary)
-        run_rows = [{"configuration": name, "run": r["run"], "tokens": r["tokens"], **r["client"],
-                     "engine_tok_s": r["engine"].get("timings", {}).get("predicted_per_second")}
-                    for name, records in runs.items() for r in sorted(records, key=lambda r: r["run"])]
-        aggregate.write_csv(pd.DataFrame(run_rows), smk.output.runs)
-        print(frame[["configuration", "runs", "tok_s_mean", "tok_s_ci95_low", "tok_s_ci95_high",
-                     "speedup_pct", "speedup_ci95_low", "speedup_ci95_high", "speedup_p_value",
-                     "acceptance_rate"]].to_string(index=False), file=progress)
-        for line in aggregate.warning_lines(frame):
-            print(line, file=progress)
-        drift_frame = drift.report(configurations, runs)
-        aggregate.write_csv(drift_frame, smk.output.drift)
-        for line in drift.describe(drift_frame):
-            print(line, file=progress)
-        paper.write(smk.output.summary, smk.output.macros, smk.output.table)
-        print(f"paper macros and table written to {Path(smk.output.macros).parent}", file=progress)
-        model, text = costmodel.fit_or_reason(configurations, runs)
-        aggregate.write_csv(model.table if model else pd.DataFrame(), smk.output.costmodel)
-        aggregate.write_csv(costmodel.parameters_frame(model) if model else pd.DataFrame(),
-                            smk.output.costmodel_parameters)
-        atomic_write(smk.output.costmodel_report, text)
-        print(text, file=progress)
+        profiles = {results.configuration_of_file(p): pd.read_csv(p) for p in smk.output.profiles}
+        built = tables.build(configurations, runs, launches, profiles, smk.params.profile_parsers)
+        tables.write(built, tables.TableFiles(**{f: smk.output[f] for f in tables.TableFiles.__dataclass_fields__}),
+                     progress)
 
 
 def plot(smk: Any) -> None:
@@ -160,16 +108,15 @@ def plot(smk: Any) -> None:
 
     import specsweep.costmodel as costmodel
     from specsweep import figures
-    from specsweep.adaptive import runs_by_configuration
 
     summary = pd.read_csv(smk.input.summary)
     runs = pd.read_csv(smk.input.runs)
-    configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
+    configurations = configurations_for(smk.config, smk.params.configurations.values())
     with progress_to(smk.log[0]) as progress:
         figures.save(figures.throughput(summary, runs), Path(smk.output.throughput).with_suffix(""))
         figures.save(figures.acceptance(summary), Path(smk.output.acceptance).with_suffix(""))
         # The curves are refitted from the runs (deterministic, milliseconds): the tables hold no curves.
-        model, text = costmodel.fit_or_reason(configurations, runs_by_configuration(smk.input.run_records))
+        model, text = costmodel.fit_or_reason(configurations, results.load_runs(smk.input.run_records))
         figures.save(figures.costmodel(model, text), Path(smk.output.costmodel).with_suffix(""))
         print(f"figures written to {Path(smk.output.throughput).parent}", file=progress)
 
@@ -193,15 +140,16 @@ def sweep_provenance(smk: Any) -> None:
     from specsweep.cache import sha256_file
 
     config_hash = provenance.config_sha256(smk.config)  # the effective config (schema defaults filled)
-    engines = {p: json.loads(Path(p).read_text()) for p in smk.input.engines}
-    model_records = {p: json.loads(Path(p).read_text()) for p in smk.input.models}
+    engines = {p: read_json(p) for p in smk.input.engines}
+    model_records = {p: read_json(p) for p in smk.input.models}
     records, files = {}, {}
     with progress_to(smk.log[0]) as progress:
         for launch_path, output in zip(smk.input.launches, smk.output.configurations, strict=True):
-            launch = json.loads(Path(launch_path).read_text())
-            name, sources = Path(launch_path).parent.name, smk.params.sources[Path(launch_path).parent.name]
+            launch = results.read_launch(launch_path)
+            name = results.configuration_of_file(launch_path)
+            sources = smk.params.sources[name]
             # Sessions record the machine at launch; a launch.json from before that gets today's snapshot, marked so.
-            later = None if launch.get("machine") else provenance.machine()
+            later = None if launch.machine else provenance.machine()
             records[name] = provenance.configuration_record(
                 launch, engines[sources["engine"]], {Path(m).stem: model_records[m] for m in sources["models"]},
                 config_hash, later)
@@ -275,7 +223,7 @@ def check_rebuild(smk: Any) -> None:
 def plan_configuration(smk: Any) -> None:
     import specsweep.launchplan as launchplan
 
-    configuration = configurations_of(smk.config)[smk.wildcards.cfg]  # params hold fingerprints of secrets
+    configuration = configuration_for(smk.config, smk.params.configuration)
     with progress_to(smk.log[0]) as progress:
         planned = launchplan.plan(configuration, smk.config["engines"][configuration.engine], smk.params.models)
         write_json(Path(smk.output[0]), planned)
@@ -286,7 +234,7 @@ def plan_configuration(smk: Any) -> None:
 def write_commands(smk: Any) -> None:
     import specsweep.launchplan as launchplan
 
-    plans = [json.loads(Path(p).read_text()) for p in smk.input]
+    plans = [read_json(p) for p in smk.input]
     with progress_to(smk.log[0]) as progress:
         atomic_write(smk.output[0], launchplan.commands_script(plans))
         print(f"{len(plans)} launches written to {smk.output[0]}", file=progress)
