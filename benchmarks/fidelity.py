@@ -33,10 +33,17 @@ def fidelity(results: Path) -> dict:
             ttft_ms.append(1000 * run.client.ttft_s - timings["prompt_ms"])
     ratio, offset = describe(rate, intervals=False), describe(ttft_ms, intervals=False)
     worst = max(rate, key=lambda r: abs(r - 1.0))
-    return {"results": str(results), "runs": ratio.n, "decode_ratio_median": ratio.median,
-            "decode_ratio_worst": worst, "decode_ratio_min": ratio.minimum, "decode_ratio_max": ratio.maximum,
-            "ttft_minus_prompt_ms_median": offset.median, "ttft_minus_prompt_ms_max": offset.maximum,
-            "target_met": abs(ratio.median - 1.0) <= 0.005}
+    return {
+        "results": str(results),
+        "runs": ratio.n,
+        "decode_ratio_median": ratio.median,
+        "decode_ratio_worst": worst,
+        "decode_ratio_min": ratio.minimum,
+        "decode_ratio_max": ratio.maximum,
+        "ttft_minus_prompt_ms_median": offset.median,
+        "ttft_minus_prompt_ms_max": offset.maximum,
+        "target_met": abs(ratio.median - 1.0) <= 0.005,
+    }
 
 
 def main() -> None:

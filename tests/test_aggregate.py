@@ -15,9 +15,15 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "summary.md"
 
 
 def _run(index, rate, text="t0", spec=None):
-    return {"run": index, "prompt_index": 0, "tokens": 500, "text_sha256": text,
-            "client": {"decode_tokens_per_s": rate, "ttft_s": 0.1, "itl_median_s": 0.015},
-            "engine": {"timings": {"predicted_per_second": rate * 1.001}}, "speculation": spec}
+    return {
+        "run": index,
+        "prompt_index": 0,
+        "tokens": 500,
+        "text_sha256": text,
+        "client": {"decode_tokens_per_s": rate, "ttft_s": 0.1, "itl_median_s": 0.015},
+        "engine": {"timings": {"predicted_per_second": rate * 1.001}},
+        "speculation": spec,
+    }
 
 
 def _sweep(default_config):
@@ -68,8 +74,14 @@ def test_draft_counts_fall_back_to_the_server_log(default_config):
 
     frame = _sweep(default_config)
     # ngram-m3 has no speculation fields in its run records: its log's run rows give the counts
-    profile = pd.DataFrame({"phase": ["warmup", "run", "run"], "source": "llamacpp",
-                            "draft_generated": [5, 400, 420], "draft_accepted": [1, 361, 380]})
+    profile = pd.DataFrame(
+        {
+            "phase": ["warmup", "run", "run"],
+            "source": "llamacpp",
+            "draft_generated": [5, 400, 420],
+            "draft_accepted": [1, 361, 380],
+        }
+    )
     filled = fill_speculation_from_logs(frame, {"ngram-m3": profile}).set_index("configuration")
     assert filled.loc["ngram-m3", "drafted"] == 820 and filled.loc["ngram-m3", "accepted"] == 741
     assert filled.loc["ngram-m3", "speculation_source"] == "server log"
@@ -86,16 +98,29 @@ def _varied_sweep() -> tuple[dict, dict]:
     from specsweep.config import Configuration
 
     rng = np.random.default_rng(5)
-    configurations = {f"c{i}": Configuration(name=f"c{i}", engine="llama", kind="llamacpp", baseline=i == 0,
-                                             args={"--spec-ngram-simple-size-m": i}, env={},
-                                             axes={"--spec-ngram-simple-size-m": i}, group="c")
-                      for i in range(len(RUN_COUNTS))}
+    configurations = {
+        f"c{i}": Configuration(
+            name=f"c{i}",
+            engine="llama",
+            kind="llamacpp",
+            baseline=i == 0,
+            args={"--spec-ngram-simple-size-m": i},
+            env={},
+            axes={"--spec-ngram-simple-size-m": i},
+            group="c",
+        )
+        for i in range(len(RUN_COUNTS))
+    }
     spec = {"drafted": 400, "accepted": 300, "verify_steps": 100}
-    rates = {name: list(rng.normal(60.0 + 3 * i, 1 + i % 4, n)) for i, (name, n) in
-             enumerate(zip(configurations, RUN_COUNTS, strict=True))}
+    rates = {
+        name: list(rng.normal(60.0 + 3 * i, 1 + i % 4, n))
+        for i, (name, n) in enumerate(zip(configurations, RUN_COUNTS, strict=True))
+    }
     rates["c2"] = [61.5] * 5  # zero variance
     rates["c11"] = [70.0, math.nan, math.nan, 71.0, 73.5, 69.0]
-    runs = {name: [_run(i, rate, spec=spec) for i, rate in enumerate(values)] for name, values in rates.items() if values}
+    runs = {
+        name: [_run(i, rate, spec=spec) for i, rate in enumerate(values)] for name, values in rates.items() if values
+    }
     runs["c11"][1]["client"]["decode_tokens_per_s"] = None  # runs that reported no rate
     return configurations, runs
 

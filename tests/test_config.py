@@ -73,6 +73,7 @@ def test_no_baseline_is_rejected(default_config):
 def test_grid_name_clash_is_rejected(default_config):
     def clash(c):
         c["configurations"]["ngram-m3"] = {"args": {"--spec-type": "ngram-simple"}}
+
     message = _bad(default_config, clash)
     assert "ngram-m3" in message and "already produces" in message
 
@@ -92,14 +93,17 @@ def test_unknown_model_reference(default_config):
     assert "engines/llama/model" in message and "smollm2-135m" in message
 
 
-@pytest.mark.parametrize("edit", [
-    lambda c: c["benchmark"].update(runs=-1),
-    lambda c: c["benchmark"].update(max_tokens=0),
-    lambda c: c["benchmark"].update(runs="five"),
-    lambda c: c["engines"]["llama"].update(kind="tgi"),
-    lambda c: c["engines"]["llama"].update(env={"1BAD": "x"}),
-    lambda c: c["engines"]["llama"].update(env={"A-B": "x"}),
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda c: c["benchmark"].update(runs=-1),
+        lambda c: c["benchmark"].update(max_tokens=0),
+        lambda c: c["benchmark"].update(runs="five"),
+        lambda c: c["engines"]["llama"].update(kind="tgi"),
+        lambda c: c["engines"]["llama"].update(env={"1BAD": "x"}),
+        lambda c: c["engines"]["llama"].update(env={"A-B": "x"}),
+    ],
+)
 def test_schema_violations(default_config, edit):
     assert "invalid configuration at" in _bad(default_config, edit)
 

@@ -12,8 +12,10 @@ from specsweep.design import with_end_baseline
 
 
 def _runs(rates):
-    return [{"run": i, "client": {"decode_tokens_per_s": r}, "started_at": f"2026-01-01T00:00:0{i}Z"}
-            for i, r in enumerate(rates)]
+    return [
+        {"run": i, "client": {"decode_tokens_per_s": r}, "started_at": f"2026-01-01T00:00:0{i}Z"}
+        for i, r in enumerate(rates)
+    ]
 
 
 def test_trend_finds_a_steady_slowdown_and_not_noise():

@@ -21,13 +21,36 @@ def _sweep_on_disk(root, configurations, failed=()):
     for i, name in enumerate(configurations):
         spec = {"drafted": 400, "accepted": 300, "verify_steps": 100, "emitted": 500} if i % 2 else None
         rates = [60.0 + i + r for r in range(3)]
-        runs[name] = [run_record({"client": {"decode_tokens_per_s": rate, "decode_s": 499 / rate, "ttft_s": 0.1,
-                                             "itl_median_s": 0.01},
-                                  "speculation": spec, "started_at": f"2026-01-01T00:0{r}:00Z"}, r)
-                      for r, rate in enumerate(rates)]
-        launches[name] = Launch(configuration={"name": name}, argv=["llama-server"], port=8080, host="127.0.0.1",
-                                env_set={}, env={}, launched_at="t", status="completed", engine={"version": "b1"})
-        profiles[name] = pd.DataFrame({"phase": ["run", "run"], "source": ["eval", "eval"], "eval_ms": [10.0, 12.0 + i]})
+        runs[name] = [
+            run_record(
+                {
+                    "client": {
+                        "decode_tokens_per_s": rate,
+                        "decode_s": 499 / rate,
+                        "ttft_s": 0.1,
+                        "itl_median_s": 0.01,
+                    },
+                    "speculation": spec,
+                    "started_at": f"2026-01-01T00:0{r}:00Z",
+                },
+                r,
+            )
+            for r, rate in enumerate(rates)
+        ]
+        launches[name] = Launch(
+            configuration={"name": name},
+            argv=["llama-server"],
+            port=8080,
+            host="127.0.0.1",
+            env_set={},
+            env={},
+            launched_at="t",
+            status="completed",
+            engine={"version": "b1"},
+        )
+        profiles[name] = pd.DataFrame(
+            {"phase": ["run", "run"], "source": ["eval", "eval"], "eval_ms": [10.0, 12.0 + i]}
+        )
         if name in failed:
             (root / name / "failed" / "20260101T000000Z").mkdir(parents=True)
             (root / name / "failed" / "20260101T000000Z" / "error.txt").write_text("boom")

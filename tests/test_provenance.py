@@ -17,11 +17,13 @@ H200_Q = (DATA / "h200-q.txt").read_text()
 H200_TOPO = (DATA / "h200-topo.txt").read_text()
 # Written by hand in nvidia-smi's layout (tabs, ANSI underline in the heading) for a 2-GPU NVLink host
 # with a NIC, which the one-GPU capture cannot show.
-TOPO_2GPU = ("\t\x1b[4mGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m\n"
-             "GPU0\t X \tNV18\tSYS\t0-55,112-167\t0\t\tN/A\n"
-             "GPU1\tNV18\t X \tSYS\t0-55,112-167\t0\t\tN/A\n"
-             "NIC0\tSYS\tSYS\t X \t\t\t\t\n\nLegend:\n\n  X    = Self\n  NV#  = Connection traversing a bonded "
-             "set of # NVLinks\n\nNIC Legend:\n\n  NIC0: mlx5_0\n")
+TOPO_2GPU = (
+    "\t\x1b[4mGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m\n"
+    "GPU0\t X \tNV18\tSYS\t0-55,112-167\t0\t\tN/A\n"
+    "GPU1\tNV18\t X \tSYS\t0-55,112-167\t0\t\tN/A\n"
+    "NIC0\tSYS\tSYS\t X \t\t\t\t\n\nLegend:\n\n  X    = Self\n  NV#  = Connection traversing a bonded "
+    "set of # NVLinks\n\nNIC Legend:\n\n  NIC0: mlx5_0\n"
+)
 
 
 def test_nvidia_smi_q_of_a_real_h200():
@@ -39,9 +41,11 @@ def test_nvidia_smi_q_of_a_real_h200():
 
 
 def test_nvidia_smi_q_sections_repeats_and_several_gpus():
-    text = ("Driver Version : 1\nAttached GPUs : 2\nGPU 00000000:18:00.0\n    Product Name : A\n"
-            "    Processes\n        Process ID : 11\n        Process ID : 12\n    Reserved :\n"
-            "GPU 00000000:2A:00.0\n    Product Name : B\n")
+    text = (
+        "Driver Version : 1\nAttached GPUs : 2\nGPU 00000000:18:00.0\n    Product Name : A\n"
+        "    Processes\n        Process ID : 11\n        Process ID : 12\n    Reserved :\n"
+        "GPU 00000000:2A:00.0\n    Product Name : B\n"
+    )
     parsed = provenance.parse_nvidia_smi_q(text)
     assert [g["Product Name"] for g in parsed["gpus"]] == ["A", "B"]
     assert parsed["gpus"][0]["Processes"]["Process ID"] == ["11", "12"]
@@ -86,6 +90,7 @@ def test_gpus_runs_nvidia_smi_when_present(monkeypatch, tmp_path):
 def test_git_state_reports_dirty_tracked_files(tmp_path):
     def git(*args):
         subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
     git("init", "-q")
     (tmp_path / "a.txt").write_text("1")
     git("add", "a.txt")
@@ -115,11 +120,18 @@ def test_config_hash_ignores_key_order_and_secret_values():
 
 @pytest.fixture
 def launch() -> dict:
-    return {"configuration": {"name": "ngram"}, "argv": ["llama-server", "--api-key", "<redacted>"],
-            "port": 8080, "host": "127.0.0.1",
-            "env": {"PATH": "/bin", "SPECSWEEP_TEST_TOKEN": "planted-secret-value"}, "env_set": {},
-            "launched_at": "2026-01-01T00:00:00Z", "stopped_at": "2026-01-01T00:01:00Z", "status": "completed",
-            "engine": {"version": "b11434-b11434"}}
+    return {
+        "configuration": {"name": "ngram"},
+        "argv": ["llama-server", "--api-key", "<redacted>"],
+        "port": 8080,
+        "host": "127.0.0.1",
+        "env": {"PATH": "/bin", "SPECSWEEP_TEST_TOKEN": "planted-secret-value"},
+        "env_set": {},
+        "launched_at": "2026-01-01T00:00:00Z",
+        "stopped_at": "2026-01-01T00:01:00Z",
+        "status": "completed",
+        "engine": {"version": "b11434-b11434"},
+    }
 
 
 def test_configuration_record_redacts_and_says_when_the_machine_was_seen(launch):
@@ -128,19 +140,33 @@ def test_configuration_record_redacts_and_says_when_the_machine_was_seen(launch)
     assert record["format"] == provenance.FORMAT and record["scope"] == "configuration"
     assert "planted-secret-value" not in json.dumps(record)
     assert record["machine"] == later and record["machine_captured"].startswith("after")
-    at_launch = provenance.configuration_record(Launch.from_json({**launch, "machine": {"host": {}}}), {}, {}, "f" * 64,
-                                                later)
+    at_launch = provenance.configuration_record(
+        Launch.from_json({**launch, "machine": {"host": {}}}), {}, {}, "f" * 64, later
+    )
     assert at_launch["machine_captured"] == "at launch" and at_launch["machine"] == {"host": {}}
 
 
 def test_sweep_record_spans_the_sessions(launch, monkeypatch):
     monkeypatch.setenv("SPECSWEEP_TEST_TOKEN", "planted-secret-value")
     one = provenance.configuration_record(Launch.from_json(launch), {}, {}, "f" * 64, {})
-    two = provenance.configuration_record(Launch.from_json({**launch, "configuration": {"name": "b"},
-                                           "launched_at": "2026-01-01T00:02:00Z",
-                                           "stopped_at": "2026-01-01T00:03:00Z"}), {}, {}, "f" * 64, {})
-    files = {"ngram": {"file": "results/ngram/provenance.json", "sha256": "0" * 64},
-             "b": {"file": "results/b/provenance.json", "sha256": "1" * 64}}
+    two = provenance.configuration_record(
+        Launch.from_json(
+            {
+                **launch,
+                "configuration": {"name": "b"},
+                "launched_at": "2026-01-01T00:02:00Z",
+                "stopped_at": "2026-01-01T00:03:00Z",
+            }
+        ),
+        {},
+        {},
+        "f" * 64,
+        {},
+    )
+    files = {
+        "ngram": {"file": "results/ngram/provenance.json", "sha256": "0" * 64},
+        "b": {"file": "results/b/provenance.json", "sha256": "1" * 64},
+    }
     sweep = provenance.sweep_record({"x": 1}, {"ngram": one, "b": two}, files, {"host": {}})
     assert sweep["started_at"] == "2026-01-01T00:00:00Z" and sweep["ended_at"] == "2026-01-01T00:03:00Z"
     assert sweep["configurations"]["ngram"]["engine_version"] == "b11434-b11434"

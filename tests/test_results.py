@@ -11,12 +11,28 @@ from specsweep.client import ClientTimings
 from specsweep.results import Launch, Run
 from specsweep.speculation import SpeculationCounts
 
-RUN = Run(run=2, prompt_index=1, tokens=64, started_at="2026-01-01T00:00:00.000000Z", streamed_tokens=64,
-          client=ClientTimings(ttft_s=0.1, decode_s=1.0, e2e_s=1.2, decode_tokens_per_s=63.0, itl_median_s=0.015,
-                               itl_p90_s=0.02, content_events=40),
-          engine={"timings": {"predicted_per_second": 64.5}}, counter_delta={"c": 1.0},
-          speculation=SpeculationCounts(drafted=40, accepted=30, emitted=64, verify_steps=10, source="response"),
-          text_sha256="ab", text_chars=300, malformed_events=0)
+RUN = Run(
+    run=2,
+    prompt_index=1,
+    tokens=64,
+    started_at="2026-01-01T00:00:00.000000Z",
+    streamed_tokens=64,
+    client=ClientTimings(
+        ttft_s=0.1,
+        decode_s=1.0,
+        e2e_s=1.2,
+        decode_tokens_per_s=63.0,
+        itl_median_s=0.015,
+        itl_p90_s=0.02,
+        content_events=40,
+    ),
+    engine={"timings": {"predicted_per_second": 64.5}},
+    counter_delta={"c": 1.0},
+    speculation=SpeculationCounts(drafted=40, accepted=30, emitted=64, verify_steps=10, source="response"),
+    text_sha256="ab",
+    text_chars=300,
+    malformed_events=0,
+)
 
 
 def test_a_run_record_round_trips_and_writes_the_derived_ratios_beside_the_counts():
@@ -28,8 +44,9 @@ def test_a_run_record_round_trips_and_writes_the_derived_ratios_beside_the_count
 
 
 def test_a_launch_record_leaves_out_what_is_not_known_yet():
-    launch = Launch(configuration={"name": "a"}, argv=["x"], port=1, host="127.0.0.1", env_set={}, env={},
-                    launched_at="t")
+    launch = Launch(
+        configuration={"name": "a"}, argv=["x"], port=1, host="127.0.0.1", env_set={}, env={}, launched_at="t"
+    )
     assert "stopped_at" not in launch.to_json() and launch.to_json()["status"] == "launching"
     launch.status, launch.stopped_at, launch.engine = "completed", "u", {"version": "b1"}
     again = Launch.from_json(json.loads(json.dumps(launch.to_json())))
@@ -45,8 +62,9 @@ def test_paths_name_the_rule_patterns_and_the_files():
 
 def test_the_loader_reads_declared_runs_then_adaptive_extras_in_order(tmp_path):
     declared = [results.run_file("a", i, tmp_path) for i in range(2)]
-    for i, path in enumerate([*declared, *(results.extra_run_file(results.runs_dir("a", tmp_path), i)
-                                           for i in (10, 2))]):
+    for i, path in enumerate(
+        [*declared, *(results.extra_run_file(results.runs_dir("a", tmp_path), i) for i in (10, 2))]
+    ):
         results.extra_runs_dir(results.runs_dir("a", tmp_path)).mkdir(parents=True, exist_ok=True)
         with open(path, "w") as handle:
             json.dump({**RUN.to_json(), "run": i}, handle)

@@ -78,8 +78,15 @@ def test_summary_carries_speedup_ci_p_value_and_warnings(default_config):
     configurations = expand(validate_schema(default_config))
 
     def run(index, rate):
-        return {"run": index, "prompt_index": 0, "tokens": 500, "text_sha256": "t", "speculation": None,
-                "client": {"decode_tokens_per_s": rate, "ttft_s": 0.1, "itl_median_s": 0.015}, "engine": {}}
+        return {
+            "run": index,
+            "prompt_index": 0,
+            "tokens": 500,
+            "text_sha256": "t",
+            "speculation": None,
+            "client": {"decode_tokens_per_s": rate, "ttft_s": 0.1, "itl_median_s": 0.015},
+            "engine": {},
+        }
 
     base = [60.1, 62.3, 59.8, 63.0, 61.7]
     runs = {name: [run(i, r) for i, r in enumerate(base)] for name in configurations}
@@ -122,8 +129,9 @@ def test_every_row_of_a_batch_is_resampled_as_it_would_be_alone():
         after = draws.integers(0, 4, size=(1000, 4))  # in a speedup the reference draws after the candidate
         expected = np.stack([row[candidate].mean(axis=-1) for row in rows])
         assert np.array_equal(stats._bootstrap_means(rows, (), 1000, stats.BOOTSTRAP_SEED), expected)
-        assert np.array_equal(stats._bootstrap_means(reference, (runs,), 1000, stats.BOOTSTRAP_SEED),
-                              reference[after].mean(axis=-1))
+        assert np.array_equal(
+            stats._bootstrap_means(reference, (runs,), 1000, stats.BOOTSTRAP_SEED), reference[after].mean(axis=-1)
+        )
 
 
 def test_welch_p_value_is_scipys_welch_t_test():

@@ -33,10 +33,12 @@ def next_step(rates: Sequence[float], ci_half_width_pct: float, max_runs: int) -
         high = float(t_interval(data)[1])
         half = (high - mean) / mean * 100
     if half is not None and half <= ci_half_width_pct:
-        return Decision(False, f"95 % CI half-width {half:.2f} % <= target {ci_half_width_pct} % after "
-                               f"{len(data)} runs", half)
+        return Decision(
+            False, f"95 % CI half-width {half:.2f} % <= target {ci_half_width_pct} % after {len(data)} runs", half
+        )
     if len(data) >= max_runs:
         shown = f"{half:.2f} %" if half is not None else "undefined"
-        return Decision(False, f"reached max_runs={max_runs} with CI half-width {shown} "
-                               f"(target {ci_half_width_pct} %)", half)
+        return Decision(
+            False, f"reached max_runs={max_runs} with CI half-width {shown} (target {ci_half_width_pct} %)", half
+        )
     return Decision(True, "", half)

@@ -110,8 +110,9 @@ def _tool(name: str) -> str:
     return found
 
 
-def cached_llama_server(pin: SourcePin, variant: str = "cpu",
-                        cuda_architectures: str | None = None) -> BuildRecord | None:
+def cached_llama_server(
+    pin: SourcePin, variant: str = "cpu", cuda_architectures: str | None = None
+) -> BuildRecord | None:
     """The build record of an already-built ``llama-server`` for this recipe, if there is one."""
     record_path = recipe_home(pin, cmake_flags(pin, variant, cuda_architectures)) / "build.json"
     if not record_path.exists():
@@ -141,8 +142,9 @@ def ensure_llama_server(
         return record
 
 
-def _build(pin: SourcePin, sdist: Path, home: Path, key: str, variant: str, flags: list[str],
-           jobs: int, progress: TextIO) -> BuildRecord:
+def _build(
+    pin: SourcePin, sdist: Path, home: Path, key: str, variant: str, flags: list[str], jobs: int, progress: TextIO
+) -> BuildRecord:
     if home.exists():
         shutil.rmtree(home)  # a previous build was interrupted: start clean
     source_root = home / "src"
@@ -156,23 +158,39 @@ def _build(pin: SourcePin, sdist: Path, home: Path, key: str, variant: str, flag
     cmake, ninja = _tool("cmake"), _tool("ninja")
     with open(log_path, "w") as log:
         started = time.monotonic()
-        configure = [cmake, "-S", str(source), "-B", str(build_dir), "-G", "Ninja",
-                     f"-DCMAKE_MAKE_PROGRAM={ninja}", *flags]
+        configure = [
+            cmake,
+            "-S",
+            str(source),
+            "-B",
+            str(build_dir),
+            "-G",
+            "Ninja",
+            f"-DCMAKE_MAKE_PROGRAM={ninja}",
+            *flags,
+        ]
         with process_group(configure, STOP_GRACE_S, stdout=log, stderr=subprocess.STDOUT) as process:
             if process.wait() != 0:
                 raise subprocess.CalledProcessError(process.returncode, configure)
         configured = time.monotonic()
-        print(f"llama-server {key}: configured in {configured - started:.1f} s; "
-              f"building llama-server with {jobs} jobs", file=progress)
+        print(
+            f"llama-server {key}: configured in {configured - started:.1f} s; building llama-server with {jobs} jobs",
+            file=progress,
+        )
         _run_with_progress([ninja, "-C", str(build_dir), f"-j{jobs}", "llama-server"], log, progress, key)
         finished = time.monotonic()
     binary = binary_in(home)
     shutil.rmtree(source_root)  # 200+ MB of sources are not needed once built
     return BuildRecord(
-        binary=str(binary), key=key, variant=variant,
+        binary=str(binary),
+        key=key,
+        variant=variant,
         source={**asdict(pin), "sdist": sdist.name},
-        cmake_flags=flags, targets=["llama-server"], jobs=jobs,
-        configure_s=round(configured - started, 1), build_s=round(finished - configured, 1),
+        cmake_flags=flags,
+        targets=["llama-server"],
+        jobs=jobs,
+        configure_s=round(configured - started, 1),
+        build_s=round(finished - configured, 1),
         built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         host={"machine": platform.machine(), "system": platform.platform()},
         tools={"cmake": _version(cmake), "ninja": _version(ninja), "cxx": _version(os.environ.get("CXX", "c++"))},
@@ -230,8 +248,12 @@ def server_binary(settings: dict[str, Any]) -> ServerBinary:
     if settings.get("executable"):
         return ServerBinary(user_executable(settings["executable"]), None)
     llama = settings["llamacpp"]
-    recipe = Recipe(SourcePin(**llama["source"]), llama.get("variant", "cpu"), llama.get("cuda_architectures"),
-                    llama.get("jobs") or None)
+    recipe = Recipe(
+        SourcePin(**llama["source"]),
+        llama.get("variant", "cpu"),
+        llama.get("cuda_architectures"),
+        llama.get("jobs") or None,
+    )
     home = recipe_home(recipe.pin, cmake_flags(recipe.pin, recipe.variant, recipe.cuda_architectures))
     return ServerBinary(str(binary_in(home)), recipe)
 
@@ -247,8 +269,12 @@ def engine_record(name: str, settings: dict[str, Any], progress: TextIO) -> dict
     if record is None:
         # The one-off build uses every core, so it must not overlap a measurement.
         with measuring(progress, f"engine {name}"):
-            record = ensure_llama_server(recipe.pin, variant=recipe.variant,
-                                         cuda_architectures=recipe.cuda_architectures, jobs=recipe.jobs,
-                                         progress=progress)
+            record = ensure_llama_server(
+                recipe.pin,
+                variant=recipe.variant,
+                cuda_architectures=recipe.cuda_architectures,
+                jobs=recipe.jobs,
+                progress=progress,
+            )
     print(f"engine {name}: llama-server {record.key} at {record.binary}", file=progress)
     return {"kind": "llamacpp", "executable": record.binary, "build": asdict(record)}

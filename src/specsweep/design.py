@@ -50,9 +50,12 @@ def configuration_for(config: dict[str, Any], identity: dict[str, Any]) -> Confi
 
 
 def end_session(baseline: Configuration) -> Configuration:
-    return dataclasses.replace(baseline, name=end_name(baseline.name), baseline=False,
-                               description=f"{baseline.name} measured again after every other configuration "
-                                           f"(benchmark.order: bracket)")
+    return dataclasses.replace(
+        baseline,
+        name=end_name(baseline.name),
+        baseline=False,
+        description=f"{baseline.name} measured again after every other configuration (benchmark.order: bracket)",
+    )
 
 
 def with_end_baseline(configurations: dict[str, Configuration], order: str) -> dict[str, Configuration]:

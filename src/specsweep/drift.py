@@ -70,28 +70,50 @@ def report(configurations: dict[str, Configuration], runs: dict[str, list[Run]])
         start_rates = [r.decode_tokens_per_s for r in runs[baseline]]
         end_rates = [r.decode_tokens_per_s for r in runs[end]]
         ratio = stats.ratio(end_rates, start_rates)
-        rows.append(_row("bracket", end, runs[baseline] + runs[end], 100 * (ratio.ratio - 1),
-                         100 * (ratio.ci_low - 1), 100 * (ratio.ci_high - 1), ratio.p_value))
+        rows.append(
+            _row(
+                "bracket",
+                end,
+                runs[baseline] + runs[end],
+                100 * (ratio.ratio - 1),
+                100 * (ratio.ci_low - 1),
+                100 * (ratio.ci_high - 1),
+                ratio.p_value,
+            )
+        )
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def _row(check: str, name: str, records: list[Run], estimate: float, low: float, high: float,
-         p: float) -> dict[str, Any]:
+def _row(
+    check: str, name: str, records: list[Run], estimate: float, low: float, high: float, p: float
+) -> dict[str, Any]:
     started = sorted(r.started_at for r in records)
-    return {"check": check, "configuration": name, "runs": len(records), "estimate_pct": estimate,
-            "ci95_low_pct": low, "ci95_high_pct": high, "p_value": p,
-            "drifted": None if math.isnan(low) else bool(low > 0 or high < 0),
-            "started_first": started[0] if started else None, "started_last": started[-1] if started else None}
+    return {
+        "check": check,
+        "configuration": name,
+        "runs": len(records),
+        "estimate_pct": estimate,
+        "ci95_low_pct": low,
+        "ci95_high_pct": high,
+        "p_value": p,
+        "drifted": None if math.isnan(low) else bool(low > 0 or high < 0),
+        "started_first": started[0] if started else None,
+        "started_last": started[-1] if started else None,
+    }
 
 
 def describe(frame: pd.DataFrame) -> list[str]:
-    lines = ["drift: within-session = least-squares trend of tok/s over run order (95 % Student t); "
-             "bracket = baseline end/start ratio of means (95 % Fieller, Welch p)"]
+    lines = [
+        "drift: within-session = least-squares trend of tok/s over run order (95 % Student t); "
+        "bracket = baseline end/start ratio of means (95 % Fieller, Welch p)"
+    ]
     for row in frame.itertuples():
         if math.isnan(row.ci95_low_pct):
             continue
         flag = "DRIFT" if row.drifted else "ok"
         unit = "% per run" if row.check == "within-session" else "%"
-        lines.append(f"{flag:5} {row.check} {row.configuration}: {row.estimate_pct:+.2f} {unit} "
-                     f"[{row.ci95_low_pct:+.2f}, {row.ci95_high_pct:+.2f}]")
+        lines.append(
+            f"{flag:5} {row.check} {row.configuration}: {row.estimate_pct:+.2f} {unit} "
+            f"[{row.ci95_low_pct:+.2f}, {row.ci95_high_pct:+.2f}]"
+        )
     return lines

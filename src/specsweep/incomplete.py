@@ -44,8 +44,13 @@ def _newer(derived: Path, source: Path) -> bool:
     return derived.exists() and source.exists() and derived.stat().st_mtime >= source.stat().st_mtime
 
 
-def write_summary(configurations: dict[str, Configuration], runs: int, root: str | Path,
-                  profile_parsers: dict[str, dict[str, Any]], progress: TextIO) -> Path:
+def write_summary(
+    configurations: dict[str, Configuration],
+    runs: int,
+    root: str | Path,
+    profile_parsers: dict[str, dict[str, Any]],
+    progress: TextIO,
+) -> Path:
     """Write ``<root>/summary.csv`` for an unfinished sweep; return its path."""
     statuses: dict[str, str] = {}
     records: dict[str, list[Run]] = {}
@@ -54,18 +59,26 @@ def write_summary(configurations: dict[str, Configuration], runs: int, root: str
         statuses[name], records[name], launch = configuration_status(name, runs, root)
         if launch is not None:
             launches[name] = launch
-    profiles = {name: pd.read_csv(profile) for name in configurations
-                if statuses[name] == "ok" and _newer(profile := Path(results.profile_file(name, root)),
-                                                     Path(results.server_log(name, root)))}
+    profiles = {
+        name: pd.read_csv(profile)
+        for name in configurations
+        if statuses[name] == "ok"
+        and _newer(profile := Path(results.profile_file(name, root)), Path(results.server_log(name, root)))
+    }
     frame = aggregate.summary_table(configurations, records, launches, profiles, profile_parsers, statuses)
     path = Path(root) / Path(results.SUMMARY).name
     aggregate.write_csv(frame, path)
     finished = sum(status == "ok" for status in statuses.values())
-    print(f"specsweep: the sweep did not finish; {path} lists {finished} of {len(statuses)} configurations "
-          f"with results:", file=progress)
+    print(
+        f"specsweep: the sweep did not finish; {path} lists {finished} of {len(statuses)} configurations with results:",
+        file=progress,
+    )
     for name, status in statuses.items():
         if status != "ok":
             print(f"  {name}: {status}", file=progress)
-    print("specsweep: rerun the same command to retry only what is missing (add --rerun-incomplete after an "
-          "interruption)", file=progress)
+    print(
+        "specsweep: rerun the same command to retry only what is missing (add --rerun-incomplete after an "
+        "interruption)",
+        file=progress,
+    )
     return path

@@ -55,8 +55,11 @@ def build_engine(smk: Any) -> None:
 
     settings = smk.config["engines"][smk.wildcards.engine]  # params hold fingerprints of secrets
     with progress_to(smk.log[0]) as progress:
-        record = engine_record(smk.wildcards.engine, settings, progress) if settings["kind"] == "llamacpp" \
+        record = (
+            engine_record(smk.wildcards.engine, settings, progress)
+            if settings["kind"] == "llamacpp"
             else {"kind": settings["kind"], "executable": None}
+        )
         write_json(Path(smk.output[0]), record)
 
 
@@ -77,9 +80,16 @@ def bench_configuration(smk: Any) -> None:
     engine_record = read_json(smk.input.engine)
     model_records = {Path(p).stem: read_json(p) for p in smk.input.models}
     with progress_to(smk.log[0]) as progress:
-        measure_configuration(configuration, smk.config["engines"][configuration.engine], engine_record,
-                              model_records, smk.config["benchmark"], Path(smk.input.prompts),
-                              SessionPaths.of(configuration.name, len(smk.output.runs)), progress)
+        measure_configuration(
+            configuration,
+            smk.config["engines"][configuration.engine],
+            engine_record,
+            model_records,
+            smk.config["benchmark"],
+            Path(smk.input.prompts),
+            SessionPaths.of(configuration.name, len(smk.output.runs)),
+            progress,
+        )
 
 
 def summarise(smk: Any) -> None:
@@ -95,12 +105,22 @@ def summarise(smk: Any) -> None:
     with progress_to(smk.log[0]) as progress:
         for log, output in zip(smk.input.server_logs, smk.output.profiles, strict=True):
             name = results.configuration_of_file(log)
-            write_profile(log, output, smk.params.log_formats[name]["kind"], smk.params.log_formats[name]["format"],
-                          smk.params.profile_parsers, smk.params.warmup_requests, progress, name, smk.threads)
+            write_profile(
+                log,
+                output,
+                smk.params.log_formats[name]["kind"],
+                smk.params.log_formats[name]["format"],
+                smk.params.profile_parsers,
+                smk.params.warmup_requests,
+                progress,
+                name,
+                smk.threads,
+            )
         profiles = {results.configuration_of_file(p): pd.read_csv(p) for p in smk.output.profiles}
         built = tables.build(configurations, runs, launches, profiles, smk.params.profile_parsers)
-        tables.write(built, tables.TableFiles(**{f: smk.output[f] for f in tables.TableFiles.__dataclass_fields__}),
-                     progress)
+        tables.write(
+            built, tables.TableFiles(**{f: smk.output[f] for f in tables.TableFiles.__dataclass_fields__}), progress
+        )
 
 
 def plot(smk: Any) -> None:
@@ -128,8 +148,9 @@ def compare_results(smk: Any) -> None:
     with progress_to(smk.log[0]) as progress:
         frame = compare_sets.compare(compare_sets.load(smk.input.before), compare_sets.load(smk.input.after))
         aggregate.write_csv(frame, smk.output.table)
-        figures.save(figures.comparison(frame, smk.input.before, smk.input.after),
-                     Path(smk.output.figure).with_suffix(""))
+        figures.save(
+            figures.comparison(frame, smk.input.before, smk.input.after), Path(smk.output.figure).with_suffix("")
+        )
         for line in compare_sets.describe(frame, smk.input.before, smk.input.after):
             print(line, file=progress)
 
@@ -151,13 +172,16 @@ def sweep_provenance(smk: Any) -> None:
             # Sessions record the machine at launch; a launch.json from before that gets today's snapshot, marked so.
             later = None if launch.machine else provenance.machine()
             records[name] = provenance.configuration_record(
-                launch, engines[sources["engine"]], {Path(m).stem: model_records[m] for m in sources["models"]},
-                config_hash, later)
+                launch,
+                engines[sources["engine"]],
+                {Path(m).stem: model_records[m] for m in sources["models"]},
+                config_hash,
+                later,
+            )
             write_json(Path(output), records[name])
             files[name] = {"file": str(output), "sha256": sha256_file(Path(output))}
             print(f"{name}: provenance (machine {records[name]['machine_captured']})", file=progress)
-        write_json(Path(smk.output.sweep), provenance.sweep_record(smk.config, records, files,
-                                                                     provenance.machine()))
+        write_json(Path(smk.output.sweep), provenance.sweep_record(smk.config, records, files, provenance.machine()))
         print(f"sweep provenance of {len(records)} configurations written", file=progress)
 
 
@@ -172,7 +196,8 @@ def pack_archive(smk: Any) -> None:
     config["benchmark"]["prompts"] = "config/prompts.txt"  # where the archive keeps it
     members: dict[str, bytes | Path] = {
         "config/config.yaml": yaml.safe_dump(config, sort_keys=False).encode(),
-        "config/prompts.txt": Path(smk.input.prompts)}
+        "config/prompts.txt": Path(smk.input.prompts),
+    }
     for name, paths in smk.input.items():
         if name != "prompts":
             members.update({str(p): Path(p) for p in paths})
@@ -184,8 +209,7 @@ def pack_archive(smk: Any) -> None:
         packed = archive.pack(members, Path(smk.output[0]), smk.params.name, secret_values(dict(os.environ)))
         for name in packed.redacted:
             print(f"WARNING: {name}: a secret value from the environment was replaced by {REDACTED}", file=progress)
-        print(f"{packed.path}: {len(packed.files)} files + manifest, {packed.path.stat().st_size} bytes",
-              file=progress)
+        print(f"{packed.path}: {len(packed.files)} files + manifest, {packed.path.stat().st_size} bytes", file=progress)
 
 
 def verify_archive(smk: Any) -> None:
@@ -200,8 +224,11 @@ def verify_archive(smk: Any) -> None:
         if problems:
             raise RuntimeError(f"{path}: the manifest does not verify ({len(problems)} problems, see above)")
         _top, files = archive.read_members(path)
-        atomic_write(smk.output[0], f"{path.name}\nsha256 {sha256_file(path)}\n{len(files) - 1} files, "
-                                       f"every sha256 matches {archive.MANIFEST}\n")
+        atomic_write(
+            smk.output[0],
+            f"{path.name}\nsha256 {sha256_file(path)}\n{len(files) - 1} files, "
+            f"every sha256 matches {archive.MANIFEST}\n",
+        )
         print(f"{path}: {len(files) - 1} files verified against {archive.MANIFEST}", file=progress)
 
 
@@ -227,8 +254,10 @@ def plan_configuration(smk: Any) -> None:
     with progress_to(smk.log[0]) as progress:
         planned = launchplan.plan(configuration, smk.config["engines"][configuration.engine], smk.params.models)
         write_json(Path(smk.output[0]), planned)
-        print(f"{configuration.name}: {launchplan.shell_line(planned) if planned['launches'] else 'external'}",
-              file=progress)
+        print(
+            f"{configuration.name}: {launchplan.shell_line(planned) if planned['launches'] else 'external'}",
+            file=progress,
+        )
 
 
 def write_commands(smk: Any) -> None:
@@ -250,8 +279,11 @@ def plot_breakdown(smk: Any) -> None:
     with progress_to(smk.log[0]) as progress:
         for parser in compile_parsers(smk.params.profile_parsers):
             if parser.breakdown:  # the first parser that declares a cycle breakdown
-                figures.save(figures.cycle_breakdown(summary, parser.name, list(parser.breakdown),
-                                                     parser.units.get(parser.breakdown[0], "")),
-                             Path(smk.output.png).with_suffix(""))
+                figures.save(
+                    figures.cycle_breakdown(
+                        summary, parser.name, list(parser.breakdown), parser.units.get(parser.breakdown[0], "")
+                    ),
+                    Path(smk.output.png).with_suffix(""),
+                )
                 print(f"cycle breakdown of {parser.name}: {', '.join(parser.breakdown)}", file=progress)
                 return

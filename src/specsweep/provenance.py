@@ -29,8 +29,23 @@ from specsweep.results import Launch
 
 FORMAT = "specsweep-provenance/1"
 # Packages whose versions change results or their processing; engines' packages when installed here.
-KEY_PACKAGES = ("specsweep", "snakemake", "pandas", "numpy", "scipy", "matplotlib", "seaborn", "requests",
-                "psutil", "sglang", "vllm", "torch", "transformers", "flashinfer-python", "triton")
+KEY_PACKAGES = (
+    "specsweep",
+    "snakemake",
+    "pandas",
+    "numpy",
+    "scipy",
+    "matplotlib",
+    "seaborn",
+    "requests",
+    "psutil",
+    "sglang",
+    "vllm",
+    "torch",
+    "transformers",
+    "flashinfer-python",
+    "triton",
+)
 _TIMEOUT_S = 30
 
 
@@ -85,8 +100,7 @@ def _read(path: str) -> str:
 def host() -> dict[str, Any]:
     """CPU, cores, memory, OS and kernel of this machine (Linux /proc; degrades elsewhere)."""
     cpuinfo = _read("/proc/cpuinfo")
-    physical = {(m[0], m[1]) for m in re.findall(r"physical id\s*:\s*(\d+).*?core id\s*:\s*(\d+)", cpuinfo,
-                                                 flags=re.S)}
+    physical = {(m[0], m[1]) for m in re.findall(r"physical id\s*:\s*(\d+).*?core id\s*:\s*(\d+)", cpuinfo, flags=re.S)}
     meminfo = re.search(r"^MemTotal:\s*(\d+) kB", _read("/proc/meminfo"), flags=re.M)
     try:
         os_name = platform.freedesktop_os_release().get("PRETTY_NAME")
@@ -171,10 +185,10 @@ def parse_topology(text: str) -> dict[str, Any]:
         cells = [c.strip() for c in line.split("\t")]
         if not re.match(r"^(GPU|NIC)\d+$", cells[0]):
             continue
-        links, rest = cells[1:1 + len(devices)], [c for c in cells[1 + len(devices):] if c]
+        links, rest = cells[1 : 1 + len(devices)], [c for c in cells[1 + len(devices) :] if c]
         matrix[cells[0]] = dict(zip(devices, links, strict=False))
         if rest:  # nvidia-smi pads with empty cells: pair the non-empty ones with the remaining headings
-            affinity[cells[0]] = dict(zip(header[len(devices):], rest, strict=False))
+            affinity[cells[0]] = dict(zip(header[len(devices) :], rest, strict=False))
     return {"matrix": matrix, "affinity": affinity}
 
 
@@ -204,8 +218,11 @@ def machine(repo: str | Path | None = None) -> dict[str, Any]:
     return {
         "captured_at": now_iso(),
         "specsweep": {"version": __version__, "git": git_state(repo)},
-        "python": {"version": platform.python_version(), "implementation": platform.python_implementation(),
-                   "executable": sys.executable},
+        "python": {
+            "version": platform.python_version(),
+            "implementation": platform.python_implementation(),
+            "executable": sys.executable,
+        },
         "packages": package_versions(),
         "host": host(),
         "gpus": gpus(),
@@ -218,8 +235,13 @@ def config_sha256(config: dict[str, Any]) -> str:
     return sha256_bytes(canonical)
 
 
-def configuration_record(launch: Launch, engine: dict[str, Any], models: dict[str, Any],
-                         config_hash: str, captured_later: dict[str, Any] | None = None) -> dict[str, Any]:
+def configuration_record(
+    launch: Launch,
+    engine: dict[str, Any],
+    models: dict[str, Any],
+    config_hash: str,
+    captured_later: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """One configuration's provenance from its launch record (which holds the machine at launch)."""
     return {
         "format": FORMAT,
@@ -240,8 +262,12 @@ def configuration_record(launch: Launch, engine: dict[str, Any], models: dict[st
     }
 
 
-def sweep_record(config: dict[str, Any], configurations: dict[str, dict[str, Any]],
-                 files: dict[str, dict[str, str]], current: dict[str, Any]) -> dict[str, Any]:
+def sweep_record(
+    config: dict[str, Any],
+    configurations: dict[str, dict[str, Any]],
+    files: dict[str, dict[str, str]],
+    current: dict[str, Any],
+) -> dict[str, Any]:
     """The sweep's provenance: config, each configuration in brief (its file and sha256), the machine now."""
     starts = [c["started_at"] for c in configurations.values() if c.get("started_at")]
     ends = [c["ended_at"] for c in configurations.values() if c.get("ended_at")]
@@ -253,10 +279,16 @@ def sweep_record(config: dict[str, Any], configurations: dict[str, dict[str, Any
         "started_at": min(starts, default=None),
         "ended_at": max(ends, default=None),
         "configurations": {
-            name: {**files[name], "started_at": record.get("started_at"), "ended_at": record.get("ended_at"),
-                   "status": record.get("status"), "argv": record.get("argv"),
-                   "engine_version": (record.get("engine", {}).get("reported") or {}).get("version")}
-            for name, record in configurations.items()},
+            name: {
+                **files[name],
+                "started_at": record.get("started_at"),
+                "ended_at": record.get("ended_at"),
+                "status": record.get("status"),
+                "argv": record.get("argv"),
+                "engine_version": (record.get("engine", {}).get("reported") or {}).get("version"),
+            }
+            for name, record in configurations.items()
+        },
         "machine": current,
         "env": redact_env(dict(os.environ)),
     }

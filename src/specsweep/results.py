@@ -23,9 +23,15 @@ ROOT = "results"
 
 # Folders of the pipeline's own under results/: a configuration may not take one of these names.
 ENGINES_DIR, MODELS_DIR, FIGURES_DIR, ARCHIVE_DIR, PAPER_DIR, COMPARE_DIR, PLAN_DIR = (
-    "engine", "models", "figures", "archive", "paper", "compare", "plan")
-OWN_FOLDERS = frozenset({ENGINES_DIR, MODELS_DIR, FIGURES_DIR, ARCHIVE_DIR, PAPER_DIR, COMPARE_DIR, PLAN_DIR,
-                         "logs"})
+    "engine",
+    "models",
+    "figures",
+    "archive",
+    "paper",
+    "compare",
+    "plan",
+)
+OWN_FOLDERS = frozenset({ENGINES_DIR, MODELS_DIR, FIGURES_DIR, ARCHIVE_DIR, PAPER_DIR, COMPARE_DIR, PLAN_DIR, "logs"})
 
 
 def _under(*parts: str, root: str | Path = ROOT) -> str:
@@ -175,11 +181,17 @@ class Run:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "run": self.run, "prompt_index": self.prompt_index, "started_at": self.started_at,
-            "tokens": self.tokens, "streamed_tokens": self.streamed_tokens, "client": asdict(self.client),
-            "engine": self.engine, "counter_delta": self.counter_delta,
+            "run": self.run,
+            "prompt_index": self.prompt_index,
+            "started_at": self.started_at,
+            "tokens": self.tokens,
+            "streamed_tokens": self.streamed_tokens,
+            "client": asdict(self.client),
+            "engine": self.engine,
+            "counter_delta": self.counter_delta,
             "speculation": None if self.speculation is None else self.speculation.to_json(),
-            "text_sha256": self.text_sha256, "text_chars": self.text_chars,
+            "text_sha256": self.text_sha256,
+            "text_chars": self.text_chars,
             "malformed_events": self.malformed_events,
         }
 
@@ -188,12 +200,20 @@ class Run:
         client = data["client"]
         timings = ClientTimings(**{f.name: client.get(f.name, math.nan) for f in fields(ClientTimings)})
         spec = data.get("speculation")
-        return cls(run=data["run"], prompt_index=data["prompt_index"], tokens=data["tokens"], client=timings,
-                   engine=data.get("engine") or {},
-                   speculation=SpeculationCounts.from_json(spec) if spec else None,
-                   text_sha256=data["text_sha256"], started_at=data.get("started_at", ""),
-                   streamed_tokens=data.get("streamed_tokens"), counter_delta=data.get("counter_delta") or {},
-                   text_chars=data.get("text_chars"), malformed_events=data.get("malformed_events", 0))
+        return cls(
+            run=data["run"],
+            prompt_index=data["prompt_index"],
+            tokens=data["tokens"],
+            client=timings,
+            engine=data.get("engine") or {},
+            speculation=SpeculationCounts.from_json(spec) if spec else None,
+            text_sha256=data["text_sha256"],
+            started_at=data.get("started_at", ""),
+            streamed_tokens=data.get("streamed_tokens"),
+            counter_delta=data.get("counter_delta") or {},
+            text_chars=data.get("text_chars"),
+            malformed_events=data.get("malformed_events", 0),
+        )
 
 
 def read_run(path: str | Path) -> Run:
@@ -247,9 +267,19 @@ class Launch:
         return (self.engine or {}).get("version")
 
     def to_json(self) -> dict[str, Any]:
-        record = {"configuration": self.configuration, "argv": self.argv, "port": self.port, "host": self.host,
-                  "env_set": self.env_set, "env": self.env, "pid": self.pid, "launched_at": self.launched_at,
-                  "status": self.status, "warnings": self.warnings, "machine": self.machine}
+        record = {
+            "configuration": self.configuration,
+            "argv": self.argv,
+            "port": self.port,
+            "host": self.host,
+            "env_set": self.env_set,
+            "env": self.env,
+            "pid": self.pid,
+            "launched_at": self.launched_at,
+            "status": self.status,
+            "warnings": self.warnings,
+            "machine": self.machine,
+        }
         record.update({key: getattr(self, key) for key in _LATER if getattr(self, key) is not None})
         return record
 
@@ -263,8 +293,7 @@ def read_launch(path: str | Path) -> Launch:
     try:
         return Launch.from_json(json.loads(Path(path).read_text()))
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{path}: not a launch record ({error!r}); remove it and rerun its configuration") \
-            from error
+        raise ValueError(f"{path}: not a launch record ({error!r}); remove it and rerun its configuration") from error
 
 
 def load_launches(paths: Iterable[str | Path]) -> dict[str, Launch]:

@@ -56,7 +56,8 @@ def total(per_run: list[SpeculationCounts]) -> SpeculationCounts | None:
         accepted=sum(s.accepted for s in per_run),
         emitted=None if None in emitted else sum(emitted),  # type: ignore[arg-type]
         verify_steps=sum(s.verify_steps or 0 for s in per_run) or None,
-        source="; ".join(sorted({s.source for s in per_run if s.source})))
+        source="; ".join(sorted({s.source for s in per_run if s.source})),
+    )
 
 
 def count(value: Any) -> int | None:

@@ -39,13 +39,22 @@ class TableFiles:
     costmodel_report: str = results.COSTMODEL_REPORT
 
 
-def build(configurations: dict[str, Configuration], runs: dict[str, list[Run]], launches: dict[str, Launch],
-          profiles: dict[str, pd.DataFrame], profile_parsers: dict[str, dict[str, Any]]) -> Tables:
+def build(
+    configurations: dict[str, Configuration],
+    runs: dict[str, list[Run]],
+    launches: dict[str, Launch],
+    profiles: dict[str, pd.DataFrame],
+    profile_parsers: dict[str, dict[str, Any]],
+) -> Tables:
     runs = {name: [] for name in configurations} | runs
     model, text = costmodel.fit_or_reason(configurations, runs)
-    return Tables(summary=aggregate.summary_table(configurations, runs, launches, profiles, profile_parsers),
-                  runs=aggregate.runs_table(runs), drift=drift.report(configurations, runs), costmodel=model,
-                  costmodel_text=text)
+    return Tables(
+        summary=aggregate.summary_table(configurations, runs, launches, profiles, profile_parsers),
+        runs=aggregate.runs_table(runs),
+        drift=drift.report(configurations, runs),
+        costmodel=model,
+        costmodel_text=text,
+    )
 
 
 def write(tables: Tables, files: TableFiles, progress: TextIO) -> None:
@@ -53,9 +62,23 @@ def write(tables: Tables, files: TableFiles, progress: TextIO) -> None:
     frame = tables.summary
     aggregate.write_csv(frame, files.summary)
     aggregate.write_csv(tables.runs, files.runs)
-    print(frame[["configuration", "runs", "tok_s_mean", "tok_s_ci95_low", "tok_s_ci95_high", "speedup_pct",
-                 "speedup_ci95_low", "speedup_ci95_high", "speedup_p_value", "acceptance_rate"]].to_string(index=False),
-          file=progress)
+    print(
+        frame[
+            [
+                "configuration",
+                "runs",
+                "tok_s_mean",
+                "tok_s_ci95_low",
+                "tok_s_ci95_high",
+                "speedup_pct",
+                "speedup_ci95_low",
+                "speedup_ci95_high",
+                "speedup_p_value",
+                "acceptance_rate",
+            ]
+        ].to_string(index=False),
+        file=progress,
+    )
     for line in aggregate.warning_lines(frame):
         print(line, file=progress)
     aggregate.write_csv(tables.drift, files.drift)

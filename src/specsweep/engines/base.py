@@ -105,8 +105,9 @@ class Engine(abc.ABC):
     def tokens_generated(self, fields: dict[str, Any]) -> int | None: ...
 
     @abc.abstractmethod
-    def speculation(self, fields: dict[str, Any], counter_delta: dict[str, float],
-                    emitted: int) -> SpeculationCounts | None:
+    def speculation(
+        self, fields: dict[str, Any], counter_delta: dict[str, float], emitted: int
+    ) -> SpeculationCounts | None:
         """Speculation counts of one run, from the most precise source available."""
 
     def flush_cache(self, base_url: str) -> None:  # noqa: B027 (optional hook)

@@ -20,8 +20,9 @@ class LogFormat:
     # How to read the file in chunks (the same rows as parse over its lines), where the format has it
     chunked: ChunkedFormat | None = None
 
-    def read_file(self, path: str | Path, sink: Callable[[dict[str, Any]], Any] | None = None,
-                  csv_lines: CsvLines | None = None) -> Any:
+    def read_file(
+        self, path: str | Path, sink: Callable[[dict[str, Any]], Any] | None = None, csv_lines: CsvLines | None = None
+    ) -> Any:
         """The rows of ``parse`` over the file, to ``sink``; those the chunked reader reads fast may go to
         ``csv_lines`` as CSV text instead (formats without a chunked reader send every row to ``sink``)."""
         if self.chunked is not None:
