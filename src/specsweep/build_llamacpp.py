@@ -22,6 +22,7 @@ from typing import Any, TextIO
 
 from specsweep.atomic import atomic_write
 from specsweep.cache import cache_root, sha256_bytes
+from specsweep.clock import now_iso
 from specsweep.fetch import pypi_distribution
 from specsweep.locks import exclusive, measuring
 from specsweep.server import process_group
@@ -191,7 +192,7 @@ def _build(
         jobs=jobs,
         configure_s=round(configured - started, 1),
         build_s=round(finished - configured, 1),
-        built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        built_at=now_iso(),
         host={"machine": platform.machine(), "system": platform.platform()},
         tools={"cmake": _version(cmake), "ninja": _version(ninja), "cxx": _version(os.environ.get("CXX", "c++"))},
     )

@@ -9,7 +9,6 @@ so the GPU part is testable without a GPU. Standard library only: it also runs o
 
 from __future__ import annotations
 
-import datetime as dt
 import importlib.metadata
 import json
 import os
@@ -24,6 +23,7 @@ from typing import Any
 
 from specsweep import __version__
 from specsweep.cache import sha256_bytes
+from specsweep.clock import now_iso
 from specsweep.redact import redact_env, redact_mapping
 from specsweep.results import Launch
 
@@ -47,10 +47,6 @@ KEY_PACKAGES = (
     "triton",
 )
 _TIMEOUT_S = 30
-
-
-def now_iso() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _run(argv: list[str], cwd: str | Path | None = None) -> str | None:

@@ -8,7 +8,6 @@ written as soon as it exists, and on failure the partial results are copied to
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import os
 import shutil
 import subprocess
@@ -24,6 +23,7 @@ from specsweep.adaptive import next_step
 from specsweep.atomic import atomic_write, write_json
 from specsweep.cache import sha256_bytes
 from specsweep.client import stream_post, timings_from_arrivals
+from specsweep.clock import now_iso, now_stamp
 from specsweep.config import Configuration
 from specsweep.engines import adapter
 from specsweep.engines.base import Engine, EngineResources, GenerationRequest
@@ -75,10 +75,6 @@ class SessionPaths:
             stale_pgid=Path(results.stale_pgid_file(name)),
             failed_root=Path(results.failed_dir(name)),
         )
-
-
-def now_iso() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def read_prompts(path: Path) -> list[str]:
@@ -378,8 +374,7 @@ def _redact_log(log: Path, secrets: list[str]) -> None:
 
 
 def _keep_for_post_mortem(paths: SessionPaths, error: BaseException) -> Path:
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    kept = paths.failed_root / stamp
+    kept = paths.failed_root / now_stamp()
     kept.mkdir(parents=True, exist_ok=True)
     for path in [paths.log, paths.launch, *with_extra_runs(paths.runs)]:
         if path.exists():
