@@ -157,7 +157,7 @@ def compare_results(smk: Any) -> None:
 
 def sweep_provenance(smk: Any) -> None:
     """Each configuration's provenance.json, then the sweep's, which cites each by sha256."""
-    from specsweep import provenance
+    from specsweep import machine, provenance
     from specsweep.cache import sha256_file
 
     config_hash = provenance.config_sha256(smk.config)  # the effective config (schema defaults filled)
@@ -170,7 +170,7 @@ def sweep_provenance(smk: Any) -> None:
             name = results.configuration_of_file(launch_path)
             sources = smk.params.sources[name]
             # Sessions record the machine at launch; a launch.json from before that gets today's snapshot, marked so.
-            later = None if launch.machine else provenance.machine()
+            later = None if launch.machine else machine.snapshot()
             records[name] = provenance.configuration_record(
                 launch,
                 engines[sources["engine"]],
@@ -181,7 +181,7 @@ def sweep_provenance(smk: Any) -> None:
             write_json(Path(output), records[name])
             files[name] = {"file": str(output), "sha256": sha256_file(Path(output))}
             print(f"{name}: provenance (machine {records[name]['machine_captured']})", file=progress)
-        write_json(Path(smk.output.sweep), provenance.sweep_record(smk.config, records, files, provenance.machine()))
+        write_json(Path(smk.output.sweep), provenance.sweep_record(smk.config, records, files, machine.snapshot()))
         print(f"sweep provenance of {len(records)} configurations written", file=progress)
 
 
@@ -189,7 +189,7 @@ def pack_archive(smk: Any) -> None:
     """Everything of the sweep plus the code that made it, as one deterministic .tar.gz."""
     import yaml
 
-    from specsweep import archive, provenance
+    from specsweep import archive, machine
     from specsweep.redact import REDACTED, secret_values
 
     config = smk.params.config
@@ -203,7 +203,7 @@ def pack_archive(smk: Any) -> None:
             members.update({str(p): Path(p) for p in paths})
     source = Path(smk.params.source)
     members.update({f"code/{name}": path for name, path in archive.code_files(source).items()})
-    git = provenance.git_state(source) or {}
+    git = machine.git_state(source) or {}
     members["README.md"] = archive.readme(smk.params.name, git.get("commit"), git.get("dirty")).encode()
     with progress_to(smk.log[0]) as progress:
         packed = archive.pack(members, Path(smk.output[0]), smk.params.name, secret_values(dict(os.environ)))

@@ -251,7 +251,7 @@ class Launch:
     pid: int | None = None
     status: str = "launching"
     warnings: list[str] = field(default_factory=list)
-    machine: dict[str, Any] | None = None  # provenance.machine() just before the server started
+    machine: dict[str, Any] | None = None  # machine.snapshot() just before the server started
     ready_s: float | None = None
     engine: dict[str, Any] | None = None  # what the engine reported once ready (version, warning)
     repetitions: dict[str, Any] | None = None  # runs and why the session stopped

@@ -29,7 +29,7 @@ from specsweep.engines import adapter
 from specsweep.engines.base import Engine, EngineResources, GenerationRequest
 from specsweep.engines.external import attach
 from specsweep.locks import measuring
-from specsweep.provenance import machine as machine_snapshot
+from specsweep.machine import snapshot as machine_snapshot
 from specsweep.redact import (
     redact_argv,
     redact_env,
