@@ -22,7 +22,7 @@ import pytest
 import requests
 import yaml
 
-from specsweep.launchplan import planned_executable
+from specsweep.engines.llamacpp import LlamaCpp
 from specsweep.models import model_path
 from specsweep.server import free_port
 
@@ -44,7 +44,7 @@ TIMING = {
 def hand_started_server(tmp_path_factory):
     """A llama-server started the way a user would, outside specsweep: own process group, 127.0.0.1."""
     base = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
-    binary = planned_executable(base["engines"]["llama"])
+    binary = LlamaCpp.planned_executable(base["engines"]["llama"])
     model = str(model_path(base["models"]["smollm2-135m"]))
     if not (Path(binary).is_file() and Path(model).is_file()):
         pytest.skip("run tests/test_end_to_end.py first: it builds llama-server and fetches the model")

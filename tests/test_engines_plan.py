@@ -114,7 +114,7 @@ def test_missing_local_model_is_still_rejected(default_config):
 def test_plan_names_the_paths_the_sweep_uses(tmp_path, monkeypatch):
     """The plan's model and binary are the ones the model and engine rules record: one definition each."""
     from specsweep import launchplan, models
-    from specsweep.build_llamacpp import user_executable
+    from specsweep.engines.llamacpp_build import user_executable
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "weights").mkdir()

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from specsweep.parsers import LOG_FORMATS, chunked, sglang, vllm
+from specsweep.parsers import chunked, log_formats, sglang, vllm
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SGLANG_LINES = [
@@ -25,7 +25,7 @@ VLLM_LINES = (FIXTURES / "vllm_spec_decode.log").read_text().splitlines()
 def same(module, path: Path) -> None:
     with open(path, encoding="utf-8", errors="replace") as lines:
         expected = module.parse(lines)
-    read_file = LOG_FORMATS[module.__name__.rsplit(".", 1)[1]].read_file  # what the pipeline calls
+    read_file = log_formats()[module.__name__.rsplit(".", 1)[1]].read_file  # what the pipeline calls
     got = read_file(path)
     assert (got.rows, got.lines, got.matched, got.malformed) == (
         expected.rows,
@@ -53,7 +53,7 @@ def as_csv(module, path: Path, rows: list[dict] | None = None) -> str:
             out.write(text)
             counted[0] += rows
 
-        parsed = LOG_FORMATS[name].read_file(
+        parsed = log_formats()[name].read_file(
             path,
             sink=lambda row: writer.writerow({**lead, **row}),
             csv_lines=chunked.CsvLines(write, lead=f"interval,{name},"),

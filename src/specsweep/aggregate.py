@@ -23,7 +23,7 @@ COLUMNS: dict[str, str] = {
     "configuration": "configuration name (results/<configuration>/)",
     "group": "configurations entry it came from (differs from the name for grid points)",
     "engine": "engine name from config engines",
-    "kind": "engine adapter (llamacpp, sglang, vllm, external)",
+    "kind": "engine adapter kind (config engines.<engine>.kind)",
     "engine_version": "version or build the server reported (llama.cpp /props build_info)",
     "baseline": "true for the baseline configuration",
     "status": "ok, or why the configuration has no result",

@@ -51,15 +51,11 @@ def progress_to(log_path: str | Path) -> Iterator[TextIO]:
 
 
 def build_engine(smk: Any) -> None:
-    from specsweep.build_llamacpp import engine_record
+    from specsweep.engines import adapter_class
 
     settings = smk.config["engines"][smk.wildcards.engine]  # params hold fingerprints of secrets
     with progress_to(smk.log[0]) as progress:
-        record = (
-            engine_record(smk.wildcards.engine, settings, progress)
-            if settings["kind"] == "llamacpp"
-            else {"kind": settings["kind"], "executable": None}
-        )
+        record = adapter_class(settings["kind"]).engine_record(smk.wildcards.engine, settings, progress)
         write_json(Path(smk.output[0]), record)
 
 
@@ -159,6 +155,9 @@ def sweep_provenance(smk: Any) -> None:
     """Each configuration's provenance.json, then the sweep's, which cites each by sha256."""
     from specsweep import machine, provenance
     from specsweep.cache import sha256_file
+    from specsweep.engines import provenance_packages
+
+    current = machine.snapshot(engine_packages=provenance_packages())  # the machine now
 
     config_hash = provenance.config_sha256(smk.config)  # the effective config (schema defaults filled)
     engines = {p: read_json(p) for p in smk.input.engines}
@@ -170,7 +169,7 @@ def sweep_provenance(smk: Any) -> None:
             name = results.configuration_of_file(launch_path)
             sources = smk.params.sources[name]
             # Sessions record the machine at launch; a launch.json from before that gets today's snapshot, marked so.
-            later = None if launch.machine else machine.snapshot()
+            later = None if launch.machine else current
             records[name] = provenance.configuration_record(
                 launch,
                 engines[sources["engine"]],
@@ -181,7 +180,7 @@ def sweep_provenance(smk: Any) -> None:
             write_json(Path(output), records[name])
             files[name] = {"file": str(output), "sha256": sha256_file(Path(output))}
             print(f"{name}: provenance (machine {records[name]['machine_captured']})", file=progress)
-        write_json(Path(smk.output.sweep), provenance.sweep_record(smk.config, records, files, machine.snapshot()))
+        write_json(Path(smk.output.sweep), provenance.sweep_record(smk.config, records, files, current))
         print(f"sweep provenance of {len(records)} configurations written", file=progress)
 
 

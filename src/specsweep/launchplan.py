@@ -13,24 +13,18 @@ import shlex
 import sys
 from typing import Any, TextIO
 
-from specsweep.build_llamacpp import server_binary
 from specsweep.config import Configuration
-from specsweep.engines import ADAPTERS, adapter
+from specsweep.engines import ADAPTERS, adapter, adapter_class
 from specsweep.engines.base import EngineResources
 from specsweep.models import model_path
 from specsweep.redact import REDACTED, is_secret, redact_argv, redact_env
 from specsweep.server import exposure_warning
 
 
-def planned_executable(engine: dict[str, Any]) -> str | None:
-    """Where the engine rule will put llama-server (``build_llamacpp.server_binary``); None for other kinds."""
-    return server_binary(engine).path if engine["kind"] == "llamacpp" else None
-
-
 def plan(configuration: Configuration, engine: dict[str, Any], models: dict[str, Any]) -> dict[str, Any]:
     model_name = engine.get("model")
     resources = EngineResources(
-        executable=planned_executable(engine),
+        executable=adapter_class(engine["kind"]).planned_executable(engine),
         model=str(model_path(models[model_name])) if model_name else None,
         draft_model=str(model_path(models[configuration.draft_model])) if configuration.draft_model else None,
     )

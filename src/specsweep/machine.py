@@ -20,8 +20,8 @@ from typing import Any
 from specsweep import __version__
 from specsweep.clock import now_iso
 
-# Packages whose versions change results or their processing; engines' packages when installed here.
-KEY_PACKAGES = (
+# Packages whose versions change results or their processing (engines add theirs: Engine.packages).
+CORE_PACKAGES = (
     "specsweep",
     "snakemake",
     "pandas",
@@ -31,12 +31,6 @@ KEY_PACKAGES = (
     "seaborn",
     "requests",
     "psutil",
-    "sglang",
-    "vllm",
-    "torch",
-    "transformers",
-    "flashinfer-python",
-    "triton",
 )
 _TIMEOUT_S = 30
 
@@ -61,7 +55,7 @@ def git_state(path: str | Path | None = None) -> dict[str, Any] | None:
     return {"commit": commit.strip(), "dirty": bool(changed), "changed_files": changed}
 
 
-def package_versions(names: tuple[str, ...] = KEY_PACKAGES) -> dict[str, str]:
+def package_versions(names: tuple[str, ...]) -> dict[str, str]:
     versions = {}
     for name in names:
         try:
@@ -201,7 +195,7 @@ def gpus() -> dict[str, Any] | None:
     }
 
 
-def snapshot(repo: str | Path | None = None) -> dict[str, Any]:
+def snapshot(repo: str | Path | None = None, engine_packages: tuple[str, ...] = ()) -> dict[str, Any]:
     """Everything about the code, software and hardware that a measurement depends on."""
     return {
         "captured_at": now_iso(),
@@ -211,7 +205,7 @@ def snapshot(repo: str | Path | None = None) -> dict[str, Any]:
             "implementation": platform.python_implementation(),
             "executable": sys.executable,
         },
-        "packages": package_versions(),
+        "packages": package_versions(CORE_PACKAGES + engine_packages),
         "host": host(),
         "gpus": gpus(),
     }

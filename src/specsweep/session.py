@@ -25,7 +25,7 @@ from specsweep.cache import sha256_bytes
 from specsweep.client import stream_post, timings_from_arrivals
 from specsweep.clock import now_iso, now_stamp
 from specsweep.config import Configuration
-from specsweep.engines import adapter
+from specsweep.engines import adapter, provenance_packages
 from specsweep.engines.base import Engine, EngineResources, GenerationRequest
 from specsweep.engines.external import attach
 from specsweep.locks import measuring
@@ -172,7 +172,9 @@ def _session(
         env=redact_env(env),
         launched_at=now_iso(),
         warnings=warnings,
-        machine=machine_snapshot(),  # code, software, host and GPUs as they are while measured
+        machine=machine_snapshot(
+            engine_packages=provenance_packages()
+        ),  # code, software, host and GPUs as they are while measured
     )
     write_json(paths.launch, launch.to_json())
     paths.log.unlink(missing_ok=True)

@@ -46,7 +46,7 @@ def toy(tmp_path: Path) -> tuple[Path, str]:
 
 def driver(cache: Path, sha: str, sleep: str) -> subprocess.Popen[str]:
     code = (
-        "from specsweep.build_llamacpp import SourcePin, ensure_llama_server\n"
+        "from specsweep.engines.llamacpp_build import SourcePin, ensure_llama_server\n"
         f"ensure_llama_server(SourcePin('toy-pkg', '1.0', '{sha}', 'tree', 1, 'toy'), 'cpu', jobs=1)\n"
     )
     env = {**os.environ, "SPECSWEEP_CACHE": str(cache), "TOY_SLEEP": sleep}

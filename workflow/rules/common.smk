@@ -10,7 +10,7 @@ from specsweep import provenance as sweep_provenance
 from specsweep import results as results_tree
 from specsweep.redact import fingerprint, redact_mapping
 from specsweep.launchplan import check_configurations
-from specsweep.parsers import log_format_of as engine_log_format
+from specsweep.engines import log_format_of as engine_log_format
 from specsweep.parsers.user import compile_parsers
 
 # What the user set, before schema defaults: Snakemake params identify a job by these alone, so a

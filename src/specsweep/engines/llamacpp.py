@@ -9,12 +9,12 @@ with ``return_tokens``, the generated token ids; the final event has ``timings``
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TextIO
 
 import requests
 
 from specsweep.config import Configuration
-from specsweep.engines import openai
+from specsweep.engines import llamacpp_build, openai
 from specsweep.engines.base import Engine, GenerationRequest, render_flags
 from specsweep.speculation import SpeculationCounts, count
 
@@ -22,6 +22,15 @@ from specsweep.speculation import SpeculationCounts, count
 class LlamaCpp(Engine):
     kind: ClassVar[str] = "llamacpp"
     counters: ClassVar[tuple[str, ...]] = openai.LLAMACPP_COUNTERS
+    log_format: ClassVar[str] = "llamacpp"
+
+    @classmethod
+    def planned_executable(cls, settings: dict[str, Any]) -> str | None:
+        return llamacpp_build.server_binary(settings).path
+
+    @classmethod
+    def engine_record(cls, name: str, settings: dict[str, Any], progress: TextIO) -> dict[str, Any]:
+        return llamacpp_build.engine_record(name, settings, progress)
 
     def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
         if not self.resources.executable or not self.resources.model:

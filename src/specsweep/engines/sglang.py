@@ -34,6 +34,8 @@ class SGLang(Engine):
     default_port: ClassVar[int] = 30000
     default_launcher: ClassVar[tuple[str, ...]] = ("python3", "-m", "sglang.launch_server")
     counters: ClassVar[tuple[str, ...]] = (VERIFY_CALLS, GENERATION_TOKENS)
+    log_format: ClassVar[str] = "sglang"
+    packages: ClassVar[tuple[str, ...]] = ("sglang", "torch", "transformers", "flashinfer-python", "triton")
 
     def __init__(self, settings: dict[str, Any], resources: Any) -> None:
         super().__init__(settings, resources)

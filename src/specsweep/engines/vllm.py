@@ -34,6 +34,8 @@ class VLLM(openai.OpenAICompletions, Engine):
     default_launcher: ClassVar[tuple[str, ...]] = ("vllm", "serve")
     health_timeout_s: ClassVar[float] = 1.0  # the port accepts connections long before the server answers
     counters: ClassVar[tuple[str, ...]] = openai.VLLM_COUNTERS
+    log_format: ClassVar[str] = "vllm"
+    packages: ClassVar[tuple[str, ...]] = ("vllm", "torch", "transformers", "triton")
 
     def __init__(self, settings: dict[str, Any], resources: Any) -> None:
         super().__init__(settings, resources)

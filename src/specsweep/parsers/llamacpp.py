@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from specsweep.parsers.formats import LogFormat
+
 TASK = re.compile(r"print_timing: id\s+(\d+) \| task (\d+) \|")
 PROMPT = re.compile(r"(?:\||^)\s*prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
 EVAL = re.compile(r"(?:\||^)\s+eval time =\s*([\d.]+) ms /\s*(\d+) tokens")  # "|" or blanks keep "prompt" out
@@ -119,3 +121,6 @@ def _continuation(row: dict[str, Any], line: str) -> bool:
         return _read_timing(row, line, re.Pattern.match)
     except ValueError:
         return False
+
+
+LOG_FORMAT = LogFormat("llamacpp", parse, COLUMNS, per_request=True)

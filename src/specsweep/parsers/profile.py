@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from specsweep.atomic import atomic_open
-from specsweep.parsers import LOG_FORMATS, chunked
+from specsweep.parsers import chunked, log_formats
 from specsweep.parsers.chunked import CsvLines
 from specsweep.parsers.fields import LogRows
 from specsweep.parsers.user import UserRows, compile_parsers, tap
@@ -43,7 +43,7 @@ def write_profile(
     Rows stream to the CSV, so a multi-GB log is never held; one progress line says what was read. With
     ``workers`` > 1, a chunked format's chunks are parsed by that many processes (the same bytes out).
     """
-    log_format = LOG_FORMATS[log_format_name]
+    log_format = log_formats()[log_format_name]
     # User regex parsers read the same single pass over the log as the engine's own parser.
     user = [p for p in compile_parsers(profile_parsers) if p.applies_to(kind)]
     found = UserRows()
@@ -98,7 +98,7 @@ def _chunk_profile(text: bytes, log_format_name: str) -> tuple[str, LogRows]:
     """One chunk's profile.csv lines, as the one-process path writes them, and its counts (a worker's job).
 
     The chunk detects its layout anew: the one-process path carries it over from the chunk before."""
-    log_format = LOG_FORMATS[log_format_name]
+    log_format = log_formats()[log_format_name]
     assert log_format.chunked is not None
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=["phase", "source", *log_format.columns], lineterminator="\n")

