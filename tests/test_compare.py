@@ -6,6 +6,7 @@ import tarfile
 
 import numpy as np
 import pytest
+from doc_tables import documented_columns
 
 from specsweep import compare
 
@@ -100,3 +101,8 @@ def test_rejects_what_is_not_a_result_set(tmp_path):
     (tmp_path / "empty" / "results").mkdir(parents=True)
     with pytest.raises(ValueError, match="no results"):
         compare.load(tmp_path / "empty")
+
+
+def test_docs_give_every_comparison_column_with_the_code_meaning_in_order():
+    documented = documented_columns("summary.md", "## comparison.csv columns")
+    assert list(documented.items()) == list(compare.COLUMNS.items())

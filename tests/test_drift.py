@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from doc_tables import documented_columns
 from run_records import runs_of
 
 from specsweep import drift
@@ -38,3 +39,8 @@ def test_report_has_the_bracket_ratio(default_config):
     assert bool(bracket["drifted"]) and bracket["ci95_high_pct"] < 0
     assert any("DRIFT bracket baseline-end" in line for line in drift.describe(frame))
     assert len(frame) == len(configurations) + 1
+
+
+def test_docs_give_every_drift_column_with_the_code_meaning_in_order():
+    documented = documented_columns("summary.md", "## drift.csv columns")
+    assert list(documented.items()) == list(drift.COLUMNS.items())
