@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -71,6 +72,12 @@ failed_dir = _in_configuration("failed")
 def run_file(cfg: str, i: int | str, root: str | Path = ROOT) -> str:
     """A declared run (a Snakemake output): results/<cfg>/runs/run_<i>.json."""
     return _under(cfg, "runs", f"run_{i}.json", root=root)
+
+
+# A run file (declared or adaptive extra) and a launch file in any path that holds results/ (a folder, an
+# archive member): group 1 is the configuration, group 2 the run index.
+RUN_PATH = re.compile(rf"(?:^|/){ROOT}/([^/]+)/runs/(?:extra/)?run_(\d+)\.json$")
+LAUNCH_PATH = re.compile(rf"(?:^|/){ROOT}/([^/]+)/launch\.json$")
 
 
 def extra_runs_dir(declared_runs_dir: str | Path) -> Path:
