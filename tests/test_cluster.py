@@ -9,9 +9,13 @@ CLUSTER = {"cpus_per_task": 8, "mem_mb": 32000, "exclusive": True}
 
 
 def benchmark(**settings):
-    return sweep_config.validate_schema({"engines": {"e": {"kind": "external", "external": {"base_url": "http://h:1"}}},
-                                         "configurations": {"b": {"baseline": True}},
-                                         "benchmark": settings})["benchmark"]
+    return sweep_config.validate_schema(
+        {
+            "engines": {"e": {"kind": "external", "external": {"base_url": "http://h:1"}}},
+            "configurations": {"b": {"baseline": True}},
+            "benchmark": settings,
+        }
+    )["benchmark"]
 
 
 def test_runtime_is_the_worst_case_the_session_allows_plus_a_margin():
@@ -25,8 +29,13 @@ def test_runtime_is_the_worst_case_the_session_allows_plus_a_margin():
 def test_a_measuring_job_asks_for_its_engines_gpus_and_the_whole_node():
     gpu_engine = {"kind": "sglang", "gpus": [0, 1, 2, 3]}
     resources = cluster.measuring_resources(gpu_engine, benchmark(), CLUSTER)
-    assert resources == {"gpu": 4, "cpus_per_task": 8, "mem_mb": 32000,
-                         "runtime": cluster.session_runtime_min(benchmark()), "slurm_extra": "--exclusive"}
+    assert resources == {
+        "gpu": 4,
+        "cpus_per_task": 8,
+        "mem_mb": 32000,
+        "runtime": cluster.session_runtime_min(benchmark()),
+        "slurm_extra": "--exclusive",
+    }
     cpu_engine = {"kind": "llamacpp", "args": {"-t": 2}}
     shared = cluster.measuring_resources(cpu_engine, benchmark(), {**CLUSTER, "exclusive": False, "runtime_min": 7})
     assert shared["gpu"] == 0 and shared["cpus_per_task"] == 2  # llama.cpp's own thread count
@@ -42,8 +51,12 @@ def test_a_cuda_build_that_detects_the_architecture_gets_a_gpu():
 
 
 def test_cluster_defaults_are_filled_by_the_schema():
-    config = sweep_config.validate_schema({"engines": {"e": {"kind": "external", "external": {"base_url": "http://h:1"}}},
-                                           "configurations": {"b": {"baseline": True}}})
+    config = sweep_config.validate_schema(
+        {
+            "engines": {"e": {"kind": "external", "external": {"base_url": "http://h:1"}}},
+            "configurations": {"b": {"baseline": True}},
+        }
+    )
     assert config["cluster"] == {"cpus_per_task": 8, "mem_mb": 32000, "exclusive": True}
 
 
@@ -51,8 +64,10 @@ def test_job_log_lines_finds_what_failed_jobs_said_since_the_sweep_started(tmp_p
     import os
 
     old, new = tmp_path / "rule_bench" / "a" / "1.log", tmp_path / "rule_engine" / "e" / "2.log"
-    for log, text in ((old, "x\nspecsweep cannot be imported by py (old)\n"),
-                      (new, "head\nspecsweep cannot be imported by py (new)\nspecsweep cannot be imported by py (new)\n")):
+    for log, text in (
+        (old, "x\nspecsweep cannot be imported by py (old)\n"),
+        (new, "head\nspecsweep cannot be imported by py (new)\nspecsweep cannot be imported by py (new)\n"),
+    ):
         log.parent.mkdir(parents=True)
         log.write_text(text)
     os.utime(old, (1000, 1000))

@@ -26,8 +26,12 @@ def session_runtime_min(benchmark: dict[str, Any]) -> int:
     adaptive = benchmark.get("adaptive") or {}
     runs = max(int(benchmark["runs"]), int(adaptive.get("max_runs", 0)))
     requests = int(benchmark["warmup_requests"]) + runs
-    seconds = (float(benchmark["ready_timeout_s"]) + requests * float(benchmark["request_timeout_s"])
-               + 3 * float(benchmark["stop_grace_s"]) + float(benchmark.get("gpu_release_timeout_s", 0)))
+    seconds = (
+        float(benchmark["ready_timeout_s"])
+        + requests * float(benchmark["request_timeout_s"])
+        + 3 * float(benchmark["stop_grace_s"])
+        + float(benchmark.get("gpu_release_timeout_s", 0))
+    )
     return math.ceil(seconds / 60) + RUNTIME_MARGIN_MIN
 
 
@@ -65,8 +69,9 @@ def build_resources(engine: dict[str, Any], cluster: dict[str, Any]) -> dict[str
     """Resources of an engine build job: CPU cores and memory as a measuring job; one GPU only when a
     CUDA build must detect the GPU architecture itself (no ``cuda_architectures``)."""
     llamacpp = engine.get("llamacpp") or {}
-    detects_gpu = llamacpp.get("variant") == "cuda" and not llamacpp.get("cuda_architectures") \
-        and not engine.get("executable")
+    detects_gpu = (
+        llamacpp.get("variant") == "cuda" and not llamacpp.get("cuda_architectures") and not engine.get("executable")
+    )
     return {
         "gpu": 1 if detects_gpu else 0,
         "cpus_per_task": int(cluster["cpus_per_task"]),
@@ -81,6 +86,7 @@ def job_log_lines(folder: str | Path, since: float, marker: str) -> list[str]:
     found: dict[str, None] = {}
     for log in sorted(Path(folder).rglob("*.log")) if Path(folder).is_dir() else []:
         if log.stat().st_mtime >= since:
-            found.update(dict.fromkeys(line.strip() for line in log.read_text(errors="replace").splitlines()
-                                       if marker in line))
+            found.update(
+                dict.fromkeys(line.strip() for line in log.read_text(errors="replace").splitlines() if marker in line)
+            )
     return list(found)

@@ -7,7 +7,10 @@ GPU model) mixes the change with the machine: the summary says so rather than re
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from specsweep.results import Launch
 
 
 def placement(machine: dict[str, Any]) -> dict[str, Any]:
@@ -23,11 +26,11 @@ def placement(machine: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def of_launch(launch: dict[str, Any]) -> dict[str, Any]:
+def of_launch(launch: Launch) -> dict[str, Any]:
     """A launch record's placement; older records without one: derived from their machine snapshot."""
-    if launch.get("placement"):
-        return launch["placement"]
-    return placement(launch.get("machine") or {}) | {"slurm_job_id": None, "slurm_node": None}
+    if launch.placement:
+        return launch.placement
+    return placement(launch.machine or {}) | {"slurm_job_id": None, "slurm_node": None}
 
 
 def machine_label(where: dict[str, Any]) -> str:
@@ -42,5 +45,7 @@ def cross_machine_warning(measured: dict[str, Any], baseline: dict[str, Any]) ->
         return None
     if measured["host"] == baseline["host"] and measured.get("gpu_models") == baseline.get("gpu_models"):
         return None
-    return (f"measured on {machine_label(measured)} but the baseline on {machine_label(baseline)}: "
-            f"the speedup compares two machines")
+    return (
+        f"measured on {machine_label(measured)} but the baseline on {machine_label(baseline)}: "
+        f"the speedup compares two machines"
+    )

@@ -12,8 +12,14 @@ from conftest import failed_dirs, launch_status, leftovers, results_of, session_
 
 
 def test_sigterm_after_sigterm_still_keeps_the_evidence(tmp_path, standin, model_file):
-    spec = session_spec(tmp_path, standin, model_file, env={"STANDIN_MODE": "hang-before-ready,fork-worker"},
-                        warmup_requests=0, ready_timeout_s=60)
+    spec = session_spec(
+        tmp_path,
+        standin,
+        model_file,
+        env={"STANDIN_MODE": "hang-before-ready,fork-worker"},
+        warmup_requests=0,
+        ready_timeout_s=60,
+    )
     driver = spawn_driver(spec, tmp_path)
     log = results_of(spec) / "server.log"
     assert wait_for(lambda: log.exists() and "listening on" in log.read_text(), 15)

@@ -37,8 +37,11 @@ def slurm_cluster():
     running_before = subprocess.run(["sh", str(CLUSTER), "status"], capture_output=True).returncode == 0
     up = subprocess.run(["sh", str(CLUSTER), "up"], capture_output=True, text=True, timeout=900)
     if up.returncode != 0:
-        pytest.fail(f"could not set up the test Slurm cluster (tests/slurm/cluster.sh up, needs root and "
-                    f"apt-get):\n{up.stdout}\n{up.stderr}", pytrace=False)
+        pytest.fail(
+            f"could not set up the test Slurm cluster (tests/slurm/cluster.sh up, needs root and "
+            f"apt-get):\n{up.stdout}\n{up.stderr}",
+            pytrace=False,
+        )
     yield up.stdout.strip()
     if not running_before:
         down = subprocess.run(["sh", str(CLUSTER), "down"], capture_output=True, text=True, timeout=120)
@@ -47,9 +50,22 @@ def slurm_cluster():
 
 def slurm_snakemake_argv(workdir: Path, *args: str) -> list[str]:
     """`snakemake --profile profiles/slurm ...` as a user types it (status checks from 3 s, not 40 s)."""
-    return [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--profile", str(PROFILE),
-            "--directory", str(workdir), "--slurm-init-seconds-before-status-checks", "3", *args,
-            "--configfile", str(workdir / "config.yaml")]
+    return [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--profile",
+        str(PROFILE),
+        "--directory",
+        str(workdir),
+        "--slurm-init-seconds-before-status-checks",
+        "3",
+        *args,
+        "--configfile",
+        str(workdir / "config.yaml"),
+    ]
 
 
 def standin_env(workdir: Path) -> dict[str, str]:
@@ -59,15 +75,21 @@ def standin_env(workdir: Path) -> dict[str, str]:
 
 
 def run_slurm(workdir: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(slurm_snakemake_argv(workdir, *args), capture_output=True, text=True, timeout=timeout,
-                          env=standin_env(workdir))
+    return subprocess.run(
+        slurm_snakemake_argv(workdir, *args), capture_output=True, text=True, timeout=timeout, env=standin_env(workdir)
+    )
 
 
 def start_slurm(workdir: Path, *args: str, console_name: str = "console.txt") -> subprocess.Popen[str]:
     """Snakemake in the background, its console in workdir/<console_name>."""
     with open(workdir / console_name, "w") as console:  # the child keeps its own descriptor
-        return subprocess.Popen(slurm_snakemake_argv(workdir, *args), stdout=console, stderr=subprocess.STDOUT,
-                                text=True, env=standin_env(workdir))
+        return subprocess.Popen(
+            slurm_snakemake_argv(workdir, *args),
+            stdout=console,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=standin_env(workdir),
+        )
 
 
 def slurm_job_ids(console: str) -> dict[str, list[int]]:
@@ -126,9 +148,15 @@ def standin_sweep(workdir: Path, configurations: dict[str, Any], **cluster: Any)
     config = {
         "engines": {"llama": {"kind": "llamacpp", "model": "tiny", "executable": str(exe)}},
         "models": {"tiny": {"path": str(model)}},
-        "benchmark": {"runs": 2, "max_tokens": 16, "warmup_max_tokens": 4, "stop_grace_s": 0.5,
-                      "ready_timeout_s": 300, "request_timeout_s": 20,
-                      "prompts": str(REPO / "config" / "prompts.txt")},
+        "benchmark": {
+            "runs": 2,
+            "max_tokens": 16,
+            "warmup_max_tokens": 4,
+            "stop_grace_s": 0.5,
+            "ready_timeout_s": 300,
+            "request_timeout_s": 20,
+            "prompts": str(REPO / "config" / "prompts.txt"),
+        },
         "cluster": {"cpus_per_task": 1, "mem_mb": 500, **cluster},
         "configurations": configurations,
     }

@@ -21,8 +21,13 @@ NODE = 'mount -t tmpfs simulated-node /run/lock && for label in "$@"; do "$PYTHO
 def node(*labels: str, cache: Path) -> subprocess.Popen[str]:
     env = {**os.environ, "SPECSWEEP_CACHE": str(cache), "PYTHON": sys.executable, "HOLDER": str(HOLDER)}
     env.pop("SPECSWEEP_LOCK_DIR", None)
-    return subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", NODE, "node", *labels],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c", NODE, "node", *labels],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def spans(*nodes: subprocess.Popen[str]) -> dict[str, tuple[float, float]]:

@@ -41,9 +41,16 @@ def planned_jobs(text: str) -> dict[str, int]:
 def hanging_victim(workdir: Path) -> dict[str, dict]:
     """A baseline and a configuration whose server never becomes ready while workdir/fault-on exists."""
     (workdir / "fault-on").touch()
-    return {"base": {"baseline": True},
-            "victim": {"env": {"STANDIN_MODE": "hang-before-ready", "STANDIN_ONLY_IF": str(workdir / "fault-on"),
-                               "STANDIN_STARTED": str(workdir / "victim-started")}}}
+    return {
+        "base": {"baseline": True},
+        "victim": {
+            "env": {
+                "STANDIN_MODE": "hang-before-ready",
+                "STANDIN_ONLY_IF": str(workdir / "fault-on"),
+                "STANDIN_STARTED": str(workdir / "victim-started"),
+            }
+        },
+    }
 
 
 def victim_running(workdir: Path) -> int | None:
@@ -58,8 +65,13 @@ def assert_stopped_and_kept(workdir: Path, exe: Path, reason: str, kept_before: 
     """The engine group is gone from the node; a new failed/<time>/ holds the launch record and the error."""
     assert wait_for(lambda: not processes_running(exe), 15), "the stand-in engine survived on the node"
     # the session copies its evidence after stopping the engine: give it a moment
-    assert wait_for(lambda: len(failed_dirs(workdir, "victim")) > kept_before
-                    and (failed_dirs(workdir, "victim")[-1] / "error.txt").exists(), 15)
+    assert wait_for(
+        lambda: (
+            len(failed_dirs(workdir, "victim")) > kept_before
+            and (failed_dirs(workdir, "victim")[-1] / "error.txt").exists()
+        ),
+        15,
+    )
     kept = failed_dirs(workdir, "victim")
     assert len(kept) == kept_before + 1, kept
     assert (kept[-1] / "launch.json").exists()
@@ -109,11 +121,15 @@ def test_ctrl_c_then_scancel_stop_the_engine_keep_the_evidence_and_a_rerun_compl
 def test_time_limit_and_an_engine_that_does_not_start_reach_the_console(standin_workdir):
     workdir = standin_workdir
     (workdir / "fault-on").touch()
-    exe = standin_sweep(workdir, {
-        "base": {"baseline": True},
-        "slow": {"env": {"STANDIN_MODE": "hang-before-ready"}},
-        "broken": {"env": {"STANDIN_MODE": "exit-at-start"}},
-    }, runtime_min=1)
+    exe = standin_sweep(
+        workdir,
+        {
+            "base": {"baseline": True},
+            "slow": {"env": {"STANDIN_MODE": "hang-before-ready"}},
+            "broken": {"env": {"STANDIN_MODE": "exit-at-start"}},
+        },
+        runtime_min=1,
+    )
     done = run_slurm(workdir, "--keep-going", "all")
     console = done.stdout + done.stderr
     assert done.returncode != 0
@@ -145,21 +161,32 @@ def test_a_node_without_the_project_says_so_on_the_console(standin_workdir, tmp_
     standin_sweep(workdir, {"base": {"baseline": True}})
     venv = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    site = Path(subprocess.run([venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                               capture_output=True, text=True, check=True).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     import specsweep
 
     project = site / "project.pth"
     project.write_text(f"{Path(specsweep.__file__).parents[1]}\n")
     (site / "deps.pth").write_text(f"{sysconfig.get_path('purelib')}\n")
     # The node is taken by another job, so the sweep's jobs wait until the project has gone.
-    holder = subprocess.run(["sbatch", "--parsable", "--exclusive", "-t", "2", "--wrap", "sleep 25"],
-                            capture_output=True, text=True, check=True).stdout.strip()
+    holder = subprocess.run(
+        ["sbatch", "--parsable", "--exclusive", "-t", "2", "--wrap", "sleep 25"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     try:
         argv = [str(venv / "bin" / "python"), *slurm_snakemake_argv(workdir, "all")[1:]]
         with open(workdir / "console.txt", "w") as console:
-            snakemake = subprocess.Popen(argv, stdout=console, stderr=subprocess.STDOUT, text=True,
-                                         env=standin_env(workdir))
+            snakemake = subprocess.Popen(
+                argv, stdout=console, stderr=subprocess.STDOUT, text=True, env=standin_env(workdir)
+            )
             submitted = wait_for(lambda: "submitted with SLURM jobid" in (workdir / "console.txt").read_text(), 120)
             project.unlink()  # the job still waits for the node: when it starts, the project is gone
             assert submitted, (workdir / "console.txt").read_text()[-3000:]
@@ -169,4 +196,3 @@ def test_a_node_without_the_project_says_so_on_the_console(standin_workdir, tmp_
     out = (workdir / "console.txt").read_text()
     assert "specsweep: a job failed on its node: specsweep cannot be imported by" in out, out[-4000:]
     assert "Every node needs the project's environment at the same path" in out
-

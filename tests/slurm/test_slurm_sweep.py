@@ -33,13 +33,30 @@ def sweeps(tmp_path_factory) -> dict[str, Path | str]:
     local, slurm = tmp_path_factory.mktemp("local"), tmp_path_factory.mktemp("slurm")
     for workdir in (local, slurm):
         (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    done = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory",
-                           str(local), "--configfile", str(local / "config.yaml"), "--cores", "1", "all"],
-                          capture_output=True, text=True, timeout=3600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(local),
+            "--configfile",
+            str(local / "config.yaml"),
+            "--cores",
+            "1",
+            "all",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     # --verbose: the plugin prints each sbatch command line
-    on_slurm = subprocess.run(slurm_snakemake_argv(slurm, "--verbose", "all"), capture_output=True, text=True,
-                              timeout=3600)
+    on_slurm = subprocess.run(
+        slurm_snakemake_argv(slurm, "--verbose", "all"), capture_output=True, text=True, timeout=3600
+    )
     console = on_slurm.stdout + on_slurm.stderr
     (slurm / "console.txt").write_text(console)
     if on_slurm.returncode != 0:

@@ -7,16 +7,23 @@ import subprocess
 import sys
 from pathlib import Path
 
-from specsweep import nodelock
+from specsweep import locks
 
 HOLDER = Path(__file__).with_name("lock_holder.py")
 
 
 def hold_together(holders: list[dict[str, str]], seconds: float = 1.0) -> list[tuple[float, float]]:
     """Start one lock holder per environment at once; return each one's (start, end) of holding."""
-    processes = [subprocess.Popen([sys.executable, str(HOLDER), str(i), str(seconds)], env=env,
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-                 for i, env in enumerate(holders)]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, str(HOLDER), str(i), str(seconds)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        for i, env in enumerate(holders)
+    ]
     spans = []
     for process in processes:
         out, _ = process.communicate(timeout=60)
@@ -37,7 +44,9 @@ def test_two_nodes_sharing_one_cache_measure_at_once_and_one_node_never_does(tmp
     for folder in node.values():
         Path(folder).mkdir(parents=True)
     base = {**os.environ, "SPECSWEEP_CACHE": shared_cache}
-    across = hold_together([{**base, "SPECSWEEP_LOCK_DIR": node["node1"]}, {**base, "SPECSWEEP_LOCK_DIR": node["node2"]}])
+    across = hold_together(
+        [{**base, "SPECSWEEP_LOCK_DIR": node["node1"]}, {**base, "SPECSWEEP_LOCK_DIR": node["node2"]}]
+    )
     within = hold_together([{**base, "SPECSWEEP_LOCK_DIR": node["node1"]}] * 2)
     assert overlap(across), across
     assert not overlap(within), within
@@ -47,10 +56,10 @@ def test_two_nodes_sharing_one_cache_measure_at_once_and_one_node_never_does(tmp
 def test_the_lock_is_in_a_node_local_directory_and_named_after_the_cache(tmp_path, monkeypatch):
     monkeypatch.delenv("SPECSWEEP_LOCK_DIR", raising=False)
     monkeypatch.setenv("SPECSWEEP_CACHE", str(tmp_path / "a"))
-    first = nodelock.measure_lock_path()
-    assert str(first.parent) in nodelock.NODE_LOCAL_DIRS
+    first = locks.measure_lock_path()
+    assert str(first.parent) in locks.NODE_LOCAL_DIRS
     assert not str(first).startswith(str(tmp_path))
     monkeypatch.setenv("SPECSWEEP_CACHE", str(tmp_path / "b"))
-    assert nodelock.measure_lock_path() != first  # separate caches (users, tests) keep separate locks
+    assert locks.measure_lock_path() != first  # separate caches (users, tests) keep separate locks
     monkeypatch.setenv("SPECSWEEP_LOCK_DIR", str(tmp_path / "local"))
-    assert nodelock.measure_lock_path().parent == tmp_path / "local"
+    assert locks.measure_lock_path().parent == tmp_path / "local"
