@@ -151,12 +151,14 @@ def _first_termination_only() -> Iterator[list[BaseException]]:
 
     A cancelled or timed-out Slurm job signals every process of its step, and Snakemake on the node
     then signals its job again: without this the second SIGTERM killed the session after the engine
-    was stopped but before ``failed/`` was written. Append to the list to ignore every further one.
+    was stopped but before ``failed/`` was written. A signal that arrives while an exception is on its
+    way out (the first termination, stopping the engine, writing launch.json) is ignored too; append
+    to the list to ignore every further one.
     """
     terminating: list[BaseException] = []
 
     def once(signum: int, _frame: object) -> None:
-        if not terminating:
+        if not terminating and sys.exc_info()[1] is None:
             terminating.append(Terminated(f"received {signal.Signals(signum).name}"))
             raise terminating[0]
 
