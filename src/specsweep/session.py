@@ -68,6 +68,12 @@ class SessionPaths:
     stale_pgid: Path
     failed_root: Path
 
+    @property
+    def shadow(self) -> Path:
+        """Hard links to the session's evidence under names Snakemake does not know: on a cluster,
+        Snakemake on the node deletes a cancelled job's outputs while the session is still keeping them."""
+        return self.failed_root.parent / ".session"
+
     @classmethod
     def of(cls, name: str, runs: int) -> SessionPaths:
         """A configuration's session files in the results tree (the bench rule's outputs and more)."""
@@ -143,6 +149,8 @@ def measure(session: Session, progress: TextIO = sys.stderr) -> None:
             kept = _keep_for_post_mortem(paths, error)
             print(f"{name}: FAILED ({error}); partial results kept in {kept}", file=progress, flush=True)
             raise
+        finally:
+            shutil.rmtree(paths.shadow, ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -207,7 +215,8 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
         ),  # code, software, host and GPUs as they are while measured
     )
     launch.placement = placement(launch.machine)  # node, GPU models, driver, Slurm job
-    write_json(paths.launch, launch.to_json())
+    shutil.rmtree(paths.shadow, ignore_errors=True)  # a killed session's links
+    _write_evidence(paths, paths.launch, launch.to_json())
     paths.log.unlink(missing_ok=True)
     shutil.rmtree(extra_runs_dir(paths.runs[0].parent), ignore_errors=True)  # a previous session's extras
     memory = _gpu_memory_record(configuration, benchmark)
@@ -221,6 +230,8 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
             else attach(engine.settings, paths.log)
         )
         with server as process:
+            if paths.log.exists():
+                _link_evidence(paths, paths.log)  # the server appends to it: the link sees everything
             launch.pid = process.pid
             ready_s = wait_until_ready(
                 process,
@@ -232,7 +243,7 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
             launch.ready_s = round(ready_s, 3)
             launch.engine = engine.check_started(base_url, configuration)
             launch.status = "ready"
-            write_json(paths.launch, launch.to_json())
+            _write_evidence(paths, paths.launch, launch.to_json())
             if launch.engine.get("warning"):
                 print(f"{name}: WARNING: {launch.engine['warning']}", file=progress, flush=True)
             print(
@@ -252,7 +263,7 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
                 label = f"run {index + 1}/{declared}" if index < declared else f"run {index + 1} (adaptive)"
                 with _server_death_named(process, f"{label} ({index} completed)", paths.log):
                     record = _measured_run(engine, base_url, prompts, index, benchmark)
-                write_json(run_path, record.to_json())
+                _write_evidence(paths, run_path, record.to_json())
                 rates.append(record.decode_tokens_per_s)
                 print(
                     f"{name}: {label}: {record.decode_tokens_per_s:.1f} tok/s "
@@ -269,8 +280,9 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
         if launch.status != "completed":
             launch.status = "failed"
         unreleased = _check_gpu_release(memory, benchmark, launch)
-        write_json(paths.launch, launch.to_json())
-        _redact_log(paths.log, secret_values(env) + secret_arg_values(argv))
+        _write_evidence(paths, paths.launch, launch.to_json())
+        for log in (paths.log, _shadow_of(paths, paths.log)):
+            _redact_log(log, secret_values(env) + secret_arg_values(argv))
     if unreleased is not None:
         raise unreleased
 
@@ -406,13 +418,34 @@ def _redact_log(log: Path, secrets: list[str]) -> None:
         atomic_write(log, redact_values(log.read_text(errors="replace"), secrets))
 
 
+def _shadow_of(paths: SessionPaths, path: Path) -> Path:
+    return paths.shadow / path.relative_to(paths.failed_root.parent)
+
+
+def _link_evidence(paths: SessionPaths, path: Path) -> None:
+    link = _shadow_of(paths, path)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.unlink(missing_ok=True)
+    try:
+        os.link(path, link)
+    except OSError:  # a filesystem without hard links: a copy, which misses what is appended later
+        shutil.copy2(path, link)
+
+
+def _write_evidence(paths: SessionPaths, path: Path, record: dict[str, Any]) -> None:
+    """Write an output record and link it into ``paths.shadow`` (each write is a new file)."""
+    write_json(path, record)
+    _link_evidence(paths, path)
+
+
 def _keep_for_post_mortem(paths: SessionPaths, error: BaseException) -> Path:
     kept = paths.failed_root / now_stamp()
     kept.mkdir(parents=True, exist_ok=True)
     for path in [paths.log, paths.launch, *with_extra_runs(paths.runs)]:
-        if path.exists():
+        source = path if path.exists() else _shadow_of(paths, path)  # an output deleted by Snakemake
+        if source.exists():
             target = kept / path.relative_to(paths.failed_root.parent)
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, target)
+            shutil.copy2(source, target)
     atomic_write(kept / "error.txt", "".join(traceback.format_exception(error)))
     return kept
