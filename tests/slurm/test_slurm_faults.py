@@ -176,7 +176,7 @@ def test_a_node_without_the_project_says_so_on_the_console(standin_workdir, tmp_
     (site / "deps.pth").write_text(f"{sysconfig.get_path('purelib')}\n")
     # The node is taken by another job, so the sweep's jobs wait until the project has gone.
     holder = subprocess.run(
-        ["sbatch", "--parsable", "--exclusive", "-t", "2", "--wrap", "sleep 25"],
+        ["sbatch", "--parsable", "--exclusive", "-t", "2", "-o", "/dev/null", "-D", str(workdir), "--wrap", "sleep 25"],
         capture_output=True,
         text=True,
         check=True,
