@@ -2,8 +2,8 @@
 as on a real node), all sharing one cache directory (as a cluster's shared filesystem would).
 
 Two nodes measure at the same time even though their cache is one path; two sessions on one node never
-overlap. (A second slurmd on this host would need a Slurm built with --enable-multiple-slurmd, which
-Debian's is not; the namespaces give each simulated node what makes it a node for the lock.)
+overlap. (A second slurmd on this host was not attempted: several slurmd on one host need a Slurm built
+with --enable-multiple-slurmd; the namespaces give each simulated node what makes it a node for the lock.)
 """
 
 from __future__ import annotations
