@@ -230,8 +230,7 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
             else attach(engine.settings, paths.log)
         )
         with server as process:
-            if paths.log.exists():
-                _link_evidence(paths, paths.log)  # the server appends to it: the link sees everything
+            _link_log(paths)
             launch.pid = process.pid
             ready_s = wait_until_ready(
                 process,
@@ -422,20 +421,23 @@ def _shadow_of(paths: SessionPaths, path: Path) -> Path:
     return paths.shadow / path.relative_to(paths.failed_root.parent)
 
 
-def _link_evidence(paths: SessionPaths, path: Path) -> None:
-    link = _shadow_of(paths, path)
+def _link_log(paths: SessionPaths) -> None:
+    """A hard link to the server log, which the server appends to: the link sees everything."""
+    link = _shadow_of(paths, paths.log)
     link.parent.mkdir(parents=True, exist_ok=True)
     link.unlink(missing_ok=True)
-    try:
-        os.link(path, link)
-    except OSError:  # a filesystem without hard links: a copy, which misses what is appended later
-        shutil.copy2(path, link)
+    # already deleted, or a filesystem without hard links: then only the output itself can be kept
+    with contextlib.suppress(OSError):
+        os.link(paths.log, link)
 
 
 def _write_evidence(paths: SessionPaths, path: Path, record: dict[str, Any]) -> None:
-    """Write an output record and link it into ``paths.shadow`` (each write is a new file)."""
+    """Write an output record, and first the same record into ``paths.shadow`` (from memory: the output
+    may be deleted at any time)."""
+    shadow = _shadow_of(paths, path)
+    shadow.parent.mkdir(parents=True, exist_ok=True)
+    write_json(shadow, record)
     write_json(path, record)
-    _link_evidence(paths, path)
 
 
 def _keep_for_post_mortem(paths: SessionPaths, error: BaseException) -> Path:
