@@ -444,10 +444,12 @@ def _keep_for_post_mortem(paths: SessionPaths, error: BaseException) -> Path:
     kept = paths.failed_root / now_stamp()
     kept.mkdir(parents=True, exist_ok=True)
     for path in [paths.log, paths.launch, *with_extra_runs(paths.runs)]:
-        source = path if path.exists() else _shadow_of(paths, path)  # an output deleted by Snakemake
-        if source.exists():
-            target = kept / path.relative_to(paths.failed_root.parent)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
+        target = kept / path.relative_to(paths.failed_root.parent)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # the shadow first: Snakemake may delete the output at any moment, even mid-copy
+        for source in (_shadow_of(paths, path), path):
+            with contextlib.suppress(FileNotFoundError):
+                shutil.copyfile(source, target)
+                break
     atomic_write(kept / "error.txt", "".join(traceback.format_exception(error)))
     return kept
