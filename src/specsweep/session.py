@@ -445,9 +445,9 @@ def _keep_for_post_mortem(paths: SessionPaths, error: BaseException) -> Path:
     kept.mkdir(parents=True, exist_ok=True)
     for path in [paths.log, paths.launch, *with_extra_runs(paths.runs)]:
         target = kept / path.relative_to(paths.failed_root.parent)
-        target.parent.mkdir(parents=True, exist_ok=True)
         # the shadow first: Snakemake may delete the output at any moment, even mid-copy
-        for source in (_shadow_of(paths, path), path):
+        for source in (s for s in (_shadow_of(paths, path), path) if s.exists()):
+            target.parent.mkdir(parents=True, exist_ok=True)
             with contextlib.suppress(FileNotFoundError):
                 shutil.copyfile(source, target)
                 break
