@@ -92,6 +92,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Connection", "close")
         self.end_headers()
+        sent: list[float] = []
         for i in range(n):
             if i == AFTER and "stall-mid-stream" in MODES:
                 log("stalling mid-stream")
@@ -109,9 +110,13 @@ class Handler(BaseHTTPRequestHandler):
             event = {"content": "x", "tokens": [i], "stop": False}
             self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
             self.wfile.flush()
+            sent.append(time.perf_counter())
             time.sleep(0.002)
+        # its own clock, as llama.cpp's: (n - 1) tokens from the first token to the last
+        predicted_ms = 1000.0 * (sent[-1] - sent[0]) if len(sent) > 1 else 0.0
         final = {"content": "", "stop": True, "stop_type": "limit", "tokens_predicted": n, "tokens_evaluated": 4,
-                 "timings": {"predicted_n": n, "predicted_ms": 2.0 * n, "predicted_per_second": 500.0}}
+                 "timings": {"predicted_n": n, "predicted_ms": predicted_ms,
+                             "predicted_per_second": 1000.0 * (n - 1) / predicted_ms if predicted_ms else None}}
         self.wfile.write(b"data: " + json.dumps(final).encode() + b"\n\n")
         self.wfile.flush()
         self.close_connection = True

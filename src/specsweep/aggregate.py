@@ -14,6 +14,7 @@ import pandas as pd
 from specsweep import stats
 from specsweep.atomic import atomic_open
 from specsweep.config import Configuration, parameter_value, swept_parameters
+from specsweep.rate_check import kept_and_excluded
 from specsweep.redact import REDACTED, is_secret
 from specsweep.stats import describe
 
@@ -25,7 +26,9 @@ COLUMNS: dict[str, str] = {
     "engine_version": "version or build the server reported (llama.cpp /props build_info)",
     "baseline": "true for the baseline configuration",
     "status": "ok, or why the configuration has no result",
-    "runs": "measured runs",
+    "runs": "measured runs the statistics rest on",
+    "runs_excluded": "runs kept on disk but left out of the statistics: the client's decode rate disagreed with "
+                     "the engine's own beyond benchmark.rate_tolerance_pct, or could not be timed",
     "tokens_per_run": "tokens generated in each run (all runs must equal benchmark.max_tokens)",
     "tok_s_mean": "client-measured decode throughput, mean over runs (tokens/s; first token excluded)",
     "tok_s_std": "sample standard deviation over runs (tokens/s)",
@@ -69,6 +72,8 @@ def summarise(configurations: dict[str, Configuration], runs: dict[str, list[dic
               launches: dict[str, dict[str, Any]]) -> pd.DataFrame:
     swept = swept_parameters(configurations)
     baseline = next(c.name for c in configurations.values() if c.baseline)
+    excluded = {name: len(kept_and_excluded(records)[1]) for name, records in runs.items()}
+    runs = {name: kept_and_excluded(records)[0] for name, records in runs.items()}
     baseline_texts = {r["prompt_index"]: r["text_sha256"] for r in runs.get(baseline, [])}
     rates = {c.name: [r["client"]["decode_tokens_per_s"] for r in runs.get(c.name, [])]
              for c in configurations.values()}
@@ -87,7 +92,9 @@ def summarise(configurations: dict[str, Configuration], runs: dict[str, list[dic
                               ("speedup_p_value", "p_value")):
         frame[column] = [getattr(r, attribute) if r else None for r in ratios.values()]
     frame["significant"] = [r.significant if r else None for r in ratios.values()]
-    frame["warnings"] = ["; ".join(stats.warnings_for(throughput[name], ratios[name]))
+    frame["runs_excluded"] = [excluded.get(name, 0) for name in frame["configuration"]]
+    frame["warnings"] = ["; ".join(stats.warnings_for(throughput[name], ratios[name]) + (
+        [f"{excluded[name]} run(s) excluded: client and engine rates disagree"] if excluded.get(name) else []))
                          for name in frame["configuration"]]
     ordered = [c for c in COLUMNS if c in frame.columns]
     ordered[ordered.index("status") + 1:ordered.index("status") + 1] = swept

@@ -31,6 +31,12 @@ class ConfigError(ValueError):
     """A configuration problem, worded for the user: which key, what is wrong, how to fix it."""
 
 
+# Free text that changes neither the launch nor the measurement: editing it reruns nothing.
+NOT_IDENTITY = frozenset({"description"})
+# An error message quotes at most this much of the offending value (never a whole expanded document).
+MAX_QUOTED = 300
+
+
 @dataclass(frozen=True)
 class Configuration:
     """One server configuration after grid expansion and merging with its engine's defaults."""
@@ -58,7 +64,8 @@ class Configuration:
         in .snakemake/metadata in plain text; the job reads the real values from the config."""
         defaults = {f.name: f.default_factory() if f.default_factory is not MISSING else f.default
                     for f in fields(self) if f.default is not MISSING or f.default_factory is not MISSING}
-        values = {k: v for k, v in asdict(self).items() if k not in defaults or v != defaults[k]}
+        values = {k: v for k, v in asdict(self).items()
+                  if k not in NOT_IDENTITY and (k not in defaults or v != defaults[k])}
         return redact_mapping(values, replace=fingerprint)
 
 
@@ -75,7 +82,8 @@ def validate_schema(raw: dict[str, Any]) -> dict[str, Any]:
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(raw))
     if error is not None:
         path = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-        raise ConfigError(f"invalid configuration at '{path}': {error.message}. "
+        message = error.message if len(error.message) <= MAX_QUOTED else f"{error.message[:MAX_QUOTED]}... (cut)"
+        raise ConfigError(f"invalid configuration at '{path}': {message}. "
                           f"See config/README.md for the allowed keys and values.")
     config = copy.deepcopy(raw)
     validate(config, str(SCHEMA), set_default=True)

@@ -28,6 +28,7 @@ from specsweep.config import Configuration
 from specsweep.engines.base import Engine, GenerationRequest
 from specsweep.engines.external import attach
 from specsweep.provenance import machine as machine_snapshot
+from specsweep.rate_check import DEFAULT_TOLERANCE_PCT, exclusion_reason
 from specsweep.redact import (
     redact_argv,
     redact_env,
@@ -149,11 +150,16 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
                 label = f"run {index + 1}/{declared}" if index < declared else f"run {index + 1} (adaptive)"
                 with _server_death_named(process, f"{label} ({index} completed)", paths.log):
                     record = _measured_run(engine, base_url, prompts, index, benchmark)
+                record["excluded"] = exclusion_reason(
+                    record, float(benchmark.get("rate_tolerance_pct", DEFAULT_TOLERANCE_PCT)))
                 write_json(run_path, record)
                 client = record["client"]
                 rates.append(client["decode_tokens_per_s"])
                 print(f"{name}: {label}: {client['decode_tokens_per_s']:.1f} tok/s "
                       f"(TTFT {1000 * client['ttft_s']:.0f} ms)", file=progress, flush=True)
+                if record["excluded"]:
+                    print(f"{name}: WARNING: {label} is excluded from the statistics (kept in {run_path}): "
+                          f"{record['excluded']}", file=progress, flush=True)
                 if process.poll() is not None:
                     raise ServerError(f"the server exited with status {process.returncode} during the runs")
             print(f"{name}: {launch['repetitions']['stopped_because']}", file=progress, flush=True)

@@ -8,6 +8,7 @@ from specsweep import config as sweep_config
 from specsweep.adaptive import with_extra_runs
 from specsweep import drift as sweep_drift
 from specsweep import provenance as sweep_provenance
+from specsweep import strict_yaml
 from specsweep.redact import fingerprint, redact_mapping
 from specsweep.launchplan import check_configurations
 from specsweep.parsers import log_format_of as engine_log_format
@@ -19,6 +20,9 @@ from specsweep.parsers.user import compile_parsers
 USER_CONFIG = copy.deepcopy(config)
 
 try:
+    # Duplicate keys and alias bombs, which YAML itself lets through (silently, or expanding later).
+    for path in workflow.configfiles:
+        strict_yaml.check_file(path)
     # JSON schema (workflow/schemas/config.schema.yaml, via snakemake.utils.validate, which
     # fills in defaults), then the checks a schema cannot express.
     config.update(sweep_config.validate_schema(config))
