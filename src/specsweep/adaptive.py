@@ -9,7 +9,6 @@ session stopped is recorded in ``launch.json`` (``repetitions``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from specsweep.atomic import read_json
 from specsweep.stats import MIN_RUNS_FOR_CI, t_interval
 
 
@@ -67,5 +67,5 @@ def runs_by_configuration(declared: Iterable[str | Path]) -> dict[str, list[dict
     The one loader of run records for the summary, cost model and drift report."""
     runs: dict[str, list[dict[str, Any]]] = {}
     for path in with_extra_runs(declared):
-        runs.setdefault(configuration_of(path), []).append(json.loads(path.read_text()))
+        runs.setdefault(configuration_of(path), []).append(read_json(path))
     return runs

@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from specsweep import gpu
 from specsweep.adaptive import extra_runs_dir, next_step, with_extra_runs
-from specsweep.atomic import atomic_write, write_json
+from specsweep.atomic import ErrorReserve, atomic_write, keep_copy, write_json
 from specsweep.cache import measuring, sha256_bytes
 from specsweep.client import stream_post, timings_from_arrivals
 from specsweep.config import Configuration
@@ -85,12 +85,19 @@ def measure(configuration: Configuration, engine: Engine, benchmark: dict[str, A
     if (pgid := stale.stop_if_running(grace)) is not None:
         print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
     with measuring(progress, name):
+        reserve = ErrorReserve(paths.failed_root.parent)
         try:
             _session(configuration, engine, benchmark, prompts, host, port, paths, stale, progress)
         except BaseException as error:
-            kept = _keep_for_post_mortem(paths, error)
-            print(f"{name}: FAILED ({error}); partial results kept in {kept}", file=progress, flush=True)
+            print(f"{name}: FAILED ({error})", file=progress, flush=True)  # the original error, whatever follows
+            try:
+                kept = _keep_for_post_mortem(paths, error, reserve)
+                print(f"{name}: partial results kept in {kept}", file=progress, flush=True)
+            except OSError as keeping:  # e.g. a full disk: said, and the original error is still the one raised
+                print(f"{name}: WARNING: could not keep all partial results ({keeping})", file=progress, flush=True)
             raise
+        finally:
+            reserve.release()
 
 
 def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, Any], prompts: list[str],
@@ -110,6 +117,7 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
         print(f"{name}: WARNING: {warning}", file=progress, flush=True)
     launch: dict[str, Any] = {
         "configuration": redact_mapping(configuration.as_params()),  # its env may hold a token
+        "benchmark": redact_mapping(benchmark),  # with the configuration: what these runs were measured under
         "argv": redact_argv(argv), "port": port, "host": host,
         "env_set": redact_env(configuration.env), "env": redact_env(env), "pid": None,
         "launched_at": now_iso(), "status": "launching", "warnings": warnings,
@@ -281,14 +289,20 @@ def _redact_log(log: Path, secrets: list[str]) -> None:
         atomic_write(log, redact_values(log.read_text(errors="replace"), secrets))
 
 
-def _keep_for_post_mortem(paths: SessionPaths, error: BaseException) -> Path:
+def _keep_for_post_mortem(paths: SessionPaths, error: BaseException, reserve: ErrorReserve) -> Path:
+    """Link the session's files into ``failed/<timestamp>/`` (Snakemake deletes the originals next), and the
+    traceback into its error.txt first; neither needs free space (a hard link, the reserved error file)."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     kept = paths.failed_root / stamp
     kept.mkdir(parents=True, exist_ok=True)
+    reserve.write(kept / "error.txt", "".join(traceback.format_exception(error)))
+    problems = []
     for path in [paths.log, paths.launch, *with_extra_runs(paths.runs)]:
         if path.exists():
-            target = kept / path.relative_to(paths.failed_root.parent)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, target)
-    atomic_write(kept / "error.txt", "".join(traceback.format_exception(error)))
+            try:
+                keep_copy(path, kept / path.relative_to(paths.failed_root.parent))
+            except OSError as problem:
+                problems.append(f"{path}: {problem}")
+    if problems:
+        raise OSError(f"kept in {kept} except {'; '.join(problems)}")
     return kept

@@ -8,14 +8,13 @@ Each step writes its progress to the console and to its ``log:`` file.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from specsweep.atomic import atomic_write, write_json
+from specsweep.atomic import atomic_write, read_json, write_json
 from specsweep.config import Configuration, configurations_of
 
 # Every job is a fresh Python that imports this module: each step imports what it uses (pandas, scipy,
@@ -88,8 +87,8 @@ def bench_configuration(smk: Any) -> None:
     from specsweep.session import SessionPaths, measure, read_prompts
 
     configuration = configurations_of(smk.config)[smk.wildcards.cfg]  # params hold fingerprints of secrets
-    engine_record = json.loads(Path(smk.input.engine).read_text())
-    model_records = {Path(p).stem: json.loads(Path(p).read_text()) for p in smk.input.models}
+    engine_record = read_json(smk.input.engine)
+    model_records = {Path(p).stem: read_json(p) for p in smk.input.models}
     executable = engine_record.get("executable")
     if executable and not Path(executable).is_file():
         raise FileNotFoundError(f"{executable} is gone from the cache; rebuild it with "
@@ -121,7 +120,7 @@ def summarise(smk: Any) -> None:
 
     configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
     runs = {name: [] for name in configurations} | runs_by_configuration(smk.input.runs)
-    launches = {Path(p).parent.name: json.loads(Path(p).read_text()) for p in smk.input.launches}
+    launches = {Path(p).parent.name: read_json(p) for p in smk.input.launches}
     with progress_to(smk.log[0]) as progress:
         for log, output in zip(smk.input.server_logs, smk.output.profiles, strict=True):
             name = Path(log).parent.name
@@ -193,12 +192,12 @@ def sweep_provenance(smk: Any) -> None:
     from specsweep.cache import sha256_file
 
     config_hash = provenance.config_sha256(smk.config)  # the effective config (schema defaults filled)
-    engines = {p: json.loads(Path(p).read_text()) for p in smk.input.engines}
-    model_records = {p: json.loads(Path(p).read_text()) for p in smk.input.models}
+    engines = {p: read_json(p) for p in smk.input.engines}
+    model_records = {p: read_json(p) for p in smk.input.models}
     records, files = {}, {}
     with progress_to(smk.log[0]) as progress:
         for launch_path, output in zip(smk.input.launches, smk.output.configurations, strict=True):
-            launch = json.loads(Path(launch_path).read_text())
+            launch = read_json(launch_path)
             name, sources = Path(launch_path).parent.name, smk.params.sources[Path(launch_path).parent.name]
             # Sessions record the machine at launch; a launch.json from before that gets today's snapshot, marked so.
             later = None if launch.get("machine") else provenance.machine()
@@ -286,7 +285,7 @@ def plan_configuration(smk: Any) -> None:
 def write_commands(smk: Any) -> None:
     import specsweep.launchplan as launchplan
 
-    plans = [json.loads(Path(p).read_text()) for p in smk.input]
+    plans = [read_json(p) for p in smk.input]
     with progress_to(smk.log[0]) as progress:
         atomic_write(smk.output[0], launchplan.commands_script(plans))
         print(f"{len(plans)} launches written to {smk.output[0]}", file=progress)

@@ -1,5 +1,7 @@
 import copy
 import re
+import sys
+from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
@@ -9,6 +11,8 @@ from specsweep.adaptive import with_extra_runs
 from specsweep import drift as sweep_drift
 from specsweep import provenance as sweep_provenance
 from specsweep import strict_yaml
+from specsweep import history as sweep_history
+from specsweep import outdated as sweep_outdated
 from specsweep.redact import fingerprint, redact_mapping
 from specsweep.launchplan import check_configurations
 from specsweep.parsers import log_format_of as engine_log_format
@@ -143,6 +147,10 @@ def run_files(wildcards):
     ]
 
 
+# A summary.csv that rests on a deleted run file, or the provisional one of a failed sweep, is remade.
+sweep_outdated.check_summary("results/summary.csv", run_files(None), sys.stderr)
+
+
 def engine_settings(wildcards):
     return engine_identity(wildcards.engine)
 
@@ -234,10 +242,22 @@ def archive_inputs(wildcards):
 
 def summarise_what_finished():
     """onerror: list every configuration in results/summary.csv, failed ones with their evidence."""
-    import sys
     from specsweep import incomplete
 
     try:
-        incomplete.write_summary(CONFIGURATIONS, len(RUNS), "results", sys.stderr)
+        incomplete.write_summary(
+            CONFIGURATIONS, len(RUNS), "results", BENCH, sys.stderr
+        )
     except Exception as error:  # a report of a failure must not hide the failure itself
         print(f"specsweep: no partial summary ({error!r})", file=sys.stderr)
+
+
+def keep_previous_sessions():
+    """onstart: before Snakemake deletes the outputs of a measuring job about to run, move them to
+    results/<cfg>/history/<launched_at>/ (measurements are never deleted by the pipeline).
+    """
+    for job in workflow.dag.needrun_jobs():
+        if job.rule.name == "bench":
+            sweep_history.keep_previous_session(
+                Path("results") / job.wildcards.cfg, sys.stderr
+            )
