@@ -9,9 +9,12 @@ Faults are chosen with ``STANDIN_MODE`` (comma-separated; the environment, as a 
 
 - ``exit-at-start``: log an error and exit 1 before binding.
 - ``hang-before-ready``: listen, but ``/health`` answers 503 (loading) for ever.
-- ``stall-mid-stream``: stop sending, connection open, after ``STANDIN_AFTER`` events.
+- ``stall-mid-stream[=N]``: stop sending, connection open, after ``STANDIN_AFTER`` events (from the N-th
+  ``/completion`` on; warmups count).
 - ``drop-connection``: close the socket after ``STANDIN_AFTER`` events.
 - ``die-during=N``: SIGKILL itself half-way through the N-th ``/completion`` (warmups count).
+- ``fill-disk-during=N``: half-way through the N-th ``/completion``, write ``STANDIN_FILL`` (a path)
+  until the disk is full, then SIGKILL itself (a session failing on a full disk).
 - ``fork-worker``: fork a worker process (same process group) that sleeps, ignoring SIGTERM.
 - ``ignore-sigterm``: ignore SIGTERM (only SIGKILL stops it).
 - ``bad-json``: interleave malformed ``data:`` lines in the stream and ``/metrics``.
@@ -23,6 +26,7 @@ Faults are chosen with ``STANDIN_MODE`` (comma-separated; the environment, as a 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -94,7 +98,7 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         sent: list[float] = []
         for i in range(n):
-            if i == AFTER and "stall-mid-stream" in MODES:
+            if i == AFTER and "stall-mid-stream" in MODES and int(MODES["stall-mid-stream"] or 0) <= COMPLETIONS:
                 log("stalling mid-stream")
                 time.sleep(3600)
             if i == AFTER and "drop-connection" in MODES:
@@ -102,6 +106,12 @@ class Handler(BaseHTTPRequestHandler):
                 self.connection.shutdown(2)
                 self.close_connection = True
                 return
+            if i == n // 2 and MODES.get("fill-disk-during") == str(COMPLETIONS):
+                with contextlib.suppress(OSError), open(os.environ["STANDIN_FILL"], "wb") as filler:
+                    while True:
+                        filler.write(bytes(4096))
+                        filler.flush()
+                os.kill(os.getpid(), signal.SIGKILL)
             if i == n // 2 and MODES.get("die-during") == str(COMPLETIONS):
                 log("dying with SIGKILL mid-request")
                 os.kill(os.getpid(), signal.SIGKILL)

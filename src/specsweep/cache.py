@@ -52,7 +52,7 @@ def exclusive(lock_path: Path) -> Iterator[None]:
 def measuring(progress: TextIO, label: str) -> Iterator[None]:
     """Exclusive use of the machine (``cache_root()/measure.lock``): every measuring session and every
     engine build holds it, so neither ever runs beside a measurement, whatever ``--cores`` says."""
-    lock = cache_root() / "measure.lock"
-    print(f"{label}: waiting for exclusive use of the machine ({lock})", file=progress, flush=True)
-    with exclusive(lock):
+    from specsweep.machine_lock import hold
+
+    with hold(cache_root() / "measure.lock", label, progress):
         yield

@@ -26,12 +26,12 @@ SESSION_FILES = ("launch.json", "server.log", "runs")  # what one measuring sess
 
 
 def _stamp(launch: dict[str, Any], folder: Path) -> str:
-    """``20261130T232904Z`` from the launch record's ``launched_at``, else from the newest file's mtime."""
+    """``20261130T232904.123456Z`` from the launch record's ``launched_at``, else the newest file's mtime."""
     launched = launch.get("launched_at")
     if isinstance(launched, str) and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", launched):
-        return re.sub(r"[-:]|\.\d+", "", launched)
+        return re.sub(r"[-:]", "", launched)
     newest = max((folder / name).stat().st_mtime for name in SESSION_FILES if (folder / name).exists())
-    return dt.datetime.fromtimestamp(newest, dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    return dt.datetime.fromtimestamp(newest, dt.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
 
 
 def keep_previous_session(folder: Path, progress: TextIO) -> Path | None:

@@ -177,8 +177,14 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
         if launch["status"] != "completed":
             launch["status"] = "failed"
         unreleased = _check_gpu_release(memory, benchmark, launch)
-        write_json(paths.launch, launch)
-        _redact_log(paths.log, secret_values(env) + secret_arg_values(argv))
+        try:
+            write_json(paths.launch, launch)
+            _redact_log(paths.log, secret_values(env) + secret_arg_values(argv))
+        except OSError as problem:  # e.g. a full disk: while a failure propagates, it must stay the error raised
+            if launch["status"] == "completed":
+                raise
+            print(f"{name}: WARNING: could not record the failure in {paths.launch} ({problem})", file=progress,
+                  flush=True)
     if unreleased is not None:
         raise unreleased
 

@@ -84,7 +84,10 @@ def obtain_model(smk: Any) -> None:
 def bench_configuration(smk: Any) -> None:
     from specsweep.engines import adapter
     from specsweep.engines.base import EngineResources
+    from specsweep.job_guard import die_with_snakemake
     from specsweep.session import SessionPaths, measure, read_prompts
+
+    die_with_snakemake()  # never an orphan measuring beside the next run, after a kill -9 of Snakemake
 
     configuration = configurations_of(smk.config)[smk.wildcards.cfg]  # params hold fingerprints of secrets
     engine_record = read_json(smk.input.engine)

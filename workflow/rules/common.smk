@@ -15,6 +15,7 @@ from specsweep import history as sweep_history
 from specsweep import outdated as sweep_outdated
 from specsweep.redact import fingerprint, redact_mapping
 from specsweep.launchplan import check_configurations
+from specsweep.job_guard import other_runs_in
 from specsweep.parsers import log_format_of as engine_log_format
 from specsweep.parsers.user import compile_parsers
 
@@ -38,6 +39,14 @@ try:
     check_configurations(CONFIGURATIONS)
 except sweep_config.ConfigError as error:
     raise WorkflowError(f"configuration error: {error}") from None
+
+# --unlock is safe only when no other run of this folder is alive (after a kill -9 of Snakemake).
+if "--unlock" in sys.argv and (alive := other_runs_in(Path.cwd())):
+    raise WorkflowError(
+        "another run of this folder is still alive, so unlocking now would let two runs write the same "
+        "results: wait for it to end or stop it (kill <pid>), then --unlock:\n  "
+        + "\n  ".join(alive)
+    )
 
 BENCH = config["benchmark"]
 BENCH_IDENTITY = USER_CONFIG.get("benchmark", {})
