@@ -11,11 +11,14 @@ from __future__ import annotations
 import argparse
 import gzip
 import io
+import os
+import subprocess
 import sys
 import tarfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import TextIO
 
 from specsweep.atomic import atomic_open
 from specsweep.cache import sha256_bytes
@@ -59,16 +62,19 @@ def parse_manifest(text: str) -> dict[str, str]:
     return entries
 
 
-def pack(members: dict[str, bytes | Path], out: Path, top: str, secrets: Iterable[str] = ()) -> Packed:
-    """Write ``out`` with every member under ``top/`` plus a manifest of their sha256."""
-    secrets = list(secrets)
+def pack(members: dict[str, bytes | Path], out: Path, top: str, secrets: Iterable[str] = (),
+         redacted_by_key: Iterable[str] = ()) -> Packed:
+    """Write ``out`` with every member under ``top/`` plus a manifest of their sha256. ``secrets`` are replaced
+    by value in every member except ``redacted_by_key`` (e.g. the config, whose secret keys are redacted already:
+    a value substitution there could only alter a key that is not secret)."""
+    secrets, verbatim = list(secrets), set(redacted_by_key)
     contents: dict[str, bytes] = {}
     redacted = []
     for name in sorted(members):
         _check_name(name)
         source = members[name]
         data = source.read_bytes() if isinstance(source, Path) else source
-        clean = redact_values(data, secrets)
+        clean = data if name in verbatim else redact_values(data, secrets)
         if clean != data:
             redacted.append(name)
         contents[name] = clean
@@ -137,6 +143,26 @@ def rebuild_problems(folder: Path, names: Iterable[str]) -> list[str]:
 
 REBUILD_COMMAND = ("PYTHONPATH=code/src snakemake --snakefile code/Snakefile --cores 1 --forcerun summary "
                    "--allowed-rules summary figures rebuild -- rebuild")
+
+
+def rebuild_argv(python: str = sys.executable) -> list[str]:
+    """``REBUILD_COMMAND`` as an argv for ``python`` (run in the unpacked folder with PYTHONPATH=code/src)."""
+    return [python, "-m", *REBUILD_COMMAND.split(" ", 1)[1].split()]
+
+
+def rebuild_in(archive: Path, workdir: Path, log: TextIO) -> list[str]:
+    """Unpack ``archive`` into ``workdir`` and run its README's rebuild command there, no engine reachable;
+    return the problems (empty when every rebuilt table and figure is byte-identical to the manifest)."""
+    with tarfile.open(archive) as tar:
+        tar.extractall(workdir, filter="data")
+    [folder] = [p for p in workdir.iterdir() if p.is_dir()]
+    env = {**os.environ, "PYTHONPATH": "code/src", "SPECSWEEP_CACHE": str(workdir / "no-engine-cache")}
+    done = subprocess.run(rebuild_argv(), cwd=folder, env=env, capture_output=True, text=True, check=False)
+    log.write(done.stdout + done.stderr)
+    check = folder / "results" / "archive" / "rebuild-check.txt"
+    if done.returncode != 0 or not check.is_file():
+        return [f"the archive's own rebuild command failed in {folder} (exit {done.returncode}; its output is above)"]
+    return []
 
 
 def readme(top: str, commit: str | None, dirty: bool | None) -> str:

@@ -235,7 +235,8 @@ def pack_archive(smk: Any) -> None:
     git = provenance.git_state(source) or {}
     members["README.md"] = archive.readme(smk.params.name, git.get("commit"), git.get("dirty")).encode()
     with progress_to(smk.log[0]) as progress:
-        packed = archive.pack(members, Path(smk.output[0]), smk.params.name, secret_values(dict(os.environ)))
+        packed = archive.pack(members, Path(smk.output[0]), smk.params.name, secret_values(dict(os.environ)),
+                              redacted_by_key=["config/config.yaml"])
         for name in packed.redacted:
             print(f"WARNING: {name}: a secret value from the environment was replaced by {REDACTED}", file=progress)
         print(f"{packed.path}: {len(packed.files)} files + manifest, {packed.path.stat().st_size} bytes",
@@ -243,6 +244,10 @@ def pack_archive(smk: Any) -> None:
 
 
 def verify_archive(smk: Any) -> None:
+    """Verified means: every member matches the manifest, and the archive's own rebuild command, run in an
+    empty folder, remakes every table and figure byte for byte."""
+    import tempfile
+
     from specsweep import archive
     from specsweep.cache import sha256_file
 
@@ -254,9 +259,16 @@ def verify_archive(smk: Any) -> None:
         if problems:
             raise RuntimeError(f"{path}: the manifest does not verify ({len(problems)} problems, see above)")
         _top, files = archive.read_members(path)
+        print(f"{path}: {len(files) - 1} files verified against {archive.MANIFEST}; rebuilding it in an empty folder",
+              file=progress)
+        with tempfile.TemporaryDirectory(prefix="specsweep-rebuild-") as empty:
+            problems = archive.rebuild_in(path, Path(empty), progress)  # type: ignore[arg-type]
+        if problems:
+            raise RuntimeError(f"{path}: {problems[0]}")
         atomic_write(smk.output[0], f"{path.name}\nsha256 {sha256_file(path)}\n{len(files) - 1} files, "
-                                       f"every sha256 matches {archive.MANIFEST}\n")
-        print(f"{path}: {len(files) - 1} files verified against {archive.MANIFEST}", file=progress)
+                                       f"every sha256 matches {archive.MANIFEST}\nrebuilt in an empty folder with "
+                                       f"its README's command: every table and figure byte-identical\n")
+        print(f"{path}: rebuilt from the archive alone, byte-identical", file=progress)
 
 
 def check_rebuild(smk: Any) -> None:

@@ -321,3 +321,20 @@ def test_kill_9_of_snakemake_takes_its_job_along_and_the_documented_recovery_wor
     assert again.returncode == 0, again.stderr[-3000:]
     assert (pd.read_csv(tmp_path / SUMMARY)["status"] == "ok").all()
     assert (kept / "runs" / "run_0.json").exists()
+
+
+# --- archive -----------------------------------------------------------------------------------
+
+def test_the_archive_is_called_verified_only_after_its_own_rebuild_succeeds(sweep):
+    """`snakemake archive` packs, checks the manifest, then runs the archive README's rebuild command in an
+    empty folder; the archived config keeps every number (no value redaction of non-secret keys)."""
+    from specsweep import archive
+
+    done = sweep.steps["archive"]
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "rebuilt from the archive alone, byte-identical" in done.stderr
+    [verified] = (sweep.results / "archive").glob("*.verified.txt")
+    assert "rebuilt in an empty folder with its README's command" in verified.read_text()
+    [packed] = (sweep.results / "archive").glob("*.tar.gz")
+    config = yaml.safe_load(archive.read_members(packed)[1]["config/config.yaml"])
+    assert config["benchmark"]["max_tokens"] == 16 and config["benchmark"]["warmup_max_tokens"] == 4
