@@ -1,0 +1,25 @@
+"""A run counts only when its client decode rate is defined and agrees with the engine's own."""
+
+from specsweep.rate_check import exclusion_reason, kept_and_excluded
+
+
+def run(client: float, engine: float | None = None, tokens: int = 100) -> dict:
+    timings = {} if engine is None else {"timings": {"predicted_per_second": engine}}
+    return {"tokens": tokens, "client": {"decode_tokens_per_s": client, "content_events": tokens}, "engine": timings}
+
+
+def test_agreeing_rates_count_and_a_paused_client_does_not():
+    assert exclusion_reason(run(55.5, 55.7), 10) is None
+    reason = exclusion_reason(run(4.3, 55.7), 10)  # the issue's Ctrl-Z / fg run
+    assert reason.startswith("the client measured 4.3 tok/s but the engine 55.7 tok/s (92 % apart")
+    assert exclusion_reason(run(70.0, 55.7), 10) is not None  # a burst after a pause: too fast is wrong too
+
+
+def test_no_engine_rate_means_no_comparison_but_an_undefined_client_rate_never_counts():
+    assert exclusion_reason(run(55.0), 10) is None  # SGLang, vLLM: the engine reports no per-request rate
+    assert "could not be timed" in exclusion_reason(run(float("nan"), 55.0, tokens=1), 10)
+
+
+def test_excluded_runs_are_split_off():
+    kept, excluded = kept_and_excluded([{"excluded": None}, {"excluded": "paused"}, {}])
+    assert len(kept) == 2 and excluded == [{"excluded": "paused"}]
