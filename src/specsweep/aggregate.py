@@ -25,7 +25,9 @@ COLUMNS: dict[str, str] = {
     "kind": "engine adapter (llamacpp, sglang, vllm, external)",
     "engine_version": "version or build the server reported (llama.cpp /props build_info)",
     "baseline": "true for the baseline configuration",
-    "status": "ok, or why the configuration has no result",
+    "status": "ok; stale (provisional summary only: runs measured under parameters the config no longer has, "
+              "the row labelled with those); or why there is no result: failed (<evidence folder>), "
+              "damaged (<file>: why), missing",
     "runs": "measured runs the statistics rest on",
     "runs_excluded": "runs kept on disk but left out of the statistics: the client's decode rate disagreed with "
                      "the engine's own beyond benchmark.rate_tolerance_pct, or could not be timed",
