@@ -60,14 +60,26 @@ def write_json(path: str | Path, data: Any) -> None:
 class DamagedFile(ValueError):
     """A record file that exists but cannot be read: the message names the file and the fix."""
 
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(f"{path}: damaged, not a JSON record ({why}); delete it and rerun the same command to make "
+                         f"it again (a run file: its configuration is measured again)")
+        self.path, self.why = path, why
+
 
 def read_json(path: str | Path) -> Any:
     """A JSON record, or ``DamagedFile`` naming the file (never a bare ``JSONDecodeError``)."""
     try:
         return json.loads(Path(path).read_text())
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise DamagedFile(f"{path}: damaged, not a JSON record ({error}); delete it and rerun the same command "
-                          f"to make it again (a run file: its configuration is measured again)") from None
+        raise DamagedFile(Path(path), str(error)) from None
+
+
+def set_aside(damaged: DamagedFile) -> Path:
+    """Rename a damaged file to ``<name>.damaged`` beside it (kept as evidence, no longer an output): the job
+    that makes it runs again next time. Return the new path."""
+    kept = damaged.path.with_name(f"{damaged.path.name}.damaged")
+    os.replace(damaged.path, kept)
+    return kept
 
 
 def keep_copy(source: str | Path, target: str | Path) -> None:

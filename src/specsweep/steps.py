@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from specsweep.atomic import atomic_write, read_json, write_json
+from specsweep.atomic import DamagedFile, atomic_write, read_json, set_aside, write_json
 from specsweep.config import Configuration, configurations_of
 
 # Every job is a fresh Python that imports this module: each step imports what it uses (pandas, scipy,
@@ -122,7 +122,12 @@ def summarise(smk: Any) -> None:
     from specsweep.parsers.profile import write_profile
 
     configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
-    runs = {name: [] for name in configurations} | runs_by_configuration(smk.input.runs)
+    try:
+        runs = {name: [] for name in configurations} | runs_by_configuration(smk.input.runs)
+    except DamagedFile as damaged:  # set aside, so that rerunning the same command measures it again
+        raise RuntimeError(f"{damaged.path}: damaged, not a JSON record ({damaged.why}); set aside as "
+                           f"{set_aside(damaged)}: rerun the same command to measure its configuration again") \
+            from None
     launches = {Path(p).parent.name: read_json(p) for p in smk.input.launches}
     with progress_to(smk.log[0]) as progress:
         for log, output in zip(smk.input.server_logs, smk.output.profiles, strict=True):

@@ -83,11 +83,17 @@ class Lifecycle:
         self.step("deleted", str(SUMMARY))
         self.seen["after-deleted"] = pd.read_csv(workdir / SUMMARY)
 
-        # 3. free text edited: nothing to do
+        # 3. a damaged run file: the summary names it and sets it aside; the same command then measures it again
+        (self.results / "dies" / "runs" / "run_0.json").write_text('{"run": 0, "tok')
+        self.step("damaged", str(SUMMARY))
+        self.step("after-damaged", str(SUMMARY))
+        self.seen["after-damaged"] = pd.read_csv(workdir / SUMMARY)
+
+        # 4. free text edited: nothing to do
         edit_config(workdir, lambda c: c["configurations"]["other"].update(description="a new description"))
         self.step("description", "-n", str(SUMMARY))
 
-        # 4. parameters changed for two configurations, and the first relaunch fails (a bad flag):
+        # 5. parameters changed for two configurations, and the first relaunch fails (a bad flag):
         #    the previous sessions are kept in history/, the one not reached is listed `stale`
         def change(config):
             config["configurations"]["baseline"]["env"] = {"STANDIN_MODE": "exit-at-start"}
@@ -134,6 +140,19 @@ def test_a_deleted_run_file_is_noticed_and_its_configuration_measured_again(life
     # the run that was still there is not lost: the previous session is in history/
     kept = sorted((lifecycle.results / "other" / "history").iterdir())[0]  # (step 4 kept a later one)
     assert (kept / "runs" / "run_0.json").exists() and not (kept / "runs" / "run_1.json").exists()
+
+
+def test_a_damaged_run_file_is_named_set_aside_and_measured_again(lifecycle):
+    damaged = lifecycle.steps["damaged"]
+    path = "results/dies/runs/run_0.json"
+    assert damaged.returncode != 0
+    assert f"{path}: damaged, not a JSON record (" in damaged.stderr and f"set aside as {path}.damaged" in damaged.stderr
+    assert "dies: damaged (" not in damaged.stderr  # it was set aside: the provisional summary says what is missing
+    again = lifecycle.steps["after-damaged"]  # before: "Nothing to be done" with the provisional summary in place
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert bench_jobs(again) == 1
+    assert (lifecycle.seen["after-damaged"]["status"] == "ok").all()
+    assert any((lifecycle.results / "dies" / "history").glob("*/runs/run_0.json.damaged"))  # kept as evidence
 
 
 def test_editing_a_description_reruns_nothing(lifecycle):
