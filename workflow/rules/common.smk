@@ -156,8 +156,10 @@ def run_files(wildcards):
     ]
 
 
-# A summary.csv that rests on a deleted run file, or the provisional one of a failed sweep, is remade.
-sweep_outdated.check_summary("results/summary.csv", run_files(None), sys.stderr)
+# A summary.csv that rests on a deleted run file, or the provisional one of a failed sweep, is remade
+# (decided once, by the Snakemake the user started, not again in each job a cluster executor starts).
+if workflow.is_main_process:
+    sweep_outdated.check_summary("results/summary.csv", run_files(None), sys.stderr)
 
 
 def engine_settings(wildcards):
