@@ -35,9 +35,7 @@ import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-MODES = dict(
-    ([*part.split("=", 1), ""])[:2] for part in os.environ.get("STANDIN_MODE", "").split(",") if part
-)
+MODES = dict(([*part.split("=", 1), ""])[:2] for part in os.environ.get("STANDIN_MODE", "").split(",") if part)
 if os.environ.get("STANDIN_ONLY_IF") and not os.path.exists(os.environ["STANDIN_ONLY_IF"]):
     MODES = {}
 AFTER = int(os.environ.get("STANDIN_AFTER", "3"))
@@ -124,9 +122,18 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(0.002)
         # its own clock, as llama.cpp's: (n - 1) tokens from the first token to the last
         predicted_ms = 1000.0 * (sent[-1] - sent[0]) if len(sent) > 1 else 0.0
-        final = {"content": "", "stop": True, "stop_type": "limit", "tokens_predicted": n, "tokens_evaluated": 4,
-                 "timings": {"predicted_n": n, "predicted_ms": predicted_ms,
-                             "predicted_per_second": 1000.0 * (n - 1) / predicted_ms if predicted_ms else None}}
+        final = {
+            "content": "",
+            "stop": True,
+            "stop_type": "limit",
+            "tokens_predicted": n,
+            "tokens_evaluated": 4,
+            "timings": {
+                "predicted_n": n,
+                "predicted_ms": predicted_ms,
+                "predicted_per_second": 1000.0 * (n - 1) / predicted_ms if predicted_ms else None,
+            },
+        }
         self.wfile.write(b"data: " + json.dumps(final).encode() + b"\n\n")
         self.wfile.flush()
         self.close_connection = True

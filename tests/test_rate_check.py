@@ -1,11 +1,23 @@
 """A run counts only when its client decode rate is defined and agrees with the engine's own."""
 
+from specsweep.client import ClientTimings
 from specsweep.rate_check import exclusion_reason, kept_and_excluded
+from specsweep.results import Run
 
 
-def run(client: float, engine: float | None = None, tokens: int = 100) -> dict:
-    timings = {} if engine is None else {"timings": {"predicted_per_second": engine}}
-    return {"tokens": tokens, "client": {"decode_tokens_per_s": client, "content_events": tokens}, "engine": timings}
+def run(client: float, engine: float | None = None, tokens: int = 100, excluded: str | None = None) -> Run:
+    timings = ClientTimings(0.01, 1.0, 1.0, client, 0.01, 0.01, tokens)
+    fields = {} if engine is None else {"timings": {"predicted_per_second": engine}}
+    return Run(
+        run=0,
+        prompt_index=0,
+        tokens=tokens,
+        client=timings,
+        engine=fields,
+        speculation=None,
+        text_sha256="t",
+        excluded=excluded,
+    )
 
 
 def test_agreeing_rates_count_and_a_paused_client_does_not():
@@ -20,6 +32,8 @@ def test_no_engine_rate_means_no_comparison_but_an_undefined_client_rate_never_c
     assert "could not be timed" in exclusion_reason(run(float("nan"), 55.0, tokens=1), 10)
 
 
-def test_excluded_runs_are_split_off():
-    kept, excluded = kept_and_excluded([{"excluded": None}, {"excluded": "paused"}, {}])
-    assert len(kept) == 2 and excluded == [{"excluded": "paused"}]
+def test_excluded_runs_are_split_off_and_the_reason_survives_the_json_form():
+    paused = run(4.3, 55.7, excluded="paused")
+    kept, excluded = kept_and_excluded([run(55.0), paused])
+    assert len(kept) == 1 and excluded == [paused]
+    assert Run.from_json(paused.to_json()).excluded == "paused"

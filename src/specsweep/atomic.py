@@ -61,8 +61,10 @@ class DamagedFile(ValueError):
     """A record file that exists but cannot be read: the message names the file and the fix."""
 
     def __init__(self, path: Path, why: str) -> None:
-        super().__init__(f"{path}: damaged, not a JSON record ({why}); delete it and rerun the same command to make "
-                         f"it again (a run file: its configuration is measured again)")
+        super().__init__(
+            f"{path}: damaged ({why}); delete it and rerun the same command to make it again "
+            f"(a run file: its configuration is measured again)"
+        )
         self.path, self.why = path, why
 
 
@@ -71,7 +73,7 @@ def read_json(path: str | Path) -> Any:
     try:
         return json.loads(Path(path).read_text())
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise DamagedFile(Path(path), str(error)) from None
+        raise DamagedFile(Path(path), f"not JSON: {error}") from None
 
 
 def set_aside(damaged: DamagedFile) -> Path:

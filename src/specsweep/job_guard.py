@@ -27,8 +27,11 @@ def _command(pid: int) -> list[str]:
 
 def is_snakemake(argv: list[str]) -> bool:
     """``snakemake ...`` or ``python -m snakemake ...`` (not a job script under .snakemake/scripts/)."""
-    return bool(argv) and (Path(argv[0]).name == "snakemake" or argv[1:3] == ["-m", "snakemake"]
-                           or (len(argv) > 1 and Path(argv[1]).name == "snakemake"))
+    return bool(argv) and (
+        Path(argv[0]).name == "snakemake"
+        or argv[1:3] == ["-m", "snakemake"]
+        or (len(argv) > 1 and Path(argv[1]).name == "snakemake")
+    )
 
 
 def ancestors(pid: int | None = None) -> list[int]:

@@ -12,27 +12,24 @@ from typing import Any
 
 from specsweep.config import NOT_IDENTITY, Configuration
 from specsweep.redact import redact_mapping
+from specsweep.results import Launch
 
 
 def _comparable(params: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in redact_mapping(params).items() if k not in NOT_IDENTITY}
 
 
-def stale_reason(launch: dict[str, Any], configuration: Configuration, benchmark: dict[str, Any]) -> str | None:
+def stale_reason(launch: Launch, configuration: Configuration, benchmark: dict[str, Any]) -> str | None:
     """What differs between the launch record and the config now (None when nothing that identifies a job does)."""
-    recorded = launch.get("configuration")
-    if not isinstance(recorded, dict):
-        return "its launch.json records no configuration"
-    now, then = _comparable(configuration.as_params()), _comparable(recorded)
+    now, then = _comparable(configuration.as_params()), _comparable(launch.configuration)
     changed = sorted(k for k in now.keys() | then.keys() if now.get(k) != then.get(k))
     # benchmark settings the launch recorded (older launch records have none: not evidence of a change)
-    measured = launch.get("benchmark") or {}
-    current = redact_mapping(benchmark)
+    measured, current = launch.benchmark or {}, redact_mapping(benchmark)
     changed += sorted(f"benchmark/{k}" for k in measured.keys() & current.keys() if measured[k] != current[k])
     return f"measured under other {', '.join(changed)}" if changed else None
 
 
-def measured_under(launch: dict[str, Any]) -> Configuration:
+def measured_under(launch: Launch) -> Configuration:
     """The configuration as its launch record says it was measured (secrets redacted)."""
     known = {f.name for f in fields(Configuration)}
-    return Configuration(**{k: v for k, v in launch["configuration"].items() if k in known})
+    return Configuration(**{k: v for k, v in launch.configuration.items() if k in known})

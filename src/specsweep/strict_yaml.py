@@ -46,9 +46,11 @@ def _check_duplicates(node: yaml.Node, path: str | Path, seen: set[int]) -> None
             if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
                 line = key.start_mark.line + 1
                 if key.value in first_line:
-                    raise YamlError(f"{path}: line {line}: duplicate key {key.value!r} (first at line "
-                                    f"{first_line[key.value]}); YAML would keep only the last one silently. "
-                                    f"Merge the two entries or rename one.")
+                    raise YamlError(
+                        f"{path}: line {line}: duplicate key {key.value!r} (first at line "
+                        f"{first_line[key.value]}); YAML would keep only the last one silently. "
+                        f"Merge the two entries or rename one."
+                    )
                 first_line[key.value] = line
             _check_duplicates(key, path, seen)
             _check_duplicates(value, path, seen)
@@ -57,14 +59,15 @@ def _check_duplicates(node: yaml.Node, path: str | Path, seen: set[int]) -> None
             _check_duplicates(item, path, seen)
 
 
-def _expanded_size(node: yaml.Node, path: str | Path, max_nodes: int, sizes: dict[int, int],
-                   visiting: set[int]) -> int:
+def _expanded_size(node: yaml.Node, path: str | Path, max_nodes: int, sizes: dict[int, int], visiting: set[int]) -> int:
     """Nodes in the document once every alias is expanded (memoised: linear in the nodes written)."""
     if id(node) in sizes:
         return sizes[id(node)]
     if id(node) in visiting:
-        raise YamlError(f"{path}: line {node.start_mark.line + 1}: an alias refers to a node that contains it "
-                        f"(a recursive anchor); write the value out instead")
+        raise YamlError(
+            f"{path}: line {node.start_mark.line + 1}: an alias refers to a node that contains it "
+            f"(a recursive anchor); write the value out instead"
+        )
     visiting.add(id(node))
     children: list[yaml.Node] = []
     if isinstance(node, yaml.MappingNode):
@@ -74,7 +77,9 @@ def _expanded_size(node: yaml.Node, path: str | Path, max_nodes: int, sizes: dic
     size = 1 + sum(_expanded_size(child, path, max_nodes, sizes, visiting) for child in children)
     visiting.discard(id(node))
     if size > max_nodes:
-        raise YamlError(f"{path}: line {node.start_mark.line + 1}: aliases (*name) here expand to more than "
-                        f"{max_nodes:,} values; refused (an alias bomb?). Write the values out, or use a grid.")
+        raise YamlError(
+            f"{path}: line {node.start_mark.line + 1}: aliases (*name) here expand to more than "
+            f"{max_nodes:,} values; refused (an alias bomb?). Write the values out, or use a grid."
+        )
     sizes[id(node)] = size
     return size

@@ -37,6 +37,7 @@ from conftest import (
 from specsweep.aggregate import summarise
 from specsweep.atomic import DamagedFile
 from specsweep.config import ConfigError, Configuration, validate_schema
+from specsweep.results import read_run
 
 SUMMARY = Path("results/summary.csv")
 
@@ -61,11 +62,17 @@ class Lifecycle:
         model.write_bytes(b"GGUF stand-in")
         self.fault = workdir / "fault-on"
         self.fault.touch()
-        write_config(workdir, self.standin, model, {
-            "baseline": {"baseline": True},
-            "other": {"args": {"--spec-draft-n-max": 4}},
-            "dies": {"env": {"STANDIN_MODE": "die-during=3", "STANDIN_ONLY_IF": str(self.fault)}},
-        }, runs=2)
+        write_config(
+            workdir,
+            self.standin,
+            model,
+            {
+                "baseline": {"baseline": True},
+                "other": {"args": {"--spec-draft-n-max": 4}},
+                "dies": {"env": {"STANDIN_MODE": "die-during=3", "STANDIN_ONLY_IF": str(self.fault)}},
+            },
+            runs=2,
+        )
         self.steps: dict[str, subprocess.CompletedProcess[str]] = {}
         self.seen: dict[str, object] = {}
 
@@ -98,6 +105,7 @@ class Lifecycle:
         def change(config):
             config["configurations"]["baseline"]["env"] = {"STANDIN_MODE": "exit-at-start"}
             config["configurations"]["other"]["args"] = {"--spec-draft-n-max": 8}
+
         edit_config(workdir, change)
         self.step("changed", str(SUMMARY))
         self.seen["stale"] = pd.read_csv(workdir / SUMMARY)
@@ -132,8 +140,10 @@ def test_a_provisional_summary_never_satisfies_the_target(lifecycle):
 def test_a_deleted_run_file_is_noticed_and_its_configuration_measured_again(lifecycle):
     done = lifecycle.steps["deleted"]  # before: "Nothing to be done"; summary.csv claimed 2 runs with 1 on disk
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "results/summary.csv will be remade: a run file it rests on is missing " \
-           "(results/other/runs/run_1.json)" in done.stderr
+    assert (
+        "results/summary.csv will be remade: a run file it rests on is missing "
+        "(results/other/runs/run_1.json)" in done.stderr
+    )
     assert bench_jobs(done) == 1
     assert lifecycle.seen["after-deleted"].set_index("configuration").loc["other", "runs"] == 2
     assert (lifecycle.results / "other" / "runs" / "run_1.json").exists()
@@ -146,7 +156,9 @@ def test_a_damaged_run_file_is_named_set_aside_and_measured_again(lifecycle):
     damaged = lifecycle.steps["damaged"]
     path = "results/dies/runs/run_0.json"
     assert damaged.returncode != 0
-    assert f"{path}: damaged, not a JSON record (" in damaged.stderr and f"set aside as {path}.damaged" in damaged.stderr
+    assert (
+        f"{path}: damaged, not a JSON record (" in damaged.stderr and f"set aside as {path}.damaged" in damaged.stderr
+    )
     assert "dies: damaged (" not in damaged.stderr  # it was set aside: the provisional summary says what is missing
     again = lifecycle.steps["after-damaged"]  # before: "Nothing to be done" with the provisional summary in place
     assert again.returncode == 0, again.stderr[-3000:]
@@ -173,8 +185,9 @@ def test_a_failed_relaunch_after_a_parameter_change_loses_nothing_and_stale_rows
         assert (newest / "launch.json").exists() and (newest / "server.log").exists()
         measured = json.loads((newest / "measured_under.json").read_text())
         assert measured["benchmark"]["runs"] == 2
-    under = json.loads((sorted((lifecycle.results / "other" / "history").iterdir())[-1] /
-                        "measured_under.json").read_text())
+    under = json.loads(
+        (sorted((lifecycle.results / "other" / "history").iterdir())[-1] / "measured_under.json").read_text()
+    )
     assert under["configuration"]["args"] == {"--spec-draft-n-max": 4}
     stale = lifecycle.seen["stale"].set_index("configuration")
     assert stale.loc["baseline", "status"].startswith("failed (")
@@ -204,25 +217,34 @@ def test_a_schema_error_quotes_a_huge_value_only_in_part(default_config):
 
 # --- sessions ----------------------------------------------------------------------------------
 
+
 def test_a_corrupt_run_file_is_named_in_the_error(tmp_path):
-    from specsweep.adaptive import runs_by_configuration
+    from specsweep.results import load_runs
 
     path = tmp_path / "results" / "cfg" / "runs" / "run_0.json"
     path.parent.mkdir(parents=True)
     path.write_text('{"run": 0, "tok')
     with pytest.raises(DamagedFile) as error:  # before: a bare JSONDecodeError naming no file
-        runs_by_configuration([path])
-    assert str(error.value).startswith(f"{path}: damaged") and "delete it and rerun" in str(error.value)
+        load_runs([path])
+    assert str(error.value).startswith(f"{path}: damaged (") and "delete it and rerun" in str(error.value)
 
 
-def _unshare_tmpfs(size: str, folder: Path, command: list[str], copy_to: Path,
-                   env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _unshare_tmpfs(
+    size: str, folder: Path, command: list[str], copy_to: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
     """Run ``command`` with ``folder`` on a private tmpfs of ``size``; its content copied to ``copy_to`` after."""
-    script = 'd=$2; out=$3; mount -t tmpfs -o size="$1" tmpfs "$d" || exit 97; shift 3; "$@"; rc=$?; ' \
-             'cp -a "$d"/. "$out"/; exit $rc'
+    script = (
+        'd=$2; out=$3; mount -t tmpfs -o size="$1" tmpfs "$d" || exit 97; shift 3; "$@"; rc=$?; '
+        'cp -a "$d"/. "$out"/; exit $rc'
+    )
     copy_to.mkdir(parents=True)
-    return subprocess.run(["unshare", "-rm", "sh", "-c", script, "sh", size, str(folder), str(copy_to), *command],
-                          capture_output=True, text=True, timeout=120, env=env)
+    return subprocess.run(
+        ["unshare", "-rm", "sh", "-c", script, "sh", size, str(folder), str(copy_to), *command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
 
 
 def test_a_full_disk_keeps_the_original_error_and_every_completed_run(tmp_path, standin, model_file):
@@ -230,8 +252,9 @@ def test_a_full_disk_keeps_the_original_error_and_every_completed_run(tmp_path, 
         pytest.fail("unshare (util-linux) is needed to give the session a small private disk")
     disk = tmp_path / "disk"
     disk.mkdir()
-    spec = session_spec(disk, standin, model_file, env={"STANDIN_MODE": "fill-disk-during=3",
-                                                        "STANDIN_FILL": str(disk / "filler")})
+    spec = session_spec(
+        disk, standin, model_file, env={"STANDIN_MODE": "fill-disk-during=3", "STANDIN_FILL": str(disk / "filler")}
+    )
     spec["cache"] = str(tmp_path / "cache")
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     driver = [sys.executable, str(Path(__file__).with_name("drive_session.py")), str(tmp_path / "spec.json")]
@@ -262,9 +285,9 @@ def test_a_paused_client_run_is_excluded_kept_and_counted(tmp_path, standin, mod
     output, _ = driver.communicate(timeout=60)
     assert driver.returncode == 0, output[-3000:]
     assert "cfg: WARNING: run 2/3 is excluded from the statistics (kept in " in output
-    runs = [json.loads((results_of(spec) / "runs" / f"run_{i}.json").read_text()) for i in range(3)]
-    assert [bool(r["excluded"]) for r in runs] == [False, True, False]
-    assert "the engine" in runs[1]["excluded"] and "tok/s" in runs[1]["excluded"]
+    runs = [read_run(results_of(spec) / "runs" / f"run_{i}.json") for i in range(3)]
+    assert [bool(r.excluded) for r in runs] == [False, True, False]
+    assert "the engine" in runs[1].excluded and "tok/s" in runs[1].excluded
     configuration = Configuration(name="cfg", engine="llama", kind="llamacpp", baseline=True, args={}, env={})
     row = summarise({"cfg": configuration}, {"cfg": runs}, {}).iloc[0]
     assert row["runs"] == 2 and row["runs_excluded"] == 1
@@ -273,7 +296,7 @@ def test_a_paused_client_run_is_excluded_kept_and_counted(tmp_path, standin, mod
 
 
 def test_a_sweep_waiting_on_the_machine_lock_says_who_holds_it_and_for_how_long(tmp_path, standin, model_file):
-    from specsweep.machine_lock import hold
+    from specsweep.locks import holding
 
     spec = session_spec(tmp_path, standin, model_file)
 
@@ -284,7 +307,7 @@ def test_a_sweep_waiting_on_the_machine_lock_says_who_holds_it_and_for_how_long(
         def flush(self):
             pass
 
-    with hold(Path(spec["cache"]) / "measure.lock", "engine other-build", Lines()):
+    with holding(Path(spec["cache"]) / "measure.lock", "engine other-build", Lines()):
         driver = spawn_driver(spec, tmp_path)
         line = wait_for(lambda: driver.stdout.readline(), 30)
         time.sleep(0.2)
@@ -297,12 +320,16 @@ def test_a_sweep_waiting_on_the_machine_lock_says_who_holds_it_and_for_how_long(
 
 # --- kill -9 of Snakemake ----------------------------------------------------------------------
 
+
 def _job_processes(workdir: Path) -> list[psutil.Process]:
     """Snakemake's job scripts working in ``workdir`` (the process walk of job_guard, from outside)."""
     found = []
     for process in psutil.process_iter(["cmdline", "cwd", "status"]):
-        if process.info["status"] != psutil.STATUS_ZOMBIE and process.info["cwd"] == str(workdir) and \
-                any(".snakemake/scripts/" in arg for arg in process.info["cmdline"] or []):
+        if (
+            process.info["status"] != psutil.STATUS_ZOMBIE
+            and process.info["cwd"] == str(workdir)
+            and any(".snakemake/scripts/" in arg for arg in process.info["cmdline"] or [])
+        ):
             found.append(process)
     return found
 
@@ -310,12 +337,23 @@ def _job_processes(workdir: Path) -> list[psutil.Process]:
 def test_kill_9_of_snakemake_takes_its_job_along_and_the_documented_recovery_works(tmp_path, standin, model_file):
     stall = tmp_path / "stall-on"
     stall.touch()
-    write_config(tmp_path, standin, model_file, {
-        "baseline": {"baseline": True, "env": {"STANDIN_MODE": "stall-mid-stream=2", "STANDIN_ONLY_IF": str(stall)}}},
-        warmup_requests=0, request_timeout_s=120)
+    write_config(
+        tmp_path,
+        standin,
+        model_file,
+        {"baseline": {"baseline": True, "env": {"STANDIN_MODE": "stall-mid-stream=2", "STANDIN_ONLY_IF": str(stall)}}},
+        warmup_requests=0,
+        request_timeout_s=120,
+    )
     env = {**os.environ, "SPECSWEEP_CACHE": str(tmp_path / "cache")}
-    job = subprocess.Popen(snakemake_argv(tmp_path, str(SUMMARY)), env=env, text=True, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, start_new_session=True)
+    job = subprocess.Popen(
+        snakemake_argv(tmp_path, str(SUMMARY)),
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     log = tmp_path / "results" / "baseline" / "server.log"
     assert wait_for(lambda: log.exists() and "stalling mid-stream" in log.read_text(), 60)
     # while it runs, --unlock is refused, naming the live run
@@ -343,6 +381,7 @@ def test_kill_9_of_snakemake_takes_its_job_along_and_the_documented_recovery_wor
 
 
 # --- archive -----------------------------------------------------------------------------------
+
 
 def test_the_archive_is_called_verified_only_after_its_own_rebuild_succeeds(sweep):
     """`snakemake archive` packs, checks the manifest, then runs the archive README's rebuild command in an
