@@ -156,9 +156,7 @@ def test_a_damaged_run_file_is_named_set_aside_and_measured_again(lifecycle):
     damaged = lifecycle.steps["damaged"]
     path = "results/dies/runs/run_0.json"
     assert damaged.returncode != 0
-    assert (
-        f"{path}: damaged (not a run record: " in damaged.stderr and f"set aside as {path}.damaged" in damaged.stderr
-    )
+    assert f"{path}: damaged (not a run record: " in damaged.stderr and f"set aside as {path}.damaged" in damaged.stderr
     assert "dies: damaged (" not in damaged.stderr  # it was set aside: the provisional summary says what is missing
     again = lifecycle.steps["after-damaged"]  # before: "Nothing to be done" with the provisional summary in place
     assert again.returncode == 0, again.stderr[-3000:]
