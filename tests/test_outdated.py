@@ -18,3 +18,9 @@ def test_a_missing_run_file_or_a_provisional_row_makes_the_summary_outdated(tmp_
     summary.write_text("configuration,status\na,ok\nb,stale\n")
     assert why_outdated(summary, []) == "it is the provisional summary of a sweep that did not finish"
     assert why_outdated(tmp_path / "absent.csv", [run]) is None
+
+
+def test_a_complete_summary_with_an_excluded_row_holds(tmp_path):
+    summary = tmp_path / "summary.csv"
+    summary.write_text("configuration,status\na,ok\nb,excluded\n")
+    assert why_outdated(summary, []) is None

@@ -37,3 +37,15 @@ def test_excluded_runs_are_split_off_and_the_reason_survives_the_json_form():
     kept, excluded = kept_and_excluded([run(55.0), paused])
     assert len(kept) == 1 and excluded == [paused]
     assert Run.from_json(paused.to_json()).excluded == "paused"
+
+
+def test_a_configuration_whose_every_run_is_excluded_says_so_not_missing():
+    from specsweep.aggregate import summarise
+    from specsweep.config import Configuration
+
+    base = Configuration(name="base", engine="e", kind="llamacpp", baseline=True, args={}, env={})
+    other = Configuration(name="other", engine="e", kind="llamacpp", baseline=False, args={"--x": 1}, env={})
+    runs = {"base": [run(50.0 + i, 50.0 + i) for i in range(3)], "other": [run(4.0, 55.0, excluded="paused")] * 3}
+    frame = summarise({"base": base, "other": other}, runs, {}).set_index("configuration")
+    assert frame.loc["other", "status"] == "excluded" and frame.loc["other", "runs_excluded"] == 3
+    assert frame.loc["other", "runs"] == 0 and frame.loc["base", "status"] == "ok"

@@ -28,8 +28,8 @@ COLUMNS: dict[str, str] = {
     "engine_version": "version or build the server reported (llama.cpp /props build_info)",
     "baseline": "true for the baseline configuration",
     "status": "ok; stale (provisional summary only: runs measured under parameters the config no longer has, "
-    "the row labelled with those); or why there is no result: failed (<evidence folder>), "
-    "damaged (<file>: why), missing",
+    "the row labelled with those); or why there is no result: excluded (runs measured, none counts: see "
+    "runs_excluded), failed (<evidence folder>), damaged (<file>: why), missing",
     "runs": "measured runs the statistics rest on",
     "runs_excluded": "runs kept on disk but left out of the statistics: the client's decode rate disagreed with "
     "the engine's own beyond benchmark.rate_tolerance_pct, or could not be timed",
@@ -104,6 +104,8 @@ def summarise(
         frame[column] = [getattr(r, attribute) if r else None for r in ratios.values()]
     frame["significant"] = [r.significant if r else None for r in ratios.values()]
     frame["runs_excluded"] = [excluded.get(name, 0) for name in frame["configuration"]]
+    # measured, but no run counts: say so rather than `missing`
+    frame.loc[(frame["runs"] == 0) & (frame["runs_excluded"] > 0), "status"] = "excluded"
     frame["warnings"] = [
         "; ".join(
             stats.warnings_for(throughput[name], ratios[name])

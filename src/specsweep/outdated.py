@@ -16,6 +16,10 @@ from pathlib import Path
 from typing import TextIO
 
 
+# Row statuses only the provisional summary (incomplete.write_summary) writes.
+PROVISIONAL = ("failed", "missing", "stale", "damaged")
+
+
 def mark_outdated(path: str | Path) -> None:
     """Older than any input: Snakemake's mtime check reruns the job that makes ``path``."""
     os.utime(path, (0, 0))
@@ -35,7 +39,7 @@ def why_outdated(summary: str | Path, run_files: Iterable[str | Path]) -> str | 
             statuses = {row.get("status") for row in csv.DictReader(handle)}
     except (OSError, UnicodeDecodeError, csv.Error):
         return "it cannot be read"
-    if statuses - {"ok"}:
+    if any(str(status).startswith(PROVISIONAL) for status in statuses):
         return "it is the provisional summary of a sweep that did not finish"
     return None
 
