@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
-
 # Row statuses only the provisional summary (incomplete.write_summary) writes.
 PROVISIONAL = ("failed", "missing", "stale", "damaged")
 
