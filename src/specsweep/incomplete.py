@@ -72,9 +72,9 @@ def write_summary(
     statuses: dict[str, str] = {}
     records: dict[str, list[Run]] = {}
     launches: dict[str, Launch] = {}
-    measured: dict[str, Configuration] = {}
+    measured_as: dict[str, Configuration] = {}
     for name, configuration in configurations.items():
-        statuses[name], records[name], launch, measured[name] = configuration_status(
+        statuses[name], records[name], launch, measured_as[name] = configuration_status(
             configuration, runs, root, benchmark
         )
         if launch is not None:
@@ -85,7 +85,10 @@ def write_summary(
         if statuses[name] == "ok"
         and _newer(profile := Path(results.profile_file(name, root)), Path(results.server_log(name, root)))
     }
-    frame = aggregate.summary_table(measured, records, launches, profiles, profile_parsers, statuses)
+    # each row with the configuration it was measured under (stale rows: their old parameters)
+    frame = aggregate.summary_table(
+        aggregate.Measured(measured_as, records, launches, profiles), profile_parsers, statuses
+    )
     path = Path(root) / Path(results.SUMMARY).name
     aggregate.write_csv(frame, path)
     mark_outdated(path)

@@ -89,7 +89,7 @@ def summarise(smk: Any) -> None:
     """Every table: profiles from server logs, then summary, runs, drift, paper and cost model (one job)."""
     import pandas as pd
 
-    from specsweep import tables
+    from specsweep import aggregate, tables
     from specsweep.parsers.profile import write_profile
 
     configurations = configurations_for(smk.config, smk.params.configurations.values())
@@ -116,7 +116,7 @@ def summarise(smk: Any) -> None:
                 smk.threads,
             )
         profiles = {results.configuration_of_file(p): pd.read_csv(p) for p in smk.output.profiles}
-        built = tables.build(configurations, runs, launches, profiles, smk.params.profile_parsers)
+        built = tables.build(aggregate.Measured(configurations, runs, launches, profiles), smk.params.profile_parsers)
         tables.write(
             built, tables.TableFiles(**{f: smk.output[f] for f in tables.TableFiles.__dataclass_fields__}), progress
         )

@@ -108,31 +108,35 @@ def measure_configuration(
         draft_model=model_records[configuration.draft_model]["path"] if configuration.draft_model else None,
     )
     engine = adapter(configuration.kind, settings, resources)
-    measure(
-        configuration, engine, benchmark, read_prompts(prompts), settings["host"], settings["port"], paths, progress
+    session = Session(
+        configuration, engine, benchmark, read_prompts(prompts), settings["host"], settings["port"], paths
     )
+    measure(session, progress)
 
 
-def measure(
-    configuration: Configuration,
-    engine: Engine,
-    benchmark: dict[str, Any],
-    prompts: list[str],
-    host: str,
-    port: int,
-    paths: SessionPaths,
-    progress: TextIO = sys.stderr,
-) -> None:
+@dataclass(frozen=True)
+class Session:
+    """One server session: the configuration on its engine, what each run does, and where results go."""
+
+    configuration: Configuration
+    engine: Engine
+    benchmark: dict[str, Any]
+    prompts: list[str]
+    host: str
+    port: int  # 0: a free one, picked at launch
+    paths: SessionPaths
+
+
+def measure(session: Session, progress: TextIO = sys.stderr) -> None:
     """Run the whole session for one configuration; raise with a clear message on any failure."""
-    name = configuration.name
-    grace = float(benchmark["stop_grace_s"])
+    name, paths = session.configuration.name, session.paths
     stale = StaleGroup(paths.stale_pgid)
-    if (pgid := stale.stop_if_running(grace)) is not None:
+    if (pgid := stale.stop_if_running(float(session.benchmark["stop_grace_s"]))) is not None:
         print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
     with measuring(progress, name):
         reserve = ErrorReserve(paths.failed_root.parent)
         try:
-            _session(configuration, engine, benchmark, prompts, host, port, paths, stale, progress)
+            _session(session, stale, progress)
         except BaseException as error:
             print(f"{name}: FAILED ({error})", file=progress, flush=True)  # the original error, whatever follows
             try:
@@ -145,17 +149,14 @@ def measure(
             reserve.release()
 
 
-def _session(
-    configuration: Configuration,
-    engine: Engine,
-    benchmark: dict[str, Any],
-    prompts: list[str],
-    host: str,
-    port: int,
-    paths: SessionPaths,
-    stale: StaleGroup,
-    progress: TextIO,
-) -> None:
+def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
+    configuration, engine, benchmark, prompts = (
+        session.configuration,
+        session.engine,
+        session.benchmark,
+        session.prompts,
+    )
+    host, port, paths = session.host, session.port, session.paths
     name = configuration.name
     if engine.launches:  # an external endpoint is already listening: nothing to pick or check
         port = port or free_port(host)
