@@ -277,8 +277,10 @@ def test_a_paused_client_run_is_excluded_kept_and_counted(tmp_path, standin, mod
     driver = spawn_driver(spec, tmp_path)
     log = results_of(spec) / "server.log"
     assert wait_for(lambda: log.exists() and "completion 3:" in log.read_text(), 60, step_s=0.005)
+    time.sleep(0.1)  # mid-decode (400 tokens, under a second; all fit the socket buffer, so the stand-in never
+    # waits for the paused client, as llama-server, whose slots do not wait for HTTP). Earlier is caught too.
     os.kill(driver.pid, signal.SIGSTOP)
-    time.sleep(1.0)
+    time.sleep(2.0)  # past the engine's end: the client's decode interval runs to the resume
     os.kill(driver.pid, signal.SIGCONT)
     output, _ = driver.communicate(timeout=60)
     assert driver.returncode == 0, output[-3000:]
@@ -286,6 +288,7 @@ def test_a_paused_client_run_is_excluded_kept_and_counted(tmp_path, standin, mod
     runs = [read_run(results_of(spec) / "runs" / f"run_{i}.json") for i in range(3)]
     assert [bool(r.excluded) for r in runs] == [False, True, False]
     assert "the engine" in runs[1].excluded and "tok/s" in runs[1].excluded
+    print(f"paused client: run 2 {runs[1].excluded}")
     configuration = Configuration(name="cfg", engine="llama", kind="llamacpp", baseline=True, args={}, env={})
     row = summarise({"cfg": configuration}, {"cfg": runs}, {}).iloc[0]
     assert row["runs"] == 2 and row["runs_excluded"] == 1
@@ -359,8 +362,10 @@ def test_kill_9_of_snakemake_takes_its_job_along_and_the_documented_recovery_wor
     assert unlock.returncode != 0 and "another run of this folder is still alive" in unlock.stderr
     assert f"pid {job.pid}: " in unlock.stderr
     os.kill(job.pid, signal.SIGKILL)  # Snakemake alone, as `kill -9 <pid>` does
-    job.communicate(timeout=30)
+    killed = time.monotonic()
     gone = wait_for(lambda: not leftovers(standin) and not _job_processes(tmp_path), 15)
+    print(f"kill -9 of Snakemake: its job and engine gone after {time.monotonic() - killed:.2f} s")
+    job.communicate(timeout=30)
     left = [p.pid for p in leftovers(standin) + _job_processes(tmp_path)]
     for pid in left:  # never leave a mess, even when failing
         os.kill(pid, signal.SIGKILL)
