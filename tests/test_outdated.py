@@ -24,3 +24,15 @@ def test_a_complete_summary_with_an_excluded_row_holds(tmp_path):
     summary = tmp_path / "summary.csv"
     summary.write_text("configuration,status\na,ok\nb,excluded\n")
     assert why_outdated(summary, []) is None
+
+
+def test_a_deleted_adaptive_extra_run_makes_the_summary_outdated(tmp_path):
+    runs = tmp_path / "results" / "a" / "runs"
+    (runs / "extra").mkdir(parents=True)
+    for path in (runs / "run_0.json", runs / "extra" / "run_1.json", runs / "extra" / "run_2.json"):
+        path.write_text("{}")
+    summary = tmp_path / "summary.csv"
+    summary.write_text("configuration,status,runs,runs_excluded\na,ok,2,1\n")
+    assert why_outdated(summary, [runs / "run_0.json"]) is None
+    (runs / "extra" / "run_2.json").unlink()
+    assert why_outdated(summary, [runs / "run_0.json"]) == "it counts 3 runs of a, but 2 run files are on disk"

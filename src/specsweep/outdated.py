@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import csv
 import os
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
+
+from specsweep import results
 
 # Row statuses only the provisional summary (incomplete.write_summary) writes.
 PROVISIONAL = ("failed", "missing", "stale", "damaged")
@@ -29,18 +32,35 @@ def why_outdated(summary: str | Path, run_files: Iterable[str | Path]) -> str | 
     summary = Path(summary)
     if not summary.exists() or summary.stat().st_mtime == 0:
         return None
-    missing = [str(p) for p in run_files if not os.path.exists(p)]
+    declared = [Path(p) for p in run_files]
+    missing = [str(p) for p in declared if not p.exists()]
     if missing:
         more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
         return f"a run file it rests on is missing ({missing[0]}{more})"
     try:
         with open(summary, newline="") as handle:
-            statuses = {row.get("status") for row in csv.DictReader(handle)}
+            rows = list(csv.DictReader(handle))
     except (OSError, UnicodeDecodeError, csv.Error):
         return "it cannot be read"
-    if any(str(status).startswith(PROVISIONAL) for status in statuses):
+    if any(str(row.get("status")).startswith(PROVISIONAL) for row in rows):
         return "it is the provisional summary of a sweep that did not finish"
+    # adaptive extras (runs/extra/) are no declared output: count every run file against the rows
+    on_disk = Counter(results.configuration_of(p) for p in results.with_extra_runs(declared))
+    for row in rows:
+        counted = _int(row.get("runs")) + _int(row.get("runs_excluded"))
+        if row.get("configuration") in on_disk and counted != on_disk[row["configuration"]]:
+            return (
+                f"it counts {counted} runs of {row['configuration']}, but {on_disk[row['configuration']]} run "
+                f"files are on disk"
+            )
     return None
+
+
+def _int(text: str | None) -> int:
+    try:
+        return int(float(text or 0))
+    except ValueError:
+        return 0
 
 
 def check_summary(summary: str | Path, run_files: Iterable[str | Path], progress: TextIO) -> None:
