@@ -18,10 +18,10 @@ import tarfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TextIO
+from typing import Any, TextIO
 
 from specsweep.atomic import atomic_open
-from specsweep.cache import sha256_bytes
+from specsweep.cache import sha256_bytes, sha256_file
 from specsweep.redact import redact_values
 
 MANIFEST = "MANIFEST.sha256"
@@ -216,6 +216,80 @@ can be launched and nothing rebuilt upstream), then checks each against this man
 Environment variables and flags named like secrets (a word ending in token, key, secret, password or
 credential) were redacted.
 """
+
+
+def pack_sweep(
+    config: dict[str, Any],
+    prompts: str,
+    inputs: dict[str, list[str]],
+    source: str,
+    name: str,
+    out: str,
+    progress: TextIO,
+) -> Packed:
+    """The archive job: the redacted config with its prompts, every input file, the code and a README."""
+    import os
+
+    import yaml
+
+    from specsweep import machine
+    from specsweep.redact import REDACTED, secret_values
+
+    config = {**config, "benchmark": {**config["benchmark"], "prompts": "config/prompts.txt"}}  # where it is kept
+    members: dict[str, bytes | Path] = {
+        "config/config.yaml": yaml.safe_dump(config, sort_keys=False).encode(),
+        "config/prompts.txt": Path(prompts),
+    }
+    members.update({path: Path(path) for paths in inputs.values() for path in paths})
+    members.update({f"code/{n}": path for n, path in code_files(Path(source)).items()})
+    git = machine.git_state(source) or {}
+    members["README.md"] = readme(name, git.get("commit"), git.get("dirty")).encode()
+    # the config's secrets are redacted by key (config is the redacted config): no value substitution there
+    packed = pack(members, Path(out), name, secret_values(dict(os.environ)), redacted_by_key=["config/config.yaml"])
+    for member in packed.redacted:
+        print(f"WARNING: {member}: a secret value from the environment was replaced by {REDACTED}", file=progress)
+    print(f"{packed.path}: {len(packed.files)} files + manifest, {packed.path.stat().st_size} bytes", file=progress)
+    return packed
+
+
+def write_verification(archive: str, out: str, progress: TextIO) -> None:
+    """The verify job: every member against the manifest, then the archive's own rebuild command in an empty
+    folder (every table and figure byte for byte); a short certificate, or an error listing problems."""
+    import tempfile
+
+    from specsweep.atomic import atomic_write
+
+    path = Path(archive)
+    problems = verify(path)
+    for problem in problems:
+        print(problem, file=progress)
+    if problems:
+        raise RuntimeError(f"{path}: the manifest does not verify ({len(problems)} problems, see above)")
+    _top, files = read_members(path)
+    print(f"{path}: {len(files) - 1} files match {MANIFEST}; rebuilding it in an empty folder", file=progress)
+    with tempfile.TemporaryDirectory(prefix="specsweep-rebuild-") as empty:
+        problems = rebuild_in(path, Path(empty), progress)
+    if problems:
+        raise RuntimeError(f"{path}: {problems[0]}")
+    atomic_write(
+        out,
+        f"{path.name}\nsha256 {sha256_file(path)}\n{len(files) - 1} files, every sha256 matches {MANIFEST}\n"
+        f"rebuilt in an empty folder with its README's command: every table and figure byte-identical\n",
+    )
+    print(f"{path}: rebuilt from the archive alone, byte-identical", file=progress)
+
+
+def write_rebuild_check(folder: Path, names: list[str], out: str, progress: TextIO) -> None:
+    """The rebuild job: rebuilt files must equal the archived ones byte for byte."""
+    from specsweep.atomic import atomic_write
+
+    problems = rebuild_problems(folder, names)
+    for problem in problems:
+        print(problem, file=progress)
+    if problems:
+        raise RuntimeError(f"the rebuild differs from the archive in {len(problems)} files (see above)")
+    atomic_write(out, "".join(f"identical  {n}\n" for n in names))
+    print(f"rebuilt {len(names)} files, all byte-identical to the archive", file=progress)
 
 
 def main(argv: list[str] | None = None) -> int:
