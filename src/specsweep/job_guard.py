@@ -64,9 +64,11 @@ def die_with_snakemake() -> int | None:
         return None
     try:
         handle = os.pidfd_open(pid)
-    except OSError:  # it is already gone
+    except ProcessLookupError:  # it is already gone
         os.kill(os.getpid(), signal.SIGTERM)
         return pid
+    except OSError:  # no pidfd here (Linux < 5.3): no watch, as before
+        return None
 
     def watch() -> None:
         select.select([handle], [], [])
