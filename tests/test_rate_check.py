@@ -49,3 +49,10 @@ def test_a_configuration_whose_every_run_is_excluded_says_so_not_missing():
     frame = summarise({"base": base, "other": other}, runs, {}).set_index("configuration")
     assert frame.loc["other", "status"] == "excluded" and frame.loc["other", "runs_excluded"] == 3
     assert frame.loc["other", "runs"] == 0 and frame.loc["base", "status"] == "ok"
+
+
+def test_runs_csv_lists_every_run_and_says_which_are_excluded():
+    from specsweep.aggregate import runs_table
+
+    table = runs_table({"a": [run(50.0, 50.0), run(4.0, 55.0, excluded="paused")]})
+    assert len(table) == 2 and list(table["excluded"].notna()) == [False, True] and table["excluded"][1] == "paused"

@@ -141,7 +141,8 @@ def summary_table(
 
 
 def runs_table(runs: dict[str, list[Run]]) -> pd.DataFrame:
-    """runs.csv: one row per run, the client's timings and the engine's own decode rate."""
+    """runs.csv: one row per run, the client's timings, the engine's own decode rate, and why the run is left out
+    of the statistics (empty when it counts)."""
     return pd.DataFrame(
         [
             {
@@ -150,6 +151,7 @@ def runs_table(runs: dict[str, list[Run]]) -> pd.DataFrame:
                 "tokens": r.tokens,
                 **asdict(r.client),
                 "engine_tok_s": r.engine.get("timings", {}).get("predicted_per_second"),
+                "excluded": r.excluded,
             }
             for name, records in runs.items()
             for r in sorted(records, key=lambda r: r.run)
