@@ -253,10 +253,7 @@ def pack_sweep(
 
 
 def write_verification(archive: str, out: str, progress: TextIO) -> None:
-    """The verify job: every member against the manifest, then the archive's own rebuild command in an empty
-    folder (every table and figure byte for byte); a short certificate, or an error listing problems."""
-    import tempfile
-
+    """The verify job: every member against the manifest; a short certificate, or an error listing problems."""
     from specsweep.atomic import atomic_write
 
     path = Path(archive)
@@ -266,15 +263,30 @@ def write_verification(archive: str, out: str, progress: TextIO) -> None:
     if problems:
         raise RuntimeError(f"{path}: the manifest does not verify ({len(problems)} problems, see above)")
     _top, files = read_members(path)
-    print(f"{path}: {len(files) - 1} files match {MANIFEST}; rebuilding it in an empty folder", file=progress)
+    atomic_write(
+        out,
+        f"{path.name}\nsha256 {sha256_file(path)}\n{len(files) - 1} files, every sha256 matches {MANIFEST}\n",
+    )
+    print(f"{path}: {len(files) - 1} files verified against {MANIFEST}", file=progress)
+
+
+def write_rebuilt_in_empty_folder(archive: str, out: str, progress: TextIO) -> None:
+    """The archive's own rebuild command, run in an empty folder (no engine reachable): every table and figure
+    byte-identical to the manifest, or an error. The archive target is verified only after this succeeded."""
+    import tempfile
+
+    from specsweep.atomic import atomic_write
+
+    path = Path(archive)
+    print(f"{path}: rebuilding it in an empty folder with its README's command", file=progress)
     with tempfile.TemporaryDirectory(prefix="specsweep-rebuild-") as empty:
         problems = rebuild_in(path, Path(empty), progress)
     if problems:
         raise RuntimeError(f"{path}: {problems[0]}")
     atomic_write(
         out,
-        f"{path.name}\nsha256 {sha256_file(path)}\n{len(files) - 1} files, every sha256 matches {MANIFEST}\n"
-        f"rebuilt in an empty folder with its README's command: every table and figure byte-identical\n",
+        f"{path.name}\nsha256 {sha256_file(path)}\nrebuilt in an empty folder with its README's command "
+        f"({REBUILD_COMMAND}): every table and figure byte-identical to {MANIFEST}\n",
     )
     print(f"{path}: rebuilt from the archive alone, byte-identical", file=progress)
 

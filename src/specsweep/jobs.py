@@ -172,6 +172,13 @@ def verify_archive(smk: Any) -> None:
         archive.write_verification(smk.input[0], smk.output[0], progress)
 
 
+def rebuild_archive(smk: Any) -> None:
+    from specsweep import archive
+
+    with progress_to(smk.log[0]) as progress:
+        archive.write_rebuilt_in_empty_folder(smk.input[0], smk.output[0], progress)
+
+
 def check_rebuild(smk: Any) -> None:
     """In an unpacked archive: the rebuilt aggregates must equal the archived ones byte for byte."""
     from specsweep import archive

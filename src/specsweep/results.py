@@ -130,6 +130,11 @@ def archive_verified(name: str) -> str:
     return _under(ARCHIVE_DIR, f"{name}.verified.txt")
 
 
+def archive_rebuilt(name: str) -> str:
+    """The certificate that the archive rebuilt itself in an empty folder (the archive target needs it)."""
+    return _under(ARCHIVE_DIR, f"{name}.rebuilt.txt")
+
+
 def configuration_of(run_path: str | Path) -> str:
     """results/<cfg>/runs/run_<i>.json or results/<cfg>/runs/extra/run_<i>.json -> <cfg>."""
     path = Path(run_path)

@@ -394,8 +394,12 @@ def test_the_archive_is_called_verified_only_after_its_own_rebuild_succeeds(swee
     done = sweep.steps["archive"]
     assert done.returncode == 0, done.stderr[-3000:]
     assert "rebuilt from the archive alone, byte-identical" in done.stderr
-    [verified] = (sweep.results / "archive").glob("*.verified.txt")
-    assert "rebuilt in an empty folder with its README's command" in verified.read_text()
+    assert done.stderr.index("rebuilt from the archive alone") < done.stderr.index("files verified against")
+    [rebuilt] = (sweep.results / "archive").glob("*.rebuilt.txt")
+    assert "rebuilt in an empty folder with its README's command" in rebuilt.read_text()
+    assert [p.name for p in (sweep.results / "archive").glob("*.verified.txt")] == [
+        rebuilt.name.replace(".rebuilt.", ".verified.")
+    ]
     [packed] = (sweep.results / "archive").glob("*.tar.gz")
     config = yaml.safe_load(archive.read_members(packed)[1]["config/config.yaml"])
     assert config["benchmark"]["max_tokens"] == 16 and config["benchmark"]["warmup_max_tokens"] == 4
