@@ -344,3 +344,17 @@ def test_the_archived_config_is_never_redacted_by_value(tmp_path):
     assert files["config/config.yaml"] == config
     assert files["results/a/server.log"] == b"key <redacted>\n"
     assert files["results/a/run.json"] == b'{"tok_s": 61.5}\n'
+
+
+EXAMPLE_ARCHIVES = sorted((REPO / "docs" / "examples").glob("*/*.tar.gz"))
+
+
+def test_there_are_example_archives():
+    assert EXAMPLE_ARCHIVES, "docs/examples/ holds no archive: the test below would check nothing"
+
+
+@pytest.mark.parametrize("path", EXAMPLE_ARCHIVES, ids=[p.parent.name for p in EXAMPLE_ARCHIVES])
+def test_a_committed_example_archive_rebuilds_in_an_empty_folder_with_its_own_command(path, tmp_path):
+    log = io.StringIO()
+    problems = archive.rebuild_in(path, tmp_path, log)
+    assert problems == [], log.getvalue()[-4000:]
