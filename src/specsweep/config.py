@@ -19,12 +19,10 @@ from typing import Any
 
 import yaml
 
+from specsweep import names
 from specsweep.redact import fingerprint, is_secret, redact_mapping
 
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-# results/<name>/ must not collide with the pipeline's own folders under results/.
-RESERVED_NAMES = frozenset({"engine", "models", "figures", "archive", "paper", "logs", "compare", "plan"})
 
 
 class ConfigError(ValueError):
@@ -92,6 +90,7 @@ def load(path: str | Path) -> dict[str, Any]:
 
 def expand(config: dict[str, Any]) -> dict[str, Configuration]:
     """Expand grids and merge engine defaults into named, validated configurations."""
+    names.check_config_names(config)
     engines = config["engines"]
     models = config.get("models", {})
     for engine_name, engine in engines.items():
@@ -114,7 +113,7 @@ def expand(config: dict[str, Any]) -> dict[str, Configuration]:
             raise ConfigError(f"configurations/{entry_name}/draft_model: '{entry['draft_model']}' is not defined "
                               f"under 'models'")
         for name, axes in _grid_points(entry_name, entry):
-            _check_name(name, f"configurations/{entry_name}")
+            names.check(name, f"configurations/{entry_name}")
             if name in expanded:
                 raise ConfigError(
                     f"configurations/{entry_name}: expands to '{name}', which configurations/{origin[name]} "
@@ -204,8 +203,8 @@ def _grid_points(entry_name: str, entry: dict[str, Any]) -> list[tuple[str, dict
     points = []
     for indices in itertools.product(*(range(len(v)) for v in axes.values())):
         point = {axis: axes[axis][i] for axis, i in zip(axes, indices, strict=True)}
-        # Names become paths: a secret axis (e.g. env HF_TOKEN) is named by position, never by value.
-        labels = {axis: f"{i + 1}" if axis.startswith("env:") and is_secret(axis) else _label(point[axis])
+        # Names become paths: a secret axis (env HF_TOKEN, flag --api-key) is named by position, never by value.
+        labels = {axis: f"{i + 1}" if is_secret(axis) else _label(point[axis])
                   for axis, i in zip(axes, indices, strict=True)}
         if template:
             name = template
@@ -224,14 +223,6 @@ def _grid_points(entry_name: str, entry: dict[str, Any]) -> list[tuple[str, dict
 def _label(value: Any) -> str:
     text = str(value).lower() if isinstance(value, bool) else str(value)
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
-
-
-def _check_name(name: str, key: str) -> None:
-    if not NAME.match(name):
-        raise ConfigError(f"{key}: name '{name}' is not allowed; names become paths, so use 1-64 characters "
-                          f"from A-Z a-z 0-9 . _ - starting with a letter or digit")
-    if name in RESERVED_NAMES:
-        raise ConfigError(f"{key}: name '{name}' is reserved for the pipeline's own results/{name}/; rename it")
 
 
 def _env_string(value: Any) -> str:

@@ -81,6 +81,8 @@ def commands_script(plans: list[dict[str, Any]]) -> str:
 
 def check_configurations(configurations: dict[str, Configuration], out: TextIO = sys.stderr) -> list[str]:
     """Each engine's domain checks (raise ConfigError when impossible); warnings are printed and returned."""
+    for configuration in configurations.values():
+        ADAPTERS[configuration.kind].check_owned_flags(configuration)
     warnings = [w for c in configurations.values() for w in ADAPTERS[c.kind].check_configuration(c)]
     for warning in warnings:
         print(f"specsweep warning: {warning}", file=out)

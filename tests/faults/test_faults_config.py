@@ -78,7 +78,6 @@ CASES = [
     ("name-slash", _add("a/b"), ["'configurations'", "does not match"]),
     ("name-space", _add("has space"), ["'configurations'", "'has space' does not match"]),
     ("name-shell", _add("x; touch pwned"), ["'configurations'", "does not match"]),
-    ("name-reserved", _add("figures"), ["configurations/figures", "reserved", "rename it"]),
     ("no-baseline", _set("configurations/baseline/baseline", False), ["exactly one", "baseline: true", "none"]),
     ("two-baselines", _set("configurations/ngram-default/baseline", True),
      ["exactly one", "baseline, ngram-default"]),

@@ -5,6 +5,7 @@ from snakemake.exceptions import WorkflowError
 
 # The library (src/specsweep) is installed into the venv by `make venv`.
 from specsweep import config as sweep_config
+from specsweep import names as sweep_names
 from specsweep.adaptive import with_extra_runs
 from specsweep import drift as sweep_drift
 from specsweep import provenance as sweep_provenance
@@ -72,7 +73,13 @@ def breakdown_figures():
     return []
 
 
+# The patterns of the files each configuration gets in its own folder (results/{cfg}/...), as the rules
+# expand them: what is left of the rules' outputs is the pipeline's own (check_reserved_names).
+CONFIGURATION_PATTERNS = set()
+
+
 def per_configuration(pattern):
+    CONFIGURATION_PATTERNS.add(pattern)
     return [pattern.format(cfg=name) for name in CONFIGURATIONS]
 
 
@@ -237,3 +244,19 @@ def summarise_what_finished():
         incomplete.write_summary(CONFIGURATIONS, len(RUNS), "results", sys.stderr)
     except Exception as error:  # a report of a failure must not hide the failure itself
         print(f"specsweep: no partial summary ({error!r})", file=sys.stderr)
+
+
+def check_reserved_names():
+    """A configuration named like a file or folder the rules write under results/ (summary.csv, plan,
+    commands.sh, ...) is refused; the reserved names come from the rules themselves (names.py)."""
+    own = {p for pattern in CONFIGURATION_PATTERNS for p in per_configuration(pattern)}
+    written = [
+        str(f)
+        for rule in workflow.rules
+        for f in [*rule.output, *rule.log]
+        if str(f) not in own
+    ]
+    try:
+        sweep_names.check_not_reserved(CONFIGURATIONS, sweep_names.reserved_names(written))
+    except sweep_config.ConfigError as error:
+        raise WorkflowError(f"configuration error: {error}") from None

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import abc
 import math
+import os
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from specsweep.config import Configuration
+from specsweep.config import ConfigError, Configuration
 from specsweep.speculation import SpeculationCounts
 
 
@@ -43,6 +44,12 @@ class Engine(abc.ABC):
     default_port: ClassVar[int] = 8080
     default_launcher: ClassVar[tuple[str, ...]] = ()
     health_timeout_s: ClassVar[float] = 2.0
+    # Flags (and environment variables) the adapter sets itself, each with the engines/<name>/<key> that says
+    # what to set: given again in args, the engine would take the later one (a second --host bypasses the
+    # exposure warning, a -m serves another model than provenance records, a --port is never ready).
+    owned_flags: ClassVar[dict[str, str]] = {}
+    # Python engines parse flags with argparse, which also accepts any unambiguous prefix (--hos for --host).
+    flag_prefixes_accepted: ClassVar[bool] = False
 
     def __init__(self, settings: dict[str, Any], resources: EngineResources) -> None:
         self.settings = settings
@@ -55,6 +62,21 @@ class Engine(abc.ABC):
     def check_configuration(cls, configuration: Configuration) -> list[str]:
         """Domain checks before launch: return warnings; raise ``ConfigError`` only when impossible."""
         return []
+
+    @classmethod
+    def check_owned_flags(cls, configuration: Configuration) -> None:
+        """Refuse a flag or env variable of ``owned_flags`` in a configuration (naming the key to use instead)."""
+        for given in [*configuration.args, *configuration.env]:
+            owned = [f for f in cls.owned_flags if f == given or (
+                cls.flag_prefixes_accepted and given.startswith("--") and len(given) > 3 and f.startswith(given))]
+            if owned:
+                key = cls.owned_flags[owned[0]]
+                where = "env" if given in configuration.env else "args"
+                raise ConfigError(
+                    f"configurations/{configuration.group or configuration.name}: {where} sets {given}, which the "
+                    f"{cls.kind} adapter sets itself from engines/{configuration.engine}/{key}; remove it from "
+                    f"{where} (of the configuration or of engines/{configuration.engine}) and set "
+                    f"engines/{configuration.engine}/{key} instead")
 
     @abc.abstractmethod
     def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
@@ -122,6 +144,19 @@ class Engine(abc.ABC):
         if response.status_code != 200:  # e.g. llama-server without --metrics answers 501
             return {}
         return scan_prometheus(response.text, self.counters)[0]  # never raises, even on non-Prometheus text
+
+
+def check_loaded_model(loaded: Any, configured: str | None, configuration: Configuration, source: str) -> str:
+    """What the server says it loaded must be the configured model (paths compared once resolved); returns it.
+    A server that does not say (an old version) is not refused: provenance then records None."""
+    if loaded is None or configured is None:
+        return loaded
+    same = str(loaded) == configured or os.path.realpath(str(loaded)) == os.path.realpath(configured)
+    if not same:
+        raise RuntimeError(f"configuration {configuration.name}: the server loaded {loaded!r} ({source}), not the "
+                           f"configured model {configured!r} (engines/{configuration.engine}/model); results would "
+                           f"be recorded under the wrong model, so the session stops")
+    return str(loaded)
 
 
 def scan_prometheus(text: str, names: tuple[str, ...]) -> tuple[dict[str, float], int]:

@@ -15,13 +15,20 @@ import requests
 
 from specsweep.config import Configuration
 from specsweep.engines import openai
-from specsweep.engines.base import Engine, GenerationRequest, render_flags
+from specsweep.engines.base import Engine, GenerationRequest, check_loaded_model, render_flags
 from specsweep.speculation import SpeculationCounts, count
 
 
 class LlamaCpp(Engine):
     kind: ClassVar[str] = "llamacpp"
     counters: ClassVar[tuple[str, ...]] = openai.LLAMACPP_COUNTERS
+    # llama.cpp common/arg.cpp (b11434): every way to name the model, the address or the port. The LLAMA_ARG_*
+    # variables lose to the argv the adapter writes, but would still contradict it in launch.json.
+    owned_flags: ClassVar[dict[str, str]] = {
+        **dict.fromkeys(("-m", "--model", "-mu", "--model-url", "-dr", "--docker-repo", "-hf", "-hfr", "--hf-repo",
+                         "-hff", "--hf-file", "LLAMA_ARG_MODEL", "LLAMA_ARG_MODEL_URL", "LLAMA_ARG_HF_REPO",
+                         "LLAMA_ARG_DOCKER_REPO"), "model"),
+        **dict.fromkeys(("--host", "LLAMA_ARG_HOST"), "host"), **dict.fromkeys(("--port", "LLAMA_ARG_PORT"), "port")}
 
     def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
         if not self.resources.executable or not self.resources.model:
@@ -41,8 +48,9 @@ class LlamaCpp(Engine):
                 f"configuration {configuration.name}: --spec-type {configuration.args.get('--spec-type')} was "
                 f"asked for but /slots says speculation is off; check the server log for the reason "
                 f"(draft-simple needs -md DRAFT.gguf)")
+        loaded = check_loaded_model(props.get("model_path"), self.resources.model, configuration, "/props model_path")
         return {"version": props.get("build_info"), "speculative": speculative,
-                "model_path": props.get("model_path"), "total_slots": props.get("total_slots")}
+                "model_path": loaded, "total_slots": props.get("total_slots")}
 
     def generation(self, request: GenerationRequest) -> tuple[str, dict[str, Any]]:
         return "/completion", {

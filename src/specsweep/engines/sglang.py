@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 import requests
 
 from specsweep.config import ConfigError, Configuration
-from specsweep.engines.base import Engine, GenerationRequest, render_flags
+from specsweep.engines.base import Engine, GenerationRequest, check_loaded_model, render_flags
 from specsweep.speculation import SpeculationCounts
 
 VERIFY_CALLS = "sglang:spec_verify_calls_total"  # 0.5.23 (tokenizer-side counter)
@@ -34,6 +34,10 @@ class SGLang(Engine):
     default_port: ClassVar[int] = 30000
     default_launcher: ClassVar[tuple[str, ...]] = ("python3", "-m", "sglang.launch_server")
     counters: ClassVar[tuple[str, ...]] = (VERIFY_CALLS, GENERATION_TOKENS)
+    # sglang/srt/server_args.py: --model-path (alias --model), --host, --port; argparse takes prefixes.
+    owned_flags: ClassVar[dict[str, str]] = {"--model-path": "model", "--model": "model", "--host": "host",
+                                             "--port": "port"}
+    flag_prefixes_accepted: ClassVar[bool] = True
 
     def __init__(self, settings: dict[str, Any], resources: Any) -> None:
         super().__init__(settings, resources)
@@ -84,6 +88,7 @@ class SGLang(Engine):
         if wanted != running:
             raise RuntimeError(f"configuration {configuration.name}: asked for speculative algorithm {wanted} but "
                                f"the server runs {running}; check the server log")
+        check_loaded_model(info.get("model_path"), self.resources.model, configuration, "/server_info model_path")
         keys = ("speculative_algorithm", "speculative_num_steps", "speculative_eagle_topk",
                 "speculative_num_draft_tokens", "tp_size", "model_path")
         return {"version": info.get("version"), **{k: info.get(k) for k in keys}}

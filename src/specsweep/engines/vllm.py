@@ -22,7 +22,7 @@ import requests
 
 from specsweep.config import ConfigError, Configuration
 from specsweep.engines import openai
-from specsweep.engines.base import Engine, render_flags
+from specsweep.engines.base import Engine, check_loaded_model, render_flags
 
 SPEC_CONFIG = "--speculative-config"
 NO_PREFIX_CACHE = "--no-enable-prefix-caching"
@@ -34,6 +34,11 @@ class VLLM(openai.OpenAICompletions, Engine):
     default_launcher: ClassVar[tuple[str, ...]] = ("vllm", "serve")
     health_timeout_s: ClassVar[float] = 1.0  # the port accepts connections long before the server answers
     counters: ClassVar[tuple[str, ...]] = openai.VLLM_COUNTERS
+    # vllm/entrypoints/openai/cli_args.py: the model (positional, or --model), --host, --port, --uds (a unix
+    # socket instead of host and port); argparse takes prefixes.
+    owned_flags: ClassVar[dict[str, str]] = {"--model": "model", "--host": "host", "--port": "port",
+                                             "--uds": "host"}
+    flag_prefixes_accepted: ClassVar[bool] = True
 
     def __init__(self, settings: dict[str, Any], resources: Any) -> None:
         super().__init__(settings, resources)
@@ -73,7 +78,11 @@ class VLLM(openai.OpenAICompletions, Engine):
             version = requests.get(base_url + "/version", timeout=5).json().get("version")
         except (requests.RequestException, ValueError):
             version = None
-        return {"version": version, "served_model": self.model_name}
+        # vllm/entrypoints/openai/serving_models.py: each ModelCard's root is the path or id it was loaded from.
+        cards = requests.get(base_url + "/v1/models", timeout=10).json().get("data") or []
+        root = next((c.get("root") for c in cards if c.get("id") == self.model_name), None)
+        loaded = check_loaded_model(root, self.resources.model, configuration, "/v1/models root")
+        return {"version": version, "served_model": self.model_name, "model_path": loaded}
 
     def request_model(self) -> str:
         return self.model_name or self.resources.model or ""

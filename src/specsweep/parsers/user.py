@@ -19,9 +19,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from specsweep import names
 from specsweep.config import ConfigError
-
-NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,39}$")
 
 
 @dataclass(frozen=True)
@@ -47,9 +46,7 @@ def compile_parsers(spec: dict[str, Any] | None) -> list[UserParser]:
     parsers = []
     for name, entry in (spec or {}).items():
         key = f"profile_parsers/{name}"
-        if not NAME.match(name):
-            raise ConfigError(f"{key}: use 1-40 characters A-Z a-z 0-9 _ starting with a letter (it prefixes "
-                              f"summary.csv columns)")
+        names.check(name, key, names.COLUMN_NAME, f"{names.COLUMN_NAME_RULE} (it prefixes summary.csv columns)")
         try:
             regex = re.compile(entry["pattern"])
         except re.error as error:
