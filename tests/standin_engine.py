@@ -2,7 +2,8 @@
 
 It speaks just enough of llama-server's HTTP API for specsweep's llamacpp adapter: ``/health``,
 ``/props``, ``/slots``, ``/metrics`` and a streamed ``/completion``, and takes llama-server's
-``--host``/``--port`` flags (every other flag is accepted and ignored). Standard library only.
+``--host``/``--port``/``-m`` flags (every other flag is accepted and ignored; ``/props`` reports the last
+``-m``, as llama-server does). Standard library only.
 
 Faults are chosen with ``STANDIN_MODE`` (comma-separated; the environment, as a configuration's
 ``env:`` would set it):
@@ -38,6 +39,7 @@ if os.environ.get("STANDIN_ONLY_IF") and not os.path.exists(os.environ["STANDIN_
     MODES = {}
 AFTER = int(os.environ.get("STANDIN_AFTER", "3"))
 COMPLETIONS = 0
+MODEL = ["standin.gguf"]  # the last -m/--model given, as llama-server's /props reports it
 
 
 def log(text: str) -> None:
@@ -63,7 +65,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/health":
             self._json(503 if loading else 200, {"status": "loading model" if loading else "ok"})
         elif self.path == "/props":
-            self._json(200, {"build_info": "standin", "model_path": "standin.gguf", "total_slots": 1})
+            self._json(200, {"build_info": "standin", "model_path": MODEL[0], "total_slots": 1})
         elif self.path == "/slots":
             self._json(200, [{"id": 0, "speculative": False}])
         elif self.path == "/metrics":
@@ -124,6 +126,8 @@ def main(argv: list[str]) -> int:
             host = value
         elif flag == "--port":
             port = int(value)
+        elif flag in ("-m", "--model"):
+            MODEL[0] = value
     log(f"argv {argv}")
     if "exit-at-start" in MODES:
         log("error: failed to load model (exit-at-start)")
