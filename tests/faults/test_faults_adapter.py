@@ -8,6 +8,7 @@ import copy
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
 
 import pytest
 from conftest import run_session, session_spec
@@ -54,7 +55,7 @@ def test_flags_that_only_start_like_an_owned_one_pass():
 def test_host_in_engine_args_cannot_bypass_the_exposure_warning(default_config):
     config = copy.deepcopy(default_config)
     config["engines"]["llama"]["args"]["--host"] = "0.0.0.0"
-    with pytest.raises(ConfigError, match="configurations/baseline: args sets --host.*engines/llama/host"):
+    with pytest.raises(ConfigError, match=r"configurations/baseline: args sets --host.*engines/llama/host"):
         check_configurations(expand(validate_schema(config)))
 
 
@@ -67,7 +68,7 @@ def test_a_server_that_loaded_another_model_stops_the_session(tmp_path, standin,
     # Past the config check (a session driven directly): the server's own /props says what it loaded.
     other = tmp_path / "other.gguf"
     other.write_bytes(b"GGUF other")
-    error, progress = run_session(session_spec(tmp_path, standin, model_file, args={"-m": str(other)}, runs=1),
+    error, _ = run_session(session_spec(tmp_path, standin, model_file, args={"-m": str(other)}, runs=1),
                                   monkeypatch)
     assert isinstance(error, RuntimeError)
     assert f"the server loaded '{other}' (/props model_path), not the configured model '{model_file}'" in str(error)
@@ -84,7 +85,7 @@ def test_provenance_records_the_model_the_server_loaded(tmp_path, standin, model
 class _Answers(BaseHTTPRequestHandler):
     """GET answers by path (JSON), 404 elsewhere."""
 
-    answers: dict[str, object] = {}
+    answers: ClassVar[dict[str, Any]] = {}
 
     def do_GET(self) -> None:
         answer = self.answers.get(self.path)
