@@ -248,7 +248,8 @@ def summarise_what_finished():
 
 def check_reserved_names():
     """A configuration named like a file or folder the rules write under results/ (summary.csv, plan,
-    commands.sh, ...) is refused; the reserved names come from the rules themselves (names.py)."""
+    commands.sh, ...) is refused; the reserved names come from the rules themselves (names.py).
+    """
     own = {p for pattern in CONFIGURATION_PATTERNS for p in per_configuration(pattern)}
     written = [
         str(f)
@@ -257,6 +258,8 @@ def check_reserved_names():
         if str(f) not in own
     ]
     try:
-        sweep_names.check_not_reserved(CONFIGURATIONS, sweep_names.reserved_names(written))
+        sweep_names.check_not_reserved(
+            CONFIGURATIONS, sweep_names.reserved_names(written)
+        )
     except sweep_config.ConfigError as error:
         raise WorkflowError(f"configuration error: {error}") from None
