@@ -25,7 +25,7 @@ from specsweep.atomic import atomic_write, write_json
 from specsweep.cache import measuring, sha256_bytes
 from specsweep.client import stream_post, timings_from_arrivals
 from specsweep.config import Configuration
-from specsweep.engines.base import Engine, GenerationRequest
+from specsweep.engines.base import Engine, GenerationRequest, render_flags
 from specsweep.engines.external import attach
 from specsweep.provenance import machine as machine_snapshot
 from specsweep.redact import (
@@ -35,6 +35,7 @@ from specsweep.redact import (
     redact_values,
     secret_arg_values,
     secret_values,
+    without_secrets,
 )
 from specsweep.server import (
     ServerError,
@@ -81,15 +82,21 @@ def measure(configuration: Configuration, engine: Engine, benchmark: dict[str, A
     name = configuration.name
     grace = float(benchmark["stop_grace_s"])
     stale = StaleGroup(paths.stale_pgid)
+    # Whatever a failure says (a server echoing its argv into the log tail) passes through these first.
+    secrets = secret_values({**os.environ, **configuration.env}) + secret_arg_values(
+        render_flags(configuration.args, {}))
     if (pgid := stale.stop_if_running(grace)) is not None:
         print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
     with measuring(progress, name):
         try:
             _session(configuration, engine, benchmark, prompts, host, port, paths, stale, progress)
-        except BaseException as error:
+        except BaseException as raised:
+            error = without_secrets(raised, secrets)
             kept = _keep_for_post_mortem(paths, error)
             print(f"{name}: FAILED ({error}); partial results kept in {kept}", file=progress, flush=True)
-            raise
+            if error is raised:
+                raise
+            raise error from None
 
 
 def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, Any], prompts: list[str],
