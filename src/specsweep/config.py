@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from specsweep import names
+from specsweep import inputs, names
 from specsweep.redact import fingerprint, is_secret, redact_mapping
 
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
@@ -152,15 +152,27 @@ def configurations_of(config: dict[str, Any]) -> dict[str, Configuration]:
 def check_files(config: dict[str, Any]) -> None:
     """Files the sweep reads must exist before anything is built or launched."""
     prompts = Path(config["benchmark"]["prompts"])
-    if not prompts.is_file():
+    kind = inputs.kind_of(prompts)
+    if kind == "missing":
         raise ConfigError(f"benchmark/prompts: {prompts} does not exist (relative paths are relative to the "
                           f"working directory); point it at a text file with one prompt per line")
+    if kind != "file":
+        raise ConfigError(f"benchmark/prompts: {prompts} is a {kind}, not a file; point it at a text file with "
+                          f"one prompt per line")
+    if (why := inputs.not_a_text_file(prompts)) is not None:
+        raise ConfigError(f"benchmark/prompts: {prompts} is not a UTF-8 text file: {why}; point it at a text "
+                          f"file with one prompt per line")
     local = local_models(config)
     for name, model in config.get("models", {}).items():
         # SGLang/vLLM models live on the GPU node (or are hub ids): planning elsewhere must work.
-        if name in local and "path" in model and not Path(model["path"]).expanduser().exists():
-            raise ConfigError(f"models/{name}/path: {model['path']} does not exist; fix the path or download "
-                              f"the model first")
+        if name in local and "path" in model:
+            kind = inputs.kind_of(Path(model["path"]).expanduser())
+            if kind == "missing":
+                raise ConfigError(f"models/{name}/path: {model['path']} does not exist; fix the path or download "
+                                  f"the model first")
+            if kind not in ("file", "directory"):  # the server would block opening it, until the ready timeout
+                raise ConfigError(f"models/{name}/path: {model['path']} is a {kind}, not a model file; point it "
+                                  f"at the model file")
     for name, engine in config["engines"].items():
         if "executable" in engine:
             executable = Path(engine["executable"]).expanduser()

@@ -27,6 +27,7 @@ from specsweep.client import stream_post, timings_from_arrivals
 from specsweep.config import Configuration
 from specsweep.engines.base import Engine, GenerationRequest, render_flags
 from specsweep.engines.external import attach
+from specsweep.inputs import not_a_text_file
 from specsweep.provenance import machine as machine_snapshot
 from specsweep.redact import (
     redact_argv,
@@ -69,7 +70,9 @@ def now_iso() -> str:
 
 
 def read_prompts(path: Path) -> list[str]:
-    prompts = [line.strip() for line in path.read_text().splitlines()]
+    if (why := not_a_text_file(path)) is not None:
+        raise ValueError(f"{path}: not a UTF-8 text file: {why}; benchmark/prompts needs one prompt per line")
+    prompts = [line.strip() for line in path.read_text(encoding="utf-8", errors="replace").splitlines()]
     prompts = [p for p in prompts if p and not p.startswith("#")]
     if not prompts:
         raise ValueError(f"{path}: no prompts (one per line; blank lines and # comments are ignored)")

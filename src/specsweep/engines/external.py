@@ -18,6 +18,7 @@ import requests
 from specsweep.config import Configuration
 from specsweep.engines import openai
 from specsweep.engines.base import Engine
+from specsweep.server import ServerError
 
 
 class External(openai.OpenAICompletions, Engine):
@@ -39,6 +40,28 @@ class External(openai.OpenAICompletions, Engine):
 
     def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
         return []  # nothing to launch
+
+    def is_ready(self, base_url: str) -> bool:
+        """Ready when /v1/models answers an OpenAI model list. Someone else's server is already up, so an answer
+        that is not one (404, an HTML page, a login wall) will not change by waiting: said at once."""
+        url = base_url + self.health_path
+        try:
+            response = requests.get(url, timeout=self.health_timeout_s)
+        except requests.RequestException:
+            return False  # not answering (yet): wait, up to benchmark.ready_timeout_s
+        if response.status_code in (502, 503, 504):
+            return False  # a proxy in front of a server that is starting
+        kind = response.headers.get("Content-Type", "?").split(";")[0]
+        if response.status_code == 200:
+            try:
+                listed = response.json()
+            except ValueError:
+                listed = None
+            if isinstance(listed, dict) and isinstance(listed.get("data"), list):
+                return True
+        raise ServerError(f"{url} answered {response.status_code} ({kind}: {response.text[:120]!r}), not an OpenAI "
+                          f"model list: engines/<name>/external/base_url must be the root of an OpenAI-compatible "
+                          f"server (without /v1)")
 
     def check_started(self, base_url: str, configuration: Configuration) -> dict[str, Any]:
         self.model_name = openai.served_model(base_url, self.options.get("model_name"))
