@@ -18,6 +18,7 @@ Faults are chosen with ``STANDIN_MODE`` (comma-separated; the environment, as a 
 - ``bad-json``: interleave malformed ``data:`` lines in the stream and ``/metrics``.
 - ``slow-bind=S``: wait S seconds before binding the port (a loading engine).
 
+``LLAMA_API_KEY``: require it (``Authorization: Bearer``) everywhere but ``/health``, as llama-server does.
 ``STANDIN_STARTED`` (a path): touch it once listening, so a test can wait for the server.
 ``STANDIN_ONLY_IF`` (a path): misbehave only while that file exists (a fault that a rerun no longer meets).
 """
@@ -60,8 +61,20 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _refused(self) -> bool:
+        """With LLAMA_API_KEY set, every path but /health needs ``Authorization: Bearer KEY`` and answers 401
+        otherwise, as llama-server b11434 does (tools/server/server-http.cpp middleware_validate_api_key)."""
+        key = os.environ.get("LLAMA_API_KEY")
+        if not key or self.path == "/health" or self.headers.get("Authorization", "") in (key, f"Bearer {key}"):
+            return False
+        log(f"401 {self.path} (no valid API key)")
+        self._json(401, {"error": {"message": "Invalid API Key", "type": "authentication_error", "code": 401}})
+        return True
+
     def do_GET(self) -> None:
         loading = "hang-before-ready" in MODES
+        if self._refused():
+            return
         if self.path == "/health":
             self._json(503 if loading else 200, {"status": "loading model" if loading else "ok"})
         elif self.path == "/props":
@@ -84,6 +97,8 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         global COMPLETIONS
         payload = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+        if self._refused():
+            return
         if self.path != "/completion":
             self._json(404, {"error": "not found"})
             return

@@ -64,7 +64,7 @@ def test_plan_target_writes_the_exact_launch_lines(workdir):
 def test_secrets_are_read_from_the_environment_not_written(workdir):
     config = yaml.safe_load((EXAMPLES / "vllm-eagle3.yaml").read_text())
     config["engines"]["vllm"]["env"]["HF_TOKEN"] = "hf_secret_value_123"
-    config["engines"]["vllm"]["args"]["--api-key"] = "sk-secret-456"
+    config["engines"]["vllm"]["args"]["--hf-token"] = "sk-secret-456"
     (workdir / "sweep.yaml").write_text(yaml.safe_dump(config))
     done = snakemake(workdir, workdir / "sweep.yaml", "--cores", "1", "results/commands.sh")
     assert done.returncode == 0, done.stderr[-3000:]

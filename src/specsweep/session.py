@@ -30,6 +30,7 @@ from specsweep.engines.external import attach
 from specsweep.inputs import not_a_text_file
 from specsweep.provenance import machine as machine_snapshot
 from specsweep.redact import (
+    REDACTED,
     redact_argv,
     redact_env,
     redact_mapping,
@@ -86,8 +87,9 @@ def measure(configuration: Configuration, engine: Engine, benchmark: dict[str, A
     grace = float(benchmark["stop_grace_s"])
     stale = StaleGroup(paths.stale_pgid)
     # Whatever a failure says (a server echoing its argv into the log tail) passes through these first.
+    engine.check_api_key(configuration.engine)
     secrets = secret_values({**os.environ, **configuration.env}) + secret_arg_values(
-        render_flags(configuration.args, {}))
+        render_flags(configuration.args, {})) + [engine.api_key() or ""]
     if (pgid := stale.stop_if_running(grace)) is not None:
         print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
     with measuring(progress, name):
@@ -112,7 +114,7 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
                               f"engines/{configuration.engine}/port: 0 to pick a free port")
     base_url = engine.base_url(host, port)
     argv = engine.command(configuration, host, port)
-    env = {**os.environ, **configuration.env}
+    env = {**os.environ, **configuration.env, **engine.launch_env()}
     # An external endpoint is bound by someone else: only a server we launch can be exposed by us.
     warnings = [w for w in [exposure_warning(host, configuration.engine)] if w and engine.launches]
     for warning in warnings:
@@ -120,7 +122,7 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
     launch: dict[str, Any] = {
         "configuration": redact_mapping(configuration.as_params()),  # its env may hold a token
         "argv": redact_argv(argv), "port": port, "host": host,
-        "env_set": redact_env(configuration.env), "env": redact_env(env), "pid": None,
+        "env_set": redact_env(configuration.env), "env": _hide(redact_env(env), engine.api_key()), "pid": None,
         "launched_at": now_iso(), "status": "launching", "warnings": warnings,
         "machine": machine_snapshot(),  # code, software, host and GPUs as they are while measured
     }
@@ -174,7 +176,7 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
             launch["status"] = "failed"
         unreleased = _check_gpu_release(memory, benchmark, launch)
         write_json(paths.launch, launch)
-        _redact_log(paths.log, secret_values(env) + secret_arg_values(argv))
+        _redact_log(paths.log, secret_values(env) + secret_arg_values(argv) + [engine.api_key() or ""])
     if unreleased is not None:
         raise unreleased
 
@@ -244,7 +246,7 @@ def _generate(engine: Engine, base_url: str, prompt: str, max_tokens: int, bench
     path, payload = engine.generation(GenerationRequest(
         prompt=prompt, max_tokens=max_tokens, temperature=benchmark["temperature"],
         ignore_eos=benchmark["ignore_eos"], seed=benchmark["seed"]))
-    return stream_post(base_url, path, payload, float(benchmark["request_timeout_s"]))
+    return stream_post(base_url, path, payload, float(benchmark["request_timeout_s"]), engine.auth_headers())
 
 
 def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
@@ -278,6 +280,11 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
         "text_sha256": sha256_bytes(text), "text_chars": len(text),
         "malformed_events": response.malformed,  # data: lines of the stream that were not JSON objects
     }
+
+
+def _hide(env: dict[str, str], value: str | None) -> dict[str, str]:
+    """``env`` with the variable that holds the API key redacted, whatever its name (api_key_env)."""
+    return {k: REDACTED if value and v == value else v for k, v in env.items()}
 
 
 def _redact_log(log: Path, secrets: list[str]) -> None:

@@ -228,6 +228,6 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Sweep:
     secrets = {"SPECSWEEP_FAULT_TOKEN": SWEEP_SECRETS["env"], "HF_HUB_TOKEN": SWEEP_SECRETS["env"]}
     return Sweep(tmp_path_factory.mktemp("sweep"), secrets, {
         "baseline": {"baseline": True, "env": {"HF_TOKEN": SWEEP_SECRETS["config"]}},
-        "hostile": {"args": {**HOSTILE_ARGS, "--api-key": SWEEP_SECRETS["arg"]},
+        "hostile": {"args": {**HOSTILE_ARGS, "--hf-token": SWEEP_SECRETS["arg"]},
                     "env": {"MY_API_KEY": SWEEP_SECRETS["config"]}},
     })

@@ -46,3 +46,36 @@ def test_a_secret_in_a_chained_cause_is_redacted_too():
         clean = without_secrets(error, ["sk-abcdef"])
     assert isinstance(clean, ServerError)
     assert "sk-abcdef" not in str(clean) and "ValueError: token <redacted> refused" in str(clean)
+
+
+def test_a_server_that_requires_an_api_key_is_benchmarked_with_one_from_the_environment(
+        tmp_path, standin, model_file, monkeypatch):
+    key = "sk-bench-" + os.urandom(8).hex()
+    monkeypatch.setenv("MY_SERVER_AUTH", key)  # a name that does not look secret: hidden all the same
+    spec = session_spec(tmp_path, standin, model_file, runs=2)
+    spec["engine_settings"] = {"api_key_env": "MY_SERVER_AUTH"}
+    error, progress = run_session(spec, monkeypatch)
+    assert error is None, progress
+    assert len(list((results_of(spec) / "runs").glob("run_*.json"))) == 2
+    log = (results_of(spec) / "server.log").read_text()
+    assert "401" not in log  # every request, readiness and /props, /slots, /metrics included, carried the key
+    written = [p for p in results_of(spec).rglob("*") if p.is_file() and key.encode() in p.read_bytes()]
+    assert written == [] and key not in progress
+    assert json.loads((results_of(spec) / "launch.json").read_text())["env"]["MY_SERVER_AUTH"] == "<redacted>"
+
+
+def test_without_the_key_the_session_says_which_key_to_set(tmp_path, standin, model_file, monkeypatch):
+    spec = session_spec(tmp_path, standin, model_file, env={"STANDIN_MODE": ""}, runs=1)
+    monkeypatch.setenv("LLAMA_API_KEY", "sk-only-the-server-knows")  # the server requires a key; no api_key_env
+    error, _ = run_session(spec, monkeypatch)
+    assert isinstance(error, RuntimeError)
+    assert "the server requires an API key (/props answered 401); set engines/llama/api_key_env" in str(error)
+
+
+def test_an_unset_api_key_variable_is_named_before_anything_starts(tmp_path, standin, model_file, monkeypatch):
+    monkeypatch.delenv("MY_SERVER_AUTH", raising=False)
+    spec = session_spec(tmp_path, standin, model_file, runs=1)
+    spec["engine_settings"] = {"api_key_env": "MY_SERVER_AUTH"}
+    error, _ = run_session(spec, monkeypatch)
+    assert "engines/llama/api_key_env: the environment variable MY_SERVER_AUTH is not set" in str(error)
+    assert not (results_of(spec) / "server.log").exists()

@@ -54,6 +54,32 @@ class Engine(abc.ABC):
     def __init__(self, settings: dict[str, Any], resources: EngineResources) -> None:
         self.settings = settings
         self.resources = resources
+        # Every request of the job (readiness probe included) goes through this session, with the API key as
+        # an Authorization header when engines/<name>/api_key_env names one: read here, never written anywhere.
+        self.http = requests.Session()
+        if self.api_key() is not None:
+            self.http.headers["Authorization"] = f"Bearer {self.api_key()}"
+
+    def api_key(self) -> str | None:
+        """The API key the server requires, from the environment variable engines/<name>/api_key_env names."""
+        name = self.settings.get("api_key_env")
+        return os.environ.get(name) if name else None
+
+    def auth_headers(self) -> dict[str, str]:
+        """The Authorization header for requests made outside ``http`` (the measured stream), if any."""
+        return {k: v for k, v in self.http.headers.items() if k == "Authorization"}
+
+    def check_api_key(self, engine: str) -> None:
+        """Before a session: a named variable must be set (else every request would be refused, 401)."""
+        name = self.settings.get("api_key_env")
+        if name and not os.environ.get(name):
+            raise ConfigError(f"engines/{engine}/api_key_env: the environment variable {name} is not set (or empty) "
+                              f"where the session runs; export it, e.g. `export {name}=...`, before snakemake")
+
+    def launch_env(self) -> dict[str, str]:
+        """Environment variables the adapter sets for the server it launches (the API key, where the engine
+        reads it from one: never on its command line)."""
+        return {}
 
     def base_url(self, host: str, port: int) -> str:
         return f"http://{host}:{port}"
@@ -92,7 +118,7 @@ class Engine(abc.ABC):
 
     def is_ready(self, base_url: str) -> bool:
         try:
-            return requests.get(base_url + self.health_path, timeout=self.health_timeout_s).status_code == 200
+            return self.http.get(base_url + self.health_path, timeout=self.health_timeout_s).status_code == 200
         except requests.RequestException:
             return False
 
@@ -138,7 +164,7 @@ class Engine(abc.ABC):
         if not self.counters:
             return {}
         try:
-            response = requests.get(base_url + "/metrics", timeout=5)
+            response = self.http.get(base_url + "/metrics", timeout=5)
         except requests.RequestException:
             return {}
         if response.status_code != 200:  # e.g. llama-server without --metrics answers 501

@@ -46,11 +46,15 @@ class External(openai.OpenAICompletions, Engine):
         that is not one (404, an HTML page, a login wall) will not change by waiting: said at once."""
         url = base_url + self.health_path
         try:
-            response = requests.get(url, timeout=self.health_timeout_s)
+            response = self.http.get(url, timeout=self.health_timeout_s)
         except requests.RequestException:
             return False  # not answering (yet): wait, up to benchmark.ready_timeout_s
         if response.status_code in (502, 503, 504):
             return False  # a proxy in front of a server that is starting
+        if response.status_code in (401, 403):
+            raise ServerError(f"{url} answered {response.status_code}: the endpoint requires an API key; set "
+                              f"engines/<name>/api_key_env to the environment variable that holds it" + (
+                                  " (the one sent was refused)" if "Authorization" in self.http.headers else ""))
         kind = response.headers.get("Content-Type", "?").split(";")[0]
         if response.status_code == 200:
             try:
@@ -64,8 +68,8 @@ class External(openai.OpenAICompletions, Engine):
                           f"server (without /v1)")
 
     def check_started(self, base_url: str, configuration: Configuration) -> dict[str, Any]:
-        self.model_name = openai.served_model(base_url, self.options.get("model_name"))
-        models = requests.get(base_url + "/v1/models", timeout=10).json()
+        self.model_name = openai.served_model(self.http, base_url, self.options.get("model_name"))
+        models = self.http.get(base_url + "/v1/models", timeout=10).json()
         owner = next((m.get("owned_by") for m in models.get("data") or [] if m.get("id") == self.model_name), None)
         return {"version": None, "served_model": self.model_name, "owned_by": owner, "base_url": base_url}
 

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import requests
-
 from specsweep.config import ConfigError, Configuration
 from specsweep.engines.base import Engine, GenerationRequest, check_loaded_model, render_flags
 from specsweep.speculation import SpeculationCounts
@@ -36,7 +34,7 @@ class SGLang(Engine):
     counters: ClassVar[tuple[str, ...]] = (VERIFY_CALLS, GENERATION_TOKENS)
     # sglang/srt/server_args.py: --model-path (alias --model), --host, --port; argparse takes prefixes.
     owned_flags: ClassVar[dict[str, str]] = {"--model-path": "model", "--model": "model", "--host": "host",
-                                             "--port": "port"}
+                                             "--port": "port", "--api-key": "api_key_env"}
     flag_prefixes_accepted: ClassVar[bool] = True
 
     def __init__(self, settings: dict[str, Any], resources: Any) -> None:
@@ -47,7 +45,9 @@ class SGLang(Engine):
         if not self.resources.model:
             raise ValueError("sglang needs a model path (engines/<name>/model naming a models entry)")
         argv = [*self.launcher(), "--model-path", self.resources.model, "--host", host, "--port", str(port)]
-        return argv + render_flags(configuration.args, self.placeholders())
+        # sglang/srt/server_args.py reads the key from --api-key only (redacted wherever argv is written).
+        key = ["--api-key", self.api_key() or ""] if self.settings.get("api_key_env") else []
+        return argv + key + render_flags(configuration.args, self.placeholders())
 
     @classmethod
     def check_configuration(cls, configuration: Configuration) -> list[str]:
@@ -74,7 +74,7 @@ class SGLang(Engine):
     def check_started(self, base_url: str, configuration: Configuration) -> dict[str, Any]:
         info: dict[str, Any] = {}
         for path in ("/server_info", "/get_server_info"):  # renamed in 0.5.10
-            response = requests.get(base_url + path, timeout=10)
+            response = self.http.get(base_url + path, timeout=10)
             if response.status_code == 200:
                 info = response.json()
                 break
@@ -138,7 +138,7 @@ class SGLang(Engine):
         return tokens - 1 if tokens else None
 
     def flush_cache(self, base_url: str) -> None:
-        response = requests.post(base_url + "/flush_cache", timeout=30)
+        response = self.http.post(base_url + "/flush_cache", timeout=30)
         if response.status_code != 200:
             raise RuntimeError(f"SGLang /flush_cache answered {response.status_code}: {response.text[:200]} "
                                f"(400 means requests are still running: runs need an idle server, so stop any "

@@ -37,7 +37,7 @@ class VLLM(openai.OpenAICompletions, Engine):
     # vllm/entrypoints/openai/cli_args.py: the model (positional, or --model), --host, --port, --uds (a unix
     # socket instead of host and port); argparse takes prefixes.
     owned_flags: ClassVar[dict[str, str]] = {"--model": "model", "--host": "host", "--port": "port",
-                                             "--uds": "host"}
+                                             "--uds": "host", "--api-key": "api_key_env", "VLLM_API_KEY": "api_key_env"}
     flag_prefixes_accepted: ClassVar[bool] = True
 
     def __init__(self, settings: dict[str, Any], resources: Any) -> None:
@@ -72,17 +72,21 @@ class VLLM(openai.OpenAICompletions, Engine):
         return warnings
 
     def check_started(self, base_url: str, configuration: Configuration) -> dict[str, Any]:
-        self.model_name = openai.served_model(base_url, None)
+        self.model_name = openai.served_model(self.http, base_url, None)
         self.flushable = NO_PREFIX_CACHE not in configuration.args
         try:
-            version = requests.get(base_url + "/version", timeout=5).json().get("version")
+            version = self.http.get(base_url + "/version", timeout=5).json().get("version")
         except (requests.RequestException, ValueError):
             version = None
         # vllm/entrypoints/openai/serving_models.py: each ModelCard's root is the path or id it was loaded from.
-        cards = requests.get(base_url + "/v1/models", timeout=10).json().get("data") or []
+        cards = self.http.get(base_url + "/v1/models", timeout=10).json().get("data") or []
         root = next((c.get("root") for c in cards if c.get("id") == self.model_name), None)
         loaded = check_loaded_model(root, self.resources.model, configuration, "/v1/models root")
         return {"version": version, "served_model": self.model_name, "model_path": loaded}
+
+    def launch_env(self) -> dict[str, str]:
+        key = self.api_key()  # vllm/envs.py: VLLM_API_KEY, as --api-key
+        return {"VLLM_API_KEY": key} if key else {}
 
     def request_model(self) -> str:
         return self.model_name or self.resources.model or ""
@@ -90,7 +94,7 @@ class VLLM(openai.OpenAICompletions, Engine):
     def flush_cache(self, base_url: str) -> None:
         if not self.flushable:
             return  # prefix caching is off: nothing to flush
-        response = requests.post(base_url + "/reset_prefix_cache", timeout=30)
+        response = self.http.post(base_url + "/reset_prefix_cache", timeout=30)
         refused = response.status_code == 200 and response.text.strip().startswith("{") and \
             response.json().get("success") is False
         if response.status_code != 200 or refused:
