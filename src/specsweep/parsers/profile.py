@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from specsweep.atomic import atomic_open
-from specsweep.parsers import LOG_FORMATS, chunked
+from specsweep.parsers import LOG_FORMATS, chunked, count_cut_line
 from specsweep.parsers.chunked import CsvLines
-from specsweep.parsers.fields import LogRows
+from specsweep.parsers.fields import LogRows, whole_lines
 from specsweep.parsers.user import UserRows, compile_parsers, tap
 
 _Result = TypeVar("_Result")
@@ -57,8 +57,10 @@ def write_profile(log: str | Path, output: str | Path, kind: str, log_format_nam
             written[0] += 1
 
         if user:
+            cut: list[str] = []
             with open(log, errors="replace") as lines:
-                parsed = log_format.parse(tap(lines, user, found), sink=write)
+                parsed = log_format.parse(tap(whole_lines(lines, cut), user, found), sink=write)
+            count_cut_line(parsed, cut, log_format.parse)
         else:  # no user parser needs every line: the format's chunked reader (parsers/chunked.py)
             def write_lines(text: str, rows: int) -> None:
                 handle.write(text)
@@ -68,12 +70,13 @@ def write_profile(log: str | Path, output: str | Path, kind: str, log_format_nam
             fast = None if log_format.per_request else CsvLines(write_lines, lead=f"interval,{log_format_name},")
             workers = min(workers, math.ceil(size / chunked.CHUNK_CHARS))  # no idle processes
             if fast is not None and log_format.chunked is not None and workers > 1 and _FORK is not None:
-                parsed = LogRows()
+                parsed, cut_bytes = LogRows(), []
                 for text, counts in _in_order(functools.partial(_chunk_profile, log_format_name=log_format_name),
-                                              chunked.chunks(log), workers):
+                                              chunked.chunks(log, cut_bytes), workers):
                     handle.write(text)
                     parsed.lines, parsed.malformed = parsed.lines + counts.lines, parsed.malformed + counts.malformed
                     written[0] += counts.emitted
+                chunked.count_cut(parsed, cut_bytes, log_format.chunked)
             else:
                 parsed = log_format.read_file(log, sink=write, csv_lines=fast)
         writer.writerows(found.rows)
