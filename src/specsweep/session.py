@@ -141,6 +141,8 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
             ready_s = wait_until_ready(process, lambda: engine.is_ready(base_url),
                                        float(benchmark["ready_timeout_s"]), paths.log,
                                        port=port if engine.launches else None)
+            if engine.launches:  # workers and helpers exist now: a later job can stop exactly them
+                stale.track(process.pid)
             launch.update(ready_s=round(ready_s, 3), engine=engine.check_started(base_url, configuration),
                           status="ready")
             write_json(paths.launch, launch)
