@@ -9,12 +9,17 @@ by SLT_INF in server-common.h) and tools/server/server.cpp (``model loaded``), a
 
 from __future__ import annotations
 
+import io
+import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from specsweep.aggregate import fill_speculation_from_logs
-from specsweep.parsers import LOG_FORMATS, llamacpp
+from specsweep.parsers import LOG_FORMATS, chunked, llamacpp, user
+from specsweep.parsers.profile import write_profile
+from specsweep.parsers.user import LINE_BUDGET_S, ParserTooSlow, UserRows
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SLOT = "I slot print_timing: id  0 | task {task} | "
@@ -98,3 +103,52 @@ def test_vllm_interval_rows_are_the_summary_fallback_for_speculation_counts(tmp_
     v0 = profile[profile["line"] == "spec_v0"]
     filled = fill_speculation_from_logs(frame, {"eagle3": v0}).iloc[0]
     assert (filled["drafted"], filled["accepted"]) == (1000, 610)  # V0 counts since start: the last line
+
+
+def _sglang_log(path: Path, copies: int) -> None:
+    line = next(line for line in (FIXTURES / "sglang_decode_batch.log").read_text().splitlines()
+                if "gen throughput (token/s): 210.55" in line)
+    path.write_text("".join(f"{line}\nEAGLE3_PROFILE cycle={i} draft_ms=0.61 verify_ms=18.67 accepted=3\n"
+                            for i in range(copies)))
+
+
+EAGLE3 = {"eagle3": {"pattern": r"EAGLE3_PROFILE cycle=(?P<cycle>\d+) draft_ms=(?P<draft_ms>[\d.]+)"}}
+
+
+def test_user_parsers_stream_and_keep_the_chunked_reader(tmp_path, monkeypatch):
+    log, out = tmp_path / "server.log", tmp_path / "profile.csv"
+    _sglang_log(log, 2000)
+    calls = []
+    read_chunk = chunked.read_chunk
+    monkeypatch.setattr(chunked, "read_chunk", lambda *a: calls.append(1) or read_chunk(*a))
+    held = []
+    original = UserRows.__init__
+
+    def watched(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        held.append(self)
+    monkeypatch.setattr(UserRows, "__init__", watched)
+    write_profile(log, out, "sglang", "sglang", EAGLE3, 0, io.StringIO(), "cfg")
+    profile = pd.read_csv(out)
+    assert calls, "the chunked reader was switched off by a user parser"
+    assert (profile["source"] == "eagle3").sum() == 2000 and (profile["source"] == "sglang").sum() == 2000
+    assert held and all(rows.rows == [] for rows in held)  # every user row went straight to the CSV
+
+
+def test_a_catastrophic_user_pattern_fails_in_seconds_naming_the_parser(tmp_path):
+    log, out = tmp_path / "server.log", tmp_path / "profile.csv"
+    log.write_text("ok line\n" + "a" * 60 + "!\n")
+    started = time.monotonic()
+    with pytest.raises(ParserTooSlow) as error:
+        write_profile(log, out, "sglang", "sglang", {"nested": {"pattern": r"(?P<x>(a+)+)$"}}, 0, io.StringIO(), "cfg")
+    assert time.monotonic() - started < LINE_BUDGET_S + 5
+    assert f"profile_parsers/nested: its pattern spent more than {LINE_BUDGET_S:.0f} s on line 2 of {log}" \
+        in str(error.value)
+
+
+def test_a_long_user_pass_says_how_far_it_got(tmp_path, monkeypatch):
+    monkeypatch.setattr(user, "PROGRESS_EVERY_S", 0.0)
+    log, progress = tmp_path / "server.log", io.StringIO()
+    _sglang_log(log, 20000)
+    write_profile(log, tmp_path / "profile.csv", "sglang", "sglang", EAGLE3, 0, progress, "cfg")
+    assert "cfg: profile parsers: 16,384 lines read in" in progress.getvalue()
