@@ -17,6 +17,8 @@ Faults are chosen with ``STANDIN_MODE`` (comma-separated; the environment, as a 
 - ``ignore-sigterm``: ignore SIGTERM (only SIGKILL stops it).
 - ``bad-json``: interleave malformed ``data:`` lines in the stream and ``/metrics``.
 - ``slow-bind=S``: wait S seconds before binding the port (a loading engine).
+- ``big-counters``: speculation counters past 10^6 in ``/metrics``, printed with 6 significant digits as
+  llama-server prints them, and ``draft_n``/``draft_n_accepted`` in the final ``timings``.
 
 ``LLAMA_API_KEY``: require it (``Authorization: Bearer``) everywhere but ``/health``, as llama-server does.
 ``STANDIN_STARTED`` (a path): touch it once listening, so a test can wait for the server.
@@ -83,6 +85,11 @@ class Handler(BaseHTTPRequestHandler):
             self._json(200, [{"id": 0, "speculative": False}])
         elif self.path == "/metrics":
             text = "# TYPE llamacpp:prompt_tokens_total counter\nllamacpp:prompt_tokens_total 12\n"
+            if "big-counters" in MODES:  # past 10^6, as llama-server prints them: 6 significant digits
+                steps = 1234567 + 155 * COMPLETIONS
+                text += (f"llamacpp:spec_decode_num_drafts_total {steps:g}\n"
+                         f"llamacpp:spec_decode_num_draft_tokens_total {3 * steps:g}\n"
+                         f"llamacpp:spec_decode_num_accepted_tokens_total {2 * steps:g}\n")
             if "bad-json" in MODES:
                 text += "llamacpp:garbage{ 1 2 3\n"
             body = text.encode()
@@ -128,7 +135,8 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             time.sleep(0.002)
         final = {"content": "", "stop": True, "stop_type": "limit", "tokens_predicted": n, "tokens_evaluated": 4,
-                 "timings": {"predicted_n": n, "predicted_ms": 2.0 * n, "predicted_per_second": 500.0}}
+                 "timings": {"predicted_n": n, "predicted_ms": 2.0 * n, "predicted_per_second": 500.0,
+                             **({"draft_n": 30, "draft_n_accepted": 20} if "big-counters" in MODES else {})}}
         self.wfile.write(b"data: " + json.dumps(final).encode() + b"\n\n")
         self.wfile.flush()
         self.close_connection = True

@@ -168,6 +168,12 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
                 rates.append(client["decode_tokens_per_s"])
                 print(f"{name}: {label}: {client['decode_tokens_per_s']:.1f} tok/s "
                       f"(TTFT {1000 * client['ttft_s']:.0f} ms)", file=progress, flush=True)
+                if record["counters_quantised"] and not any("quantised" in w for w in launch["warnings"]):
+                    launch["warnings"].append(
+                        f"/metrics prints {', '.join(record['counters_quantised'])} past 10^6 with 6 significant "
+                        f"digits: per-run differences are quantised, so they are not used (the response's own "
+                        f"counts are; verify steps stay unknown)")
+                    print(f"{name}: WARNING: {launch['warnings'][-1]}", file=progress, flush=True)
                 if process.poll() is not None:
                     raise ServerError(f"the server exited with status {process.returncode} during the runs")
             print(f"{name}: {launch['repetitions']['stopped_because']}", file=progress, flush=True)
@@ -260,6 +266,9 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
     response = _generate(engine, base_url, prompts[index % len(prompts)], max_tokens, benchmark)
     after = engine.scrape_counters(base_url)
     delta = {k: after[k] - before.get(k, 0.0) for k in after}
+    # Deltas of counters printed with 6 significant digits are quantised: kept on record, never used.
+    quantised = sorted(engine.quantised & set(delta))
+    usable = {k: v for k, v in delta.items() if k not in quantised}
     fields = engine.engine_fields(response.events)
     tokens = engine.tokens_generated(fields)
     per_event = engine.tokens_per_event(response.events)
@@ -273,10 +282,11 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
     arrivals = [t for n, t in zip(per_event, response.arrivals_s, strict=True) if n]
     timings = timings_from_arrivals(arrivals, tokens, response.total_s)
     text = engine.response_text(response.events)
-    spec = engine.speculation(fields, delta, tokens)
+    spec = engine.speculation(fields, usable, tokens)
     return {
         "run": index, "prompt_index": index % len(prompts), "started_at": started_at, "tokens": tokens,
         "streamed_tokens": streamed, "client": asdict(timings), "engine": fields, "counter_delta": delta,
+        "counters_quantised": quantised,
         "speculation": None if spec is None else {**asdict(spec), "acceptance_rate": spec.acceptance_rate,
                                                   "accept_length": spec.accept_length},
         "text_sha256": sha256_bytes(text), "text_chars": len(text),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import contextlib
 import math
 import os
 from dataclasses import dataclass
@@ -57,6 +58,8 @@ class Engine(abc.ABC):
         # Every request of the job (readiness probe included) goes through this session, with the API key as
         # an Authorization header when engines/<name>/api_key_env names one: read here, never written anywhere.
         self.http = requests.Session()
+        # Counters seen printed with 6 significant digits past 10^6 (quantised_counters): their deltas are not used.
+        self.quantised: set[str] = set()
         if self.api_key() is not None:
             self.http.headers["Authorization"] = f"Bearer {self.api_key()}"
 
@@ -169,6 +172,7 @@ class Engine(abc.ABC):
             return {}
         if response.status_code != 200:  # e.g. llama-server without --metrics answers 501
             return {}
+        self.quantised |= quantised_counters(response.text, self.counters)
         return scan_prometheus(response.text, self.counters)[0]  # never raises, even on non-Prometheus text
 
 
@@ -183,6 +187,23 @@ def check_loaded_model(loaded: Any, configured: str | None, configuration: Confi
                            f"configured model {configured!r} (engines/{configuration.engine}/model); results would "
                            f"be recorded under the wrong model, so the session stops")
     return str(loaded)
+
+
+def quantised_counters(text: str, names: tuple[str, ...]) -> set[str]:
+    """Wanted counters printed in scientific notation at or past 10^6: llama-server writes /metrics values with a
+    C++ stream's default 6 significant digits (``1.23457e+06``), so a per-run difference of such a counter is
+    only good to 10 or more (150 verify steps read as 160). Python exporters (vLLM, SGLang) print full floats."""
+    found = set()
+    for line in text.splitlines():
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        if name not in names:
+            continue
+        after_name = line.rsplit("}", 1)[1] if "{" in line else line[len(name):]
+        with contextlib.suppress(ValueError, IndexError):
+            value = after_name.split()[0]  # then an optional timestamp
+            if "e" in value.lower() and abs(float(value)) >= 1e6:
+                found.add(name)
+    return found
 
 
 def scan_prometheus(text: str, names: tuple[str, ...]) -> tuple[dict[str, float], int]:
