@@ -237,7 +237,9 @@ def _label(value: Any) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
 
 
-def _env_string(value: Any) -> str:
+def _env_string(value: Any) -> Any:
+    if isinstance(value, dict):  # {from_env: NAME}, resolved inside the job (references.py)
+        return value
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from specsweep import gpu
+from specsweep import gpu, references
 from specsweep.adaptive import extra_runs_dir, next_step, with_extra_runs
 from specsweep.atomic import atomic_write, write_json
 from specsweep.cache import measuring, sha256_bytes
@@ -88,8 +88,9 @@ def measure(configuration: Configuration, engine: Engine, benchmark: dict[str, A
     stale = StaleGroup(paths.stale_pgid)
     # Whatever a failure says (a server echoing its argv into the log tail) passes through these first.
     engine.check_api_key(configuration.engine)
+    references.resolve(configuration)  # a from_env variable that is not set: said before anything starts
     secrets = secret_values({**os.environ, **configuration.env}) + secret_arg_values(
-        render_flags(configuration.args, {})) + [engine.api_key() or ""]
+        render_flags(configuration.args, {})) + [engine.api_key() or ""] + references.values_of(configuration)
     if (pgid := stale.stop_if_running(grace)) is not None:
         print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
     with measuring(progress, name):
@@ -113,16 +114,19 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
             raise ServerError(f"{host}:{port} is already in use by {describe_listeners(port)}; stop it, or set "
                               f"engines/{configuration.engine}/port: 0 to pick a free port")
     base_url = engine.base_url(host, port)
-    argv = engine.command(configuration, host, port)
-    env = {**os.environ, **configuration.env, **engine.launch_env()}
+    # Secrets given as {from_env: NAME} are read here, in the job, and redacted wherever argv or env is written.
+    launched = references.resolve(configuration)
+    hidden = [*references.values_of(configuration), engine.api_key() or ""]
+    argv = engine.command(launched, host, port)
+    env = {**os.environ, **launched.env, **engine.launch_env()}
     # An external endpoint is bound by someone else: only a server we launch can be exposed by us.
     warnings = [w for w in [exposure_warning(host, configuration.engine)] if w and engine.launches]
     for warning in warnings:
         print(f"{name}: WARNING: {warning}", file=progress, flush=True)
     launch: dict[str, Any] = {
         "configuration": redact_mapping(configuration.as_params()),  # its env may hold a token
-        "argv": redact_argv(argv), "port": port, "host": host,
-        "env_set": redact_env(configuration.env), "env": _hide(redact_env(env), engine.api_key()), "pid": None,
+        "argv": _hide(redact_argv(argv), hidden), "port": port, "host": host,
+        "env_set": redact_env(configuration.env), "env": _hide(redact_env(env), hidden), "pid": None,
         "launched_at": now_iso(), "status": "launching", "warnings": warnings,
         "machine": machine_snapshot(),  # code, software, host and GPUs as they are while measured
     }
@@ -184,7 +188,7 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
             launch["status"] = "failed"
         unreleased = _check_gpu_release(memory, benchmark, launch)
         write_json(paths.launch, launch)
-        _redact_log(paths.log, secret_values(env) + secret_arg_values(argv) + [engine.api_key() or ""])
+        _redact_log(paths.log, secret_values(env) + secret_arg_values(argv) + hidden)
     if unreleased is not None:
         raise unreleased
 
@@ -294,9 +298,13 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
     }
 
 
-def _hide(env: dict[str, str], value: str | None) -> dict[str, str]:
-    """``env`` with the variable that holds the API key redacted, whatever its name (api_key_env)."""
-    return {k: REDACTED if value and v == value else v for k, v in env.items()}
+def _hide(written: Any, values: list[str]) -> Any:
+    """An environment (mapping) or argv (list) with every element equal to one of ``values`` redacted: the API
+    key and from_env secrets, whatever the name of the variable or flag that carries them."""
+    secret = {v for v in values if v}
+    if isinstance(written, dict):
+        return {k: REDACTED if v in secret else v for k, v in written.items()}
+    return [REDACTED if v in secret else v for v in written]
 
 
 def _redact_log(log: Path, secrets: list[str]) -> None:

@@ -73,7 +73,7 @@ CASES = [
     ("bad-env-name-dash", _set("configurations/baseline/env", {"A-B": "x"}), ["configurations/baseline/env", "'A-B'"]),
     ("bad-flag-name", _set("configurations/baseline/args", {"spec": 1}), ["configurations/baseline/args", "'spec'"]),
     ("flag-value-mapping", _set("configurations/baseline/args", {"--x": {"a": 1}}),
-     ["configurations/baseline/args/--x", "is not of type"]),
+     ["configurations/baseline/args/--x", "is not valid under any of the given schemas"]),
     ("name-dotdot", _add("../x"), ["'configurations'", "'../x' does not match"]),
     ("name-slash", _add("a/b"), ["'configurations'", "does not match"]),
     ("name-space", _add("has space"), ["'configurations'", "'has space' does not match"]),
