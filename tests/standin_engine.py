@@ -35,9 +35,7 @@ import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-MODES = dict(
-    ([*part.split("=", 1), ""])[:2] for part in os.environ.get("STANDIN_MODE", "").split(",") if part
-)
+MODES = dict(([*part.split("=", 1), ""])[:2] for part in os.environ.get("STANDIN_MODE", "").split(",") if part)
 if os.environ.get("STANDIN_ONLY_IF") and not os.path.exists(os.environ["STANDIN_ONLY_IF"]):
     MODES = {}
 AFTER = int(os.environ.get("STANDIN_AFTER", "3"))
@@ -87,9 +85,11 @@ class Handler(BaseHTTPRequestHandler):
             text = "# TYPE llamacpp:prompt_tokens_total counter\nllamacpp:prompt_tokens_total 12\n"
             if "big-counters" in MODES:  # past 10^6, as llama-server prints them: 6 significant digits
                 steps = 1234567 + 155 * COMPLETIONS
-                text += (f"llamacpp:spec_decode_num_drafts_total {steps:g}\n"
-                         f"llamacpp:spec_decode_num_draft_tokens_total {3 * steps:g}\n"
-                         f"llamacpp:spec_decode_num_accepted_tokens_total {2 * steps:g}\n")
+                text += (
+                    f"llamacpp:spec_decode_num_drafts_total {steps:g}\n"
+                    f"llamacpp:spec_decode_num_draft_tokens_total {3 * steps:g}\n"
+                    f"llamacpp:spec_decode_num_accepted_tokens_total {2 * steps:g}\n"
+                )
             if "bad-json" in MODES:
                 text += "llamacpp:garbage{ 1 2 3\n"
             body = text.encode()
@@ -134,9 +134,19 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
             self.wfile.flush()
             time.sleep(0.002)
-        final = {"content": "", "stop": True, "stop_type": "limit", "tokens_predicted": n, "tokens_evaluated": 4,
-                 "timings": {"predicted_n": n, "predicted_ms": 2.0 * n, "predicted_per_second": 500.0,
-                             **({"draft_n": 30, "draft_n_accepted": 20} if "big-counters" in MODES else {})}}
+        final = {
+            "content": "",
+            "stop": True,
+            "stop_type": "limit",
+            "tokens_predicted": n,
+            "tokens_evaluated": 4,
+            "timings": {
+                "predicted_n": n,
+                "predicted_ms": 2.0 * n,
+                "predicted_per_second": 500.0,
+                **({"draft_n": 30, "draft_n_accepted": 20} if "big-counters" in MODES else {}),
+            },
+        }
         self.wfile.write(b"data: " + json.dumps(final).encode() + b"\n\n")
         self.wfile.flush()
         self.close_connection = True

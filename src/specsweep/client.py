@@ -40,8 +40,9 @@ def parse_event(data: bytes) -> dict[str, Any] | None:
     return event if isinstance(event, dict) else None
 
 
-def stream_post(base_url: str, path: str, payload: dict[str, Any], timeout_s: float,
-                headers: dict[str, str] | None = None) -> StreamedResponse:
+def stream_post(
+    base_url: str, path: str, payload: dict[str, Any], timeout_s: float, headers: dict[str, str] | None = None
+) -> StreamedResponse:
     """POST ``payload`` as JSON and collect every ``data:`` event of the SSE response.
 
     ``timeout_s`` bounds the wait for each read, so a stalled stream fails instead of hanging.
@@ -52,8 +53,12 @@ def stream_post(base_url: str, path: str, payload: dict[str, Any], timeout_s: fl
     result = StreamedResponse()
     try:
         started = time.perf_counter()
-        connection.request("POST", path, body=body, headers={"Content-Type": "application/json",
-                                                             "Accept": "text/event-stream", **(headers or {})})
+        connection.request(
+            "POST",
+            path,
+            body=body,
+            headers={"Content-Type": "application/json", "Accept": "text/event-stream", **(headers or {})},
+        )
         response = connection.getresponse()
         if response.status != 200:
             detail = response.read(2000).decode(errors="replace")
@@ -108,7 +113,11 @@ def timings_from_arrivals(arrivals_s: list[float], tokens: int, total_s: float) 
     rate = (tokens - 1) / decode_s if decode_s > 0 and tokens > 1 else float("nan")
     p90 = statistics.quantiles(gaps, n=10)[-1] if len(gaps) >= 2 else (gaps[0] if gaps else float("nan"))
     return ClientTimings(
-        ttft_s=first, decode_s=decode_s, e2e_s=total_s, decode_tokens_per_s=rate,
-        itl_median_s=statistics.median(gaps) if gaps else float("nan"), itl_p90_s=p90,
+        ttft_s=first,
+        decode_s=decode_s,
+        e2e_s=total_s,
+        decode_tokens_per_s=rate,
+        itl_median_s=statistics.median(gaps) if gaps else float("nan"),
+        itl_p90_s=p90,
         content_events=len(arrivals_s),
     )

@@ -11,13 +11,19 @@ SNIFF_BYTES = 1 << 16
 
 
 def kind_of(path: Path) -> str:
-    """"file", "directory", "missing", or what else it is (FIFO, socket, character device, block device)."""
+    """ "file", "directory", "missing", or what else it is (FIFO, socket, character device, block device)."""
     try:
         mode = path.stat().st_mode
     except (FileNotFoundError, NotADirectoryError):
         return "missing"
-    kinds = [(stat.S_ISREG, "file"), (stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "FIFO (named pipe)"),
-             (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device")]
+    kinds = [
+        (stat.S_ISREG, "file"),
+        (stat.S_ISDIR, "directory"),
+        (stat.S_ISFIFO, "FIFO (named pipe)"),
+        (stat.S_ISSOCK, "socket"),
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+    ]
     return next((kind for test, kind in kinds if test(mode)), "special file")
 
 

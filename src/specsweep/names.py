@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from specsweep.errors import ConfigError
+
 # results/<name>/, results/engine/<name>.json, results/models/<name>.json, wildcard values.
 PATH_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 PATH_NAME_RULE = "1-64 characters from A-Z a-z 0-9 . _ - starting with a letter or digit"
@@ -24,11 +26,10 @@ FLAG_NAME = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 def check(name: Any, key: str, pattern: re.Pattern[str] = PATH_NAME, rule: str = PATH_NAME_RULE) -> None:
     """Raise ConfigError unless ``name`` matches ``pattern`` as a whole string."""
-    from specsweep.config import ConfigError  # config imports this module
-
     if not isinstance(name, str) or not pattern.fullmatch(name):
-        raise ConfigError(f"{key}: name {name!r} is not allowed; names become paths, file names and shell "
-                          f"words, so use {rule}")
+        raise ConfigError(
+            f"{key}: name {name!r} is not allowed; names become paths, file names and shell words, so use {rule}"
+        )
 
 
 def check_config_names(config: dict[str, Any]) -> None:
@@ -61,9 +62,9 @@ def reserved_names(result_paths: Iterable[str]) -> frozenset[str]:
 
 
 def check_not_reserved(names: Iterable[str], reserved: frozenset[str]) -> None:
-    from specsweep.config import ConfigError
-
     for name in names:
         if name in reserved:
-            raise ConfigError(f"configurations: name '{name}' is taken by the pipeline's own results/{name}; "
-                              f"rename the configuration (reserved: {', '.join(sorted(reserved))})")
+            raise ConfigError(
+                f"configurations: name '{name}' is taken by the pipeline's own results/{name}; "
+                f"rename the configuration (reserved: {', '.join(sorted(reserved))})"
+            )

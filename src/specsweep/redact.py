@@ -105,8 +105,9 @@ def without_secrets(error: BaseException, secrets: Iterable[str]) -> BaseExcepti
     text = "\n".join(str(e) for e in chain)
     if not any(secret in text for secret in secrets):
         return error
-    message = redact_values("\n".join(f"{type(e).__name__}: {e}" if i else str(e) for i, e in enumerate(chain)),
-                            secrets)
+    message = redact_values(
+        "\n".join(f"{type(e).__name__}: {e}" if i else str(e) for i, e in enumerate(chain)), secrets
+    )
     try:
         clean = type(error)(message)
     except Exception:  # an exception type whose constructor takes other arguments

@@ -33,14 +33,18 @@ def resolve(configuration: Configuration, environ: dict[str, str] | None = None)
         if name is None:
             return given
         if not environ.get(name):
-            raise ConfigError(f"configurations/{configuration.group or configuration.name}/{section}/{key}: "
-                              f"from_env names {name}, which is not set (or empty) where the session runs; "
-                              f"export it before snakemake")
+            raise ConfigError(
+                f"configurations/{configuration.group or configuration.name}/{section}/{key}: "
+                f"from_env names {name}, which is not set (or empty) where the session runs; "
+                f"export it before snakemake"
+            )
         return environ[name]
 
     return dataclasses.replace(
-        configuration, args={k: value("args", k, v) for k, v in configuration.args.items()},
-        env={k: value("env", k, v) for k, v in configuration.env.items()})
+        configuration,
+        args={k: value("args", k, v) for k, v in configuration.args.items()},
+        env={k: value("env", k, v) for k, v in configuration.env.items()},
+    )
 
 
 def values_of(configuration: Configuration, environ: dict[str, str] | None = None) -> list[str]:

@@ -25,14 +25,27 @@ def _configuration(kind: str, args: dict | None = None, env: dict | None = None)
     return Configuration(name="cfg", engine="eng", kind=kind, baseline=True, args=args or {}, env=env or {})
 
 
-@pytest.mark.parametrize(("kind", "flag", "key"), [
-    ("llamacpp", "-m", "model"), ("llamacpp", "--model", "model"), ("llamacpp", "-hf", "model"),
-    ("llamacpp", "--hf-repo", "model"), ("llamacpp", "-mu", "model"), ("llamacpp", "--host", "host"),
-    ("llamacpp", "--port", "port"),
-    ("sglang", "--model-path", "model"), ("sglang", "--model", "model"), ("sglang", "--host", "host"),
-    ("sglang", "--hos", "host"), ("sglang", "--port", "port"),
-    ("vllm", "--model", "model"), ("vllm", "--host", "host"), ("vllm", "--port", "port"), ("vllm", "--uds", "host"),
-])
+@pytest.mark.parametrize(
+    ("kind", "flag", "key"),
+    [
+        ("llamacpp", "-m", "model"),
+        ("llamacpp", "--model", "model"),
+        ("llamacpp", "-hf", "model"),
+        ("llamacpp", "--hf-repo", "model"),
+        ("llamacpp", "-mu", "model"),
+        ("llamacpp", "--host", "host"),
+        ("llamacpp", "--port", "port"),
+        ("sglang", "--model-path", "model"),
+        ("sglang", "--model", "model"),
+        ("sglang", "--host", "host"),
+        ("sglang", "--hos", "host"),
+        ("sglang", "--port", "port"),
+        ("vllm", "--model", "model"),
+        ("vllm", "--host", "host"),
+        ("vllm", "--port", "port"),
+        ("vllm", "--uds", "host"),
+    ],
+)
 def test_a_flag_the_adapter_sets_is_refused_in_args_naming_the_key(kind, flag, key):
     with pytest.raises(ConfigError) as error:
         check_configurations({"cfg": _configuration(kind, {flag: "x"})})
@@ -46,9 +59,11 @@ def test_the_engine_variables_that_name_model_host_or_port_are_refused_too():
 
 
 def test_flags_that_only_start_like_an_owned_one_pass():
-    for kind, args in [("llamacpp", {"--model-draft": "d.gguf", "-md": "d.gguf", "--metrics": True}),
-                       ("sglang", {"--model-impl": "sglang", "--speculative-draft-model-path": "d"}),
-                       ("vllm", {"--model-impl": "auto", "--max-model-len": 4096})]:
+    for kind, args in [
+        ("llamacpp", {"--model-draft": "d.gguf", "-md": "d.gguf", "--metrics": True}),
+        ("sglang", {"--model-impl": "sglang", "--speculative-draft-model-path": "d"}),
+        ("vllm", {"--model-impl": "auto", "--max-model-len": 4096}),
+    ]:
         check_configurations({"cfg": _configuration(kind, args)})
 
 
@@ -68,8 +83,7 @@ def test_a_server_that_loaded_another_model_stops_the_session(tmp_path, standin,
     # Past the config check (a session driven directly): the server's own /props says what it loaded.
     other = tmp_path / "other.gguf"
     other.write_bytes(b"GGUF other")
-    error, _ = run_session(session_spec(tmp_path, standin, model_file, args={"-m": str(other)}, runs=1),
-                                  monkeypatch)
+    error, _ = run_session(session_spec(tmp_path, standin, model_file, args={"-m": str(other)}, runs=1), monkeypatch)
     assert isinstance(error, RuntimeError)
     assert f"the server loaded '{other}' (/props model_path), not the configured model '{model_file}'" in str(error)
     assert not (tmp_path / "results" / "cfg" / "runs" / "run_0.json").exists()
@@ -110,7 +124,9 @@ def answering():
 def test_sglang_server_info_model_path_must_be_the_configured_model(answering):
     # sglang/srt/entrypoints/http_server.py: /server_info = asdict(server_args) + ..., model_path among them
     engine = SGLang({"kind": "sglang"}, EngineResources(model="/models/llama-8b"))
-    _Answers.answers = {"/server_info": {"version": "0.5.10", "model_path": "/models/other", "speculative_algorithm": None}}
+    _Answers.answers = {
+        "/server_info": {"version": "0.5.10", "model_path": "/models/other", "speculative_algorithm": None}
+    }
     with pytest.raises(RuntimeError, match="loaded '/models/other' \\(/server_info model_path\\), not the configured"):
         engine.check_started(answering, _configuration("sglang"))
     _Answers.answers["/server_info"]["model_path"] = "/models/llama-8b"
@@ -120,8 +136,12 @@ def test_sglang_server_info_model_path_must_be_the_configured_model(answering):
 def test_vllm_model_root_must_be_the_configured_model(answering):
     # vllm/entrypoints/openai/serving_models.py: ModelCard(id=served name, root=model path)
     engine = VLLM({"kind": "vllm"}, EngineResources(model="meta-llama/Llama-3.1-8B"))
-    _Answers.answers = {"/v1/models": {"object": "list", "data": [
-        {"id": "meta-llama/Llama-3.1-8B", "object": "model", "root": "Qwen/Qwen3-8B"}]}}
+    _Answers.answers = {
+        "/v1/models": {
+            "object": "list",
+            "data": [{"id": "meta-llama/Llama-3.1-8B", "object": "model", "root": "Qwen/Qwen3-8B"}],
+        }
+    }
     with pytest.raises(RuntimeError, match="loaded 'Qwen/Qwen3-8B' \\(/v1/models root\\)"):
         engine.check_started(answering, _configuration("vllm"))
     _Answers.answers["/v1/models"]["data"][0]["root"] = "meta-llama/Llama-3.1-8B"

@@ -5,6 +5,7 @@ endpoint that answers 404 or an HTML page."""
 from __future__ import annotations
 
 import copy
+import io
 import os
 import threading
 import time
@@ -49,8 +50,10 @@ def test_a_directory_as_prompts_is_not_called_missing(default_config, tmp_path):
     assert f"benchmark/prompts: {tmp_path} is a directory, not a file" in message and "does not exist" not in message
 
 
-@pytest.mark.parametrize(("content", "why"), [(b"GGUF\x03\x00\x00\x00binary", "NUL byte at offset 5"),
-                                              (b"caf\xe9 au lait\n", "byte 3 is not UTF-8")])
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [(b"GGUF\x03\x00\x00\x00binary", "NUL byte at offset 5"), (b"caf\xe9 au lait\n", "byte 3 is not UTF-8")],
+)
 def test_a_binary_prompts_file_is_named(default_config, tmp_path, content, why):
     prompts = tmp_path / "prompts.bin"
     prompts.write_bytes(content)
@@ -76,8 +79,9 @@ class _Page(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.mark.parametrize(("status", "body"), [(404, b'{"detail": "Not Found"}'),
-                                              (200, b"<!doctype html><title>Welcome to nginx!</title>")])
+@pytest.mark.parametrize(
+    ("status", "body"), [(404, b'{"detail": "Not Found"}'), (200, b"<!doctype html><title>Welcome to nginx!</title>")]
+)
 def test_an_external_endpoint_that_is_not_an_openai_server_fails_at_once(tmp_path, monkeypatch, status, body):
     monkeypatch.setenv("SPECSWEEP_CACHE", str(tmp_path / "cache"))  # its own measuring lock
     _Page.status, _Page.body = status, body
@@ -87,13 +91,26 @@ def test_an_external_endpoint_that_is_not_an_openai_server_fails_at_once(tmp_pat
     engine = External({"kind": "external", "external": {"base_url": url}}, EngineResources())
     configuration = Configuration(name="ext", engine="ext", kind="external", baseline=True, args={}, env={})
     out = tmp_path / "results" / "ext"
-    paths = SessionPaths(log=out / "server.log", launch=out / "launch.json", runs=[out / "runs" / "run_0.json"],
-                         stale_pgid=out / "server.pgid", failed_root=out / "failed")
+    paths = SessionPaths(
+        log=out / "server.log",
+        launch=out / "launch.json",
+        runs=[out / "runs" / "run_0.json"],
+        stale_pgid=out / "server.pgid",
+        failed_root=out / "failed",
+    )
     started = time.monotonic()
     try:
         with pytest.raises(ServerError) as error:
-            measure(configuration, engine, {**BENCHMARK, "ready_timeout_s": 60}, ["hi"], "127.0.0.1", 0, paths,
-                    progress=open(os.devnull, "w"))  # noqa: SIM115
+            measure(
+                configuration,
+                engine,
+                {**BENCHMARK, "ready_timeout_s": 60},
+                ["hi"],
+                "127.0.0.1",
+                0,
+                paths,
+                progress=io.StringIO(),
+            )
     finally:
         server.shutdown()
     assert time.monotonic() - started < 10  # not the 60 s readiness timeout

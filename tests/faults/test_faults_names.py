@@ -20,23 +20,29 @@ def _rename(section: str, old: str, new: str):
         config[section] = {(new if k == old else k): v for k, v in config[section].items()}
         if section == "models":
             config["engines"]["llama"]["model"] = new
+
     return edit
 
 
 def _key(section: str, key: str):
     def edit(config):
         config["configurations"]["baseline"].setdefault(section, {})[key] = "1"
+
     return edit
 
 
 # A trailing newline passed `$` (it matches before a final "\n"): each such name is refused, naming the key.
-@pytest.mark.parametrize(("edit", "key"), [
-    (_rename("configurations", "baseline", "baseline\n"), "configurations/'baseline\\n'"),
-    (_rename("engines", "llama", "llama\n"), "engines/'llama\\n'"),
-    (_rename("models", "smollm2-135m", "smollm2-135m\n"), "models/'smollm2-135m\\n'"),
-    (_key("env", "MY_VAR\n"), "configurations/baseline/env"),
-    (_key("args", "--threads\n"), "configurations/baseline/args"),
-], ids=["configuration", "engine", "model", "env", "flag"])
+@pytest.mark.parametrize(
+    ("edit", "key"),
+    [
+        (_rename("configurations", "baseline", "baseline\n"), "configurations/'baseline\\n'"),
+        (_rename("engines", "llama", "llama\n"), "engines/'llama\\n'"),
+        (_rename("models", "smollm2-135m", "smollm2-135m\n"), "models/'smollm2-135m\\n'"),
+        (_key("env", "MY_VAR\n"), "configurations/baseline/env"),
+        (_key("args", "--threads\n"), "configurations/baseline/args"),
+    ],
+    ids=["configuration", "engine", "model", "env", "flag"],
+)
 def test_a_name_with_a_trailing_newline_is_refused(default_config, edit, key):
     config = copy.deepcopy(default_config)
     edit(config)
@@ -72,25 +78,36 @@ def test_a_grid_over_a_secret_flag_names_configurations_by_position(default_conf
 
 
 def test_reserved_names_are_every_top_level_output_of_the_rules():
-    reserved = names.reserved_names(["results/summary.csv", "results/{cfg}/launch.json", "results/plan/{cfg}.json",
-                                     "results/archive/x.tar.gz", "logs/summary.log", "results/commands.sh"])
+    reserved = names.reserved_names(
+        [
+            "results/summary.csv",
+            "results/{cfg}/launch.json",
+            "results/plan/{cfg}.json",
+            "results/archive/x.tar.gz",
+            "logs/summary.log",
+            "results/commands.sh",
+        ]
+    )
     assert reserved == {"summary.csv", "plan", "archive", "commands.sh"}
 
 
 @pytest.mark.parametrize("name", ["summary.csv", "commands.sh", "provenance.json", "figures"])
 def test_a_configuration_named_like_a_results_file_is_refused_before_anything_runs(tmp_path, name):
-    write_config(tmp_path, tmp_path / "llama-server", tmp_path / "model.gguf", {"baseline": {"baseline": True},
-                                                                                 name: {}})
+    write_config(
+        tmp_path, tmp_path / "llama-server", tmp_path / "model.gguf", {"baseline": {"baseline": True}, name: {}}
+    )
     config = yaml.safe_load((tmp_path / "config.yaml").read_text())
     config["engines"]["llama"].pop("executable")  # checked later than names: the pin is never built here
-    config["engines"]["llama"]["llamacpp"] = yaml.safe_load((REPO / "config" / "config.yaml").read_text())[
-        "engines"]["llama"]["llamacpp"]
+    config["engines"]["llama"]["llamacpp"] = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["engines"][
+        "llama"
+    ]["llamacpp"]
     config["models"]["tiny"] = {"path": str(REPO / "config" / "prompts.txt")}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     done = snakemake(tmp_path, "-n", "results/commands.sh")
     said = done.stdout + done.stderr  # with -n, Snakemake prints the error to stdout
     assert done.returncode != 0
-    assert f"configuration error: configurations: name '{name}' is taken by the pipeline's own results/{name}" \
-        in said, said[-2000:]
+    assert (
+        f"configuration error: configurations: name '{name}' is taken by the pipeline's own results/{name}" in said
+    ), said[-2000:]
     assert "Traceback" not in said
     assert not (tmp_path / "results").exists()

@@ -24,8 +24,7 @@ def _wrapper(tmp_path, standin, marker: str):
     return wrapper
 
 
-def test_a_helper_that_left_the_process_group_is_stopped_with_the_server(tmp_path, standin, model_file,
-                                                                       monkeypatch):
+def test_a_helper_that_left_the_process_group_is_stopped_with_the_server(tmp_path, standin, model_file, monkeypatch):
     marker = f"helper-{os.urandom(6).hex()}"
     wrapper = _wrapper(tmp_path, standin, marker)
     try:
@@ -39,8 +38,15 @@ def test_a_helper_that_left_the_process_group_is_stopped_with_the_server(tmp_pat
 def test_a_stale_record_stops_what_it_recorded_including_a_helper(tmp_path, standin, model_file):
     marker = f"helper-{os.urandom(6).hex()}"
     wrapper = _wrapper(tmp_path, standin, marker)
-    spec = session_spec(tmp_path, wrapper, model_file, env={"STANDIN_MODE": "ignore-sigterm"}, warmup_requests=0,
-                        runs=1, request_timeout_s=60)
+    spec = session_spec(
+        tmp_path,
+        wrapper,
+        model_file,
+        env={"STANDIN_MODE": "ignore-sigterm"},
+        warmup_requests=0,
+        runs=1,
+        request_timeout_s=60,
+    )
     spec["configuration"]["env"]["STANDIN_MODE"] += ",stall-mid-stream"
     driver = spawn_driver(spec, tmp_path)
     record = results_of(spec) / "server.pgid"
@@ -61,9 +67,17 @@ def test_a_stale_record_never_stops_an_unrelated_group_that_shares_a_word(tmp_pa
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     try:
         record = tmp_path / "server.pgid"
-        record.write_text(json.dumps({"pgid": other.pid, "executable": os.path.basename(sys.executable),
-                                      "leader_created": time.time() - 3600, "started": time.time() - 3600,
-                                      "processes": [[other.pid, time.time() - 3600]]}))
+        record.write_text(
+            json.dumps(
+                {
+                    "pgid": other.pid,
+                    "executable": os.path.basename(sys.executable),
+                    "leader_created": time.time() - 3600,
+                    "started": time.time() - 3600,
+                    "processes": [[other.pid, time.time() - 3600]],
+                }
+            )
+        )
         assert StaleGroup(record).stop_if_running(0.5) is None
         assert other.poll() is None, "an unrelated process group was stopped"
         # the record of the old format (no creation times) is not trusted either

@@ -35,9 +35,13 @@ def test_commands_sh_reads_a_reference_from_the_callers_environment(default_conf
     planned = plan(expand(config)["baseline"], config["engines"]["llama"], config["models"])
     line = shell_line(planned)
     assert 'HF_TOKEN="${MY_HF}"' in line and '--alias "${MY_ALIAS}"' in line
-    words = subprocess.run(["/bin/sh", "-c", 'show() { for a; do printf "%s\\0" "$a"; done; }; show ' + line],
-                           capture_output=True, text=True, check=True,
-                           env={"MY_HF": "hf value", "MY_ALIAS": "alias $(value)"}).stdout.split("\0")
+    words = subprocess.run(
+        ["/bin/sh", "-c", 'show() { for a; do printf "%s\\0" "$a"; done; }; show ' + line],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"MY_HF": "hf value", "MY_ALIAS": "alias $(value)"},
+    ).stdout.split("\0")
     assert "HF_TOKEN=hf value" in words and words[words.index("--alias") + 1] == "alias $(value)"
     assert shlex.split(line)  # one valid shell line
 

@@ -12,12 +12,14 @@ from specsweep.redact import without_secrets
 from specsweep.server import ServerError
 
 
-def test_a_server_failing_at_start_does_not_carry_its_secrets_into_the_error(tmp_path, standin, model_file,
-                                                                            monkeypatch):
+def test_a_server_failing_at_start_does_not_carry_its_secrets_into_the_error(
+    tmp_path, standin, model_file, monkeypatch
+):
     flag_secret, env_secret = "argsecret" + os.urandom(6).hex(), "envsecret" + os.urandom(6).hex()
     monkeypatch.setenv("SPECSWEEP_TEST_TOKEN", env_secret)
-    spec = session_spec(tmp_path, standin, model_file, args={"--api-key": flag_secret},
-                        env={"STANDIN_MODE": "exit-at-start"}, runs=1)
+    spec = session_spec(
+        tmp_path, standin, model_file, args={"--api-key": flag_secret}, env={"STANDIN_MODE": "exit-at-start"}, runs=1
+    )
     error, progress = run_session(spec, monkeypatch)
     assert isinstance(error, ServerError)
     assert "exited with status 1 before it was ready" in str(error) and "<redacted>" in str(error)
@@ -49,7 +51,8 @@ def test_a_secret_in_a_chained_cause_is_redacted_too():
 
 
 def test_a_server_that_requires_an_api_key_is_benchmarked_with_one_from_the_environment(
-        tmp_path, standin, model_file, monkeypatch):
+    tmp_path, standin, model_file, monkeypatch
+):
     key = "sk-bench-" + os.urandom(8).hex()
     monkeypatch.setenv("MY_SERVER_AUTH", key)  # a name that does not look secret: hidden all the same
     spec = session_spec(tmp_path, standin, model_file, runs=2)

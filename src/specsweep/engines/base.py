@@ -7,7 +7,7 @@ import contextlib
 import math
 import os
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TextIO
 
 import requests
 from prometheus_client.parser import text_string_to_metric_families
@@ -51,6 +51,10 @@ class Engine(abc.ABC):
     owned_flags: ClassVar[dict[str, str]] = {}
     # Python engines parse flags with argparse, which also accepts any unambiguous prefix (--hos for --host).
     flag_prefixes_accepted: ClassVar[bool] = False
+    # The server log's format: a parser module's LOG_FORMAT name (parsers/), or "none" (lines counted only).
+    log_format: ClassVar[str] = "none"
+    # Python packages provenance records when they are installed here: the engine's own and what it runs on.
+    packages: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, settings: dict[str, Any], resources: EngineResources) -> None:
         self.settings = settings
@@ -76,13 +80,31 @@ class Engine(abc.ABC):
         """Before a session: a named variable must be set (else every request would be refused, 401)."""
         name = self.settings.get("api_key_env")
         if name and not os.environ.get(name):
-            raise ConfigError(f"engines/{engine}/api_key_env: the environment variable {name} is not set (or empty) "
-                              f"where the session runs; export it, e.g. `export {name}=...`, before snakemake")
+            raise ConfigError(
+                f"engines/{engine}/api_key_env: the environment variable {name} is not set (or empty) "
+                f"where the session runs; export it, e.g. `export {name}=...`, before snakemake"
+            )
 
     def launch_env(self) -> dict[str, str]:
         """Environment variables the adapter sets for the server it launches (the API key, where the engine
         reads it from one: never on its command line)."""
         return {}
+
+    @classmethod
+    def log_format_of(cls, settings: dict[str, Any]) -> str:
+        """The format of this engine's server log (``settings`` are its ``engines`` entry)."""
+        return cls.log_format
+
+    @classmethod
+    def planned_executable(cls, settings: dict[str, Any]) -> str | None:
+        """Where the server binary the engine rule provides will be, for the plan; None when the engine
+        is started from an installed package (its launcher) or not started at all."""
+        return None
+
+    @classmethod
+    def engine_record(cls, name: str, settings: dict[str, Any], progress: TextIO) -> dict[str, Any]:
+        """The engine rule's record (results/engine/<name>.json): the executable it provides, if any."""
+        return {"kind": cls.kind, "executable": None}
 
     def base_url(self, host: str, port: int) -> str:
         return f"http://{host}:{port}"
@@ -96,8 +118,12 @@ class Engine(abc.ABC):
     def check_owned_flags(cls, configuration: Configuration) -> None:
         """Refuse a flag or env variable of ``owned_flags`` in a configuration (naming the key to use instead)."""
         for given in [*configuration.args, *configuration.env]:
-            owned = [f for f in cls.owned_flags if f == given or (
-                cls.flag_prefixes_accepted and given.startswith("--") and len(given) > 3 and f.startswith(given))]
+            owned = [
+                f
+                for f in cls.owned_flags
+                if f == given
+                or (cls.flag_prefixes_accepted and given.startswith("--") and len(given) > 3 and f.startswith(given))
+            ]
             if owned:
                 key = cls.owned_flags[owned[0]]
                 where = "env" if given in configuration.env else "args"
@@ -105,7 +131,8 @@ class Engine(abc.ABC):
                     f"configurations/{configuration.group or configuration.name}: {where} sets {given}, which the "
                     f"{cls.kind} adapter sets itself from engines/{configuration.engine}/{key}; remove it from "
                     f"{where} (of the configuration or of engines/{configuration.engine}) and set "
-                    f"engines/{configuration.engine}/{key} instead")
+                    f"engines/{configuration.engine}/{key} instead"
+                )
 
     @abc.abstractmethod
     def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
@@ -156,8 +183,9 @@ class Engine(abc.ABC):
     def tokens_generated(self, fields: dict[str, Any]) -> int | None: ...
 
     @abc.abstractmethod
-    def speculation(self, fields: dict[str, Any], counter_delta: dict[str, float],
-                    emitted: int) -> SpeculationCounts | None:
+    def speculation(
+        self, fields: dict[str, Any], counter_delta: dict[str, float], emitted: int
+    ) -> SpeculationCounts | None:
         """Speculation counts of one run, from the most precise source available."""
 
     def flush_cache(self, base_url: str) -> None:  # noqa: B027 (optional hook)
@@ -183,9 +211,11 @@ def check_loaded_model(loaded: Any, configured: str | None, configuration: Confi
         return loaded
     same = str(loaded) == configured or os.path.realpath(str(loaded)) == os.path.realpath(configured)
     if not same:
-        raise RuntimeError(f"configuration {configuration.name}: the server loaded {loaded!r} ({source}), not the "
-                           f"configured model {configured!r} (engines/{configuration.engine}/model); results would "
-                           f"be recorded under the wrong model, so the session stops")
+        raise RuntimeError(
+            f"configuration {configuration.name}: the server loaded {loaded!r} ({source}), not the "
+            f"configured model {configured!r} (engines/{configuration.engine}/model); results would "
+            f"be recorded under the wrong model, so the session stops"
+        )
     return str(loaded)
 
 
@@ -198,7 +228,7 @@ def quantised_counters(text: str, names: tuple[str, ...]) -> set[str]:
         name = line.split("{", 1)[0].split(" ", 1)[0]
         if name not in names:
             continue
-        after_name = line.rsplit("}", 1)[1] if "{" in line else line[len(name):]
+        after_name = line.rsplit("}", 1)[1] if "{" in line else line[len(name) :]
         with contextlib.suppress(ValueError, IndexError):
             value = after_name.split()[0]  # then an optional timestamp
             if "e" in value.lower() and abs(float(value)) >= 1e6:

@@ -27,6 +27,11 @@ class External(openai.OpenAICompletions, Engine):
     health_path: ClassVar[str] = "/v1/models"  # /health is not part of the OpenAI API
     counters: ClassVar[tuple[str, ...]] = openai.VLLM_COUNTERS + openai.LLAMACPP_COUNTERS
 
+    @classmethod
+    def log_format_of(cls, settings: dict[str, Any]) -> str:
+        """``external.log_format``: the endpoint's log is whichever engine's runs behind it."""
+        return (settings.get("external") or {}).get("log_format", "none")
+
     def __init__(self, settings: dict[str, Any], resources: Any) -> None:
         super().__init__(settings, resources)
         self.model_name: str | None = None
@@ -52,9 +57,11 @@ class External(openai.OpenAICompletions, Engine):
         if response.status_code in (502, 503, 504):
             return False  # a proxy in front of a server that is starting
         if response.status_code in (401, 403):
-            raise ServerError(f"{url} answered {response.status_code}: the endpoint requires an API key; set "
-                              f"engines/<name>/api_key_env to the environment variable that holds it" + (
-                                  " (the one sent was refused)" if "Authorization" in self.http.headers else ""))
+            raise ServerError(
+                f"{url} answered {response.status_code}: the endpoint requires an API key; set "
+                f"engines/<name>/api_key_env to the environment variable that holds it"
+                + (" (the one sent was refused)" if "Authorization" in self.http.headers else "")
+            )
         kind = response.headers.get("Content-Type", "?").split(";")[0]
         if response.status_code == 200:
             try:
@@ -63,9 +70,11 @@ class External(openai.OpenAICompletions, Engine):
                 listed = None
             if isinstance(listed, dict) and isinstance(listed.get("data"), list):
                 return True
-        raise ServerError(f"{url} answered {response.status_code} ({kind}: {response.text[:120]!r}), not an OpenAI "
-                          f"model list: engines/<name>/external/base_url must be the root of an OpenAI-compatible "
-                          f"server (without /v1)")
+        raise ServerError(
+            f"{url} answered {response.status_code} ({kind}: {response.text[:120]!r}), not an OpenAI "
+            f"model list: engines/<name>/external/base_url must be the root of an OpenAI-compatible "
+            f"server (without /v1)"
+        )
 
     def check_started(self, base_url: str, configuration: Configuration) -> dict[str, Any]:
         self.model_name = openai.served_model(self.http, base_url, self.options.get("model_name"))

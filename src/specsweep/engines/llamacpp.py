@@ -9,10 +9,10 @@ with ``return_tokens``, the generated token ids; the final event has ``timings``
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TextIO
 
 from specsweep.config import Configuration
-from specsweep.engines import openai
+from specsweep.engines import llamacpp_build, openai
 from specsweep.engines.base import Engine, GenerationRequest, check_loaded_model, render_flags
 from specsweep.speculation import SpeculationCounts, count
 
@@ -23,11 +23,39 @@ class LlamaCpp(Engine):
     # llama.cpp common/arg.cpp (b11434): every way to name the model, the address or the port. The LLAMA_ARG_*
     # variables lose to the argv the adapter writes, but would still contradict it in launch.json.
     owned_flags: ClassVar[dict[str, str]] = {
-        **dict.fromkeys(("-m", "--model", "-mu", "--model-url", "-dr", "--docker-repo", "-hf", "-hfr", "--hf-repo",
-                         "-hff", "--hf-file", "LLAMA_ARG_MODEL", "LLAMA_ARG_MODEL_URL", "LLAMA_ARG_HF_REPO",
-                         "LLAMA_ARG_DOCKER_REPO"), "model"),
-        **dict.fromkeys(("--host", "LLAMA_ARG_HOST"), "host"), **dict.fromkeys(("--port", "LLAMA_ARG_PORT"), "port"),
-        **dict.fromkeys(("--api-key", "--api-key-file", "LLAMA_API_KEY"), "api_key_env")}
+        **dict.fromkeys(
+            (
+                "-m",
+                "--model",
+                "-mu",
+                "--model-url",
+                "-dr",
+                "--docker-repo",
+                "-hf",
+                "-hfr",
+                "--hf-repo",
+                "-hff",
+                "--hf-file",
+                "LLAMA_ARG_MODEL",
+                "LLAMA_ARG_MODEL_URL",
+                "LLAMA_ARG_HF_REPO",
+                "LLAMA_ARG_DOCKER_REPO",
+            ),
+            "model",
+        ),
+        **dict.fromkeys(("--host", "LLAMA_ARG_HOST"), "host"),
+        **dict.fromkeys(("--port", "LLAMA_ARG_PORT"), "port"),
+        **dict.fromkeys(("--api-key", "--api-key-file", "LLAMA_API_KEY"), "api_key_env"),
+    }
+    log_format: ClassVar[str] = "llamacpp"
+
+    @classmethod
+    def planned_executable(cls, settings: dict[str, Any]) -> str | None:
+        return llamacpp_build.server_binary(settings).path
+
+    @classmethod
+    def engine_record(cls, name: str, settings: dict[str, Any], progress: TextIO) -> dict[str, Any]:
+        return llamacpp_build.engine_record(name, settings, progress)
 
     def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
         if not self.resources.executable or not self.resources.model:
@@ -39,9 +67,11 @@ class LlamaCpp(Engine):
         answers = {path: self.http.get(base_url + path, timeout=5) for path in ("/props", "/slots")}
         if refused := [path for path, answer in answers.items() if answer.status_code == 401]:
             # tools/server/server-http.cpp: with an API key, every path but /health answers 401 without it
-            raise RuntimeError(f"configuration {configuration.name}: the server requires an API key ({refused[0]} "
-                               f"answered 401); set engines/{configuration.engine}/api_key_env to the environment "
-                               f"variable that holds it" + (" (the key sent was refused)" if self.api_key() else ""))
+            raise RuntimeError(
+                f"configuration {configuration.name}: the server requires an API key ({refused[0]} "
+                f"answered 401); set engines/{configuration.engine}/api_key_env to the environment "
+                f"variable that holds it" + (" (the key sent was refused)" if self.api_key() else "")
+            )
         props, slots = answers["/props"].json(), answers["/slots"].json()
         speculative = bool(slots and slots[0].get("speculative"))
         wanted = expects_speculation(configuration.args)
@@ -51,10 +81,15 @@ class LlamaCpp(Engine):
             raise RuntimeError(
                 f"configuration {configuration.name}: --spec-type {configuration.args.get('--spec-type')} was "
                 f"asked for but /slots says speculation is off; check the server log for the reason "
-                f"(draft-simple needs -md DRAFT.gguf)")
+                f"(draft-simple needs -md DRAFT.gguf)"
+            )
         loaded = check_loaded_model(props.get("model_path"), self.resources.model, configuration, "/props model_path")
-        return {"version": props.get("build_info"), "speculative": speculative,
-                "model_path": loaded, "total_slots": props.get("total_slots")}
+        return {
+            "version": props.get("build_info"),
+            "speculative": speculative,
+            "model_path": loaded,
+            "total_slots": props.get("total_slots"),
+        }
 
     def launch_env(self) -> dict[str, str]:
         key = self.api_key()  # common/arg.cpp: --api-key reads LLAMA_API_KEY
@@ -62,8 +97,12 @@ class LlamaCpp(Engine):
 
     def generation(self, request: GenerationRequest) -> tuple[str, dict[str, Any]]:
         return "/completion", {
-            "prompt": request.prompt, "n_predict": request.max_tokens, "temperature": request.temperature,
-            "ignore_eos": request.ignore_eos, "seed": request.seed, "stream": True,
+            "prompt": request.prompt,
+            "n_predict": request.max_tokens,
+            "temperature": request.temperature,
+            "ignore_eos": request.ignore_eos,
+            "seed": request.seed,
+            "stream": True,
             "cache_prompt": False,  # every run processes its prompt: runs stay independent
             "return_tokens": True,
         }
@@ -79,18 +118,23 @@ class LlamaCpp(Engine):
         final = next((e for e in reversed(events) if e.get("stop") is True), {})
         timings = final.get("timings")
         # Only well-typed values pass: a malformed final event reads as "not reported", never a crash.
-        return {"timings": timings if isinstance(timings, dict) else {},
-                "tokens_predicted": count(final.get("tokens_predicted")),
-                "tokens_evaluated": count(final.get("tokens_evaluated")), "stop_type": final.get("stop_type")}
+        return {
+            "timings": timings if isinstance(timings, dict) else {},
+            "tokens_predicted": count(final.get("tokens_predicted")),
+            "tokens_evaluated": count(final.get("tokens_evaluated")),
+            "stop_type": final.get("stop_type"),
+        }
 
     def tokens_generated(self, fields: dict[str, Any]) -> int | None:
         return fields.get("tokens_predicted") or count(fields.get("timings", {}).get("predicted_n"))
 
-    def speculation(self, fields: dict[str, Any], counter_delta: dict[str, float],
-                    emitted: int) -> SpeculationCounts | None:
+    def speculation(
+        self, fields: dict[str, Any], counter_delta: dict[str, float], emitted: int
+    ) -> SpeculationCounts | None:
         # The same timings and counters as an external llama-server: one reading of them (openai.py).
-        return openai.merge(openai.response_speculation(fields, emitted),
-                            openai.counter_speculation(counter_delta, emitted))
+        return openai.merge(
+            openai.response_speculation(fields, emitted), openai.counter_speculation(counter_delta, emitted)
+        )
 
 
 def expects_speculation(args: dict[str, Any]) -> bool:

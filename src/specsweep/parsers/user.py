@@ -54,23 +54,37 @@ def compile_parsers(spec: dict[str, Any] | None) -> list[UserParser]:
         try:
             regex = re.compile(entry["pattern"])
         except re.error as error:
-            raise ConfigError(f"{key}/pattern: not a valid regular expression ({error}); "
-                              f"quote it in single quotes in YAML so backslashes stay as written") from None
+            raise ConfigError(
+                f"{key}/pattern: not a valid regular expression ({error}); "
+                f"quote it in single quotes in YAML so backslashes stay as written"
+            ) from None
         groups = list(regex.groupindex)
         if not groups:
             raise ConfigError(f"{key}/pattern: has no named group; write each value as (?P<column>...)")
         for part in ("units", "breakdown"):
             unknown = [g for g in entry.get(part, []) if g not in groups]
             if unknown:
-                raise ConfigError(f"{key}/{part}: {', '.join(unknown)} is not a named group of the pattern "
-                                  f"(groups: {', '.join(groups)})")
+                raise ConfigError(
+                    f"{key}/{part}: {', '.join(unknown)} is not a named group of the pattern "
+                    f"(groups: {', '.join(groups)})"
+                )
         units = dict(entry.get("units", {}))
         breakdown = tuple(entry.get("breakdown", []))
         if len({units.get(g) for g in breakdown}) > 1:
-            raise ConfigError(f"{key}/breakdown: the parts of a cycle must share one unit in 'units' "
-                              f"(found {', '.join(f'{g}: {units.get(g)}' for g in breakdown)})")
-        parsers.append(UserParser(name=name, regex=regex, units=units, breakdown=breakdown,
-                                  kinds=tuple(entry.get("engines", [])), skip_first=int(entry.get("skip_first", 0))))
+            raise ConfigError(
+                f"{key}/breakdown: the parts of a cycle must share one unit in 'units' "
+                f"(found {', '.join(f'{g}: {units.get(g)}' for g in breakdown)})"
+            )
+        parsers.append(
+            UserParser(
+                name=name,
+                regex=regex,
+                units=units,
+                breakdown=breakdown,
+                kinds=tuple(entry.get("engines", [])),
+                skip_first=int(entry.get("skip_first", 0)),
+            )
+        )
     return parsers
 
 
@@ -112,8 +126,9 @@ class UserRows:
             else:
                 self.sink(row)
 
-    def read_log(self, lines: Iterable[str], parsers: list[UserParser], source: str, progress: TextIO,
-                 label: str) -> int:
+    def read_log(
+        self, lines: Iterable[str], parsers: list[UserParser], source: str, progress: TextIO, label: str
+    ) -> int:
         """Feed every line of a log (``source`` names it) with each parser held to LINE_BUDGET_S per line, and a
         progress line every PROGRESS_EVERY_S; returns the number of lines."""
         count, started = 0, time.monotonic()
@@ -123,9 +138,12 @@ class UserRows:
                 self.feed(line, parsers)
                 if count % 16384 == 0 and (now := time.monotonic()) - last >= PROGRESS_EVERY_S:
                     last = now
-                    print(f"{label}: profile parsers: {count:,} lines read in {now - started:.0f} s "
-                          f"({', '.join(f'{p.name} {self.matched.get(p.name, 0)} rows' for p in parsers)})",
-                          file=progress, flush=True)
+                    print(
+                        f"{label}: profile parsers: {count:,} lines read in {now - started:.0f} s "
+                        f"({', '.join(f'{p.name} {self.matched.get(p.name, 0)} rows' for p in parsers)})",
+                        file=progress,
+                        flush=True,
+                    )
         return count
 
     def _value(self, text: str | None) -> float | str | None:
@@ -154,7 +172,8 @@ def _budget(rows: UserRows, source: str, lines: Callable[[], int]) -> Iterator[N
             raise ParserTooSlow(
                 f"profile_parsers/{name}: its pattern spent more than {LINE_BUDGET_S:.0f} s on line {lines()} of "
                 f"{source} (catastrophic backtracking, e.g. a nested quantifier like (a+)+ or (.*)*); rewrite the "
-                f"pattern so that each part can match a piece of the line in one way only")
+                f"pattern so that each part can match a piece of the line in one way only"
+            )
 
     previous = signal.signal(signal.SIGALRM, check)
     signal.setitimer(signal.ITIMER_REAL, 0.25, 0.25)
