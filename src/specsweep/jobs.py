@@ -188,14 +188,17 @@ def pack_archive(smk: Any) -> None:
     """Everything of the sweep plus the code that made it, as one deterministic .tar.gz."""
     import yaml
 
-    from specsweep import archive, machine
+    from specsweep import archive, archive_prompts, machine
     from specsweep.redact import REDACTED, secret_values
 
     config = smk.params.config
-    config["benchmark"]["prompts"] = "config/prompts.txt"  # where the archive keeps it
+    config["benchmark"]["prompts"] = archive_prompts.MEMBER  # where the archive keeps it
+    prompts, note = archive_prompts.member(
+        Path(smk.input.prompts), Path.cwd(), smk.config.get("archive", {}).get("include_prompts", True)
+    )
     members: dict[str, bytes | Path] = {
         "config/config.yaml": yaml.safe_dump(config, sort_keys=False).encode(),
-        "config/prompts.txt": Path(smk.input.prompts),
+        archive_prompts.MEMBER: prompts,
     }
     for name, paths in smk.input.items():
         if name != "prompts":
@@ -205,6 +208,8 @@ def pack_archive(smk: Any) -> None:
     git = machine.git_state(source) or {}
     members["README.md"] = archive.readme(smk.params.name, git.get("commit"), git.get("dirty")).encode()
     with progress_to(smk.log[0]) as progress:
+        if note:
+            print(note, file=progress)
         packed = archive.pack(members, Path(smk.output[0]), smk.params.name, secret_values(dict(os.environ)))
         for name in packed.redacted:
             print(f"WARNING: {name}: a secret value from the environment was replaced by {REDACTED}", file=progress)
