@@ -115,6 +115,11 @@ class Engine(abc.ABC):
         return []
 
     @classmethod
+    def create(cls, settings: dict[str, Any], resources: EngineResources) -> Engine:
+        """The adapter for an ``engines`` entry of this kind (an external endpoint may declare another engine)."""
+        return cls(settings, resources)
+
+    @classmethod
     def check_owned_flags(cls, configuration: Configuration) -> None:
         """Refuse a flag or env variable of ``owned_flags`` in a configuration (naming the key to use instead)."""
         for given in [*configuration.args, *configuration.env]:

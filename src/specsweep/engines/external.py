@@ -17,7 +17,7 @@ import requests
 
 from specsweep.config import Configuration
 from specsweep.engines import openai
-from specsweep.engines.base import Engine
+from specsweep.engines.base import Engine, EngineResources
 from specsweep.server import ServerError
 
 
@@ -35,6 +35,23 @@ class External(openai.OpenAICompletions, Engine):
     def __init__(self, settings: dict[str, Any], resources: Any) -> None:
         super().__init__(settings, resources)
         self.model_name: str | None = None
+
+    @classmethod
+    def create(cls, settings: dict[str, Any], resources: EngineResources) -> Engine:
+        """An endpoint whose ``external.engine`` says what runs behind it is spoken to natively (SGLang's
+        /generate and meta_info, llama-server's /completion and timings, each one's counters), never launched."""
+        declared = (settings.get("external") or {}).get("engine")
+        if not declared:
+            return cls(settings, resources)
+        from specsweep.engines import adapter_class  # the registry imports this module
+
+        native = adapter_class(declared)
+        attached = type(
+            f"Attached{native.__name__}",
+            (native,),
+            {"launches": False, "base_url": cls.base_url, "command": cls.command, "options": cls.options},
+        )
+        return attached(settings, resources)
 
     @property
     def options(self) -> dict[str, Any]:
