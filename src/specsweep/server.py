@@ -157,7 +157,7 @@ class StaleGroup:
 
     path: Path
 
-    def record(self, pgid: int, argv: list[str], processes: list[tuple[int, float]] | None = None) -> None:
+    def record(self, pgid: int, argv: list[str]) -> None:
         created = _created(pgid)
         # Written atomically: a crash mid-write must not leave a record that cannot be read.
         atomic_write(
@@ -168,7 +168,7 @@ class StaleGroup:
                     "executable": os.path.basename(argv[0]),
                     "leader_created": created,
                     "started": time.time(),
-                    "processes": processes or [],
+                    "processes": [],  # added by track() once the server runs
                 }
             )
             + "\n",
