@@ -6,7 +6,7 @@ Every column is described in ``COLUMNS`` (and docs/summary.md is checked against
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -104,21 +104,26 @@ def summarise(
     return frame[ordered]
 
 
+@dataclass(frozen=True)
+class Measured:
+    """What a sweep measured, as the tables read it: per configuration its runs, launch and log profile."""
+
+    configurations: dict[str, Configuration]
+    runs: dict[str, list[Run]]
+    launches: dict[str, Launch]
+    profiles: dict[str, pd.DataFrame]  # profile.csv of each configuration whose server log was parsed
+
+
 def summary_table(
-    configurations: dict[str, Configuration],
-    runs: dict[str, list[Run]],
-    launches: dict[str, Launch],
-    profiles: dict[str, pd.DataFrame],
-    profile_parsers: dict[str, dict[str, Any]],
-    statuses: dict[str, str] | None = None,
+    measured: Measured, profile_parsers: dict[str, dict[str, Any]], statuses: dict[str, str] | None = None
 ) -> pd.DataFrame:
     """summary.csv: the one builder, for a finished sweep (the summary job) and an unfinished one (the
     ``onerror`` path, which passes each configuration's ``status``), so both have the same columns."""
-    frame = summarise(configurations, runs, launches)
+    frame = summarise(measured.configurations, measured.runs, measured.launches)
     if statuses is not None:
         frame["status"] = frame["configuration"].map(statuses)
-    frame = fill_speculation_from_logs(frame, profiles)
-    return add_profile_columns(frame, profiles, profile_parsers)
+    frame = fill_speculation_from_logs(frame, measured.profiles)
+    return add_profile_columns(frame, measured.profiles, profile_parsers)
 
 
 def runs_table(runs: dict[str, list[Run]]) -> pd.DataFrame:

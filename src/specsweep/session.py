@@ -112,25 +112,30 @@ def measure_configuration(
         draft_model=model_records[configuration.draft_model]["path"] if configuration.draft_model else None,
     )
     engine = adapter(configuration.kind, settings, resources)
-    measure(
-        configuration, engine, benchmark, read_prompts(prompts), settings["host"], settings["port"], paths, progress
+    session = Session(
+        configuration, engine, benchmark, read_prompts(prompts), settings["host"], settings["port"], paths
     )
+    measure(session, progress)
 
 
-def measure(
-    configuration: Configuration,
-    engine: Engine,
-    benchmark: dict[str, Any],
-    prompts: list[str],
-    host: str,
-    port: int,
-    paths: SessionPaths,
-    progress: TextIO = sys.stderr,
-) -> None:
+@dataclass(frozen=True)
+class Session:
+    """One server session: the configuration on its engine, what each run does, and where results go."""
+
+    configuration: Configuration
+    engine: Engine
+    benchmark: dict[str, Any]
+    prompts: list[str]
+    host: str
+    port: int  # 0: a free one, picked at launch
+    paths: SessionPaths
+
+
+def measure(session: Session, progress: TextIO = sys.stderr) -> None:
     """Run the whole session for one configuration; raise with a clear message on any failure."""
-    name = configuration.name
-    grace = float(benchmark["stop_grace_s"])
+    name, paths = session.configuration.name, session.paths
     stale = StaleGroup(paths.stale_pgid)
+    configuration, engine = session.configuration, session.engine
     # Whatever a failure says (a server echoing its argv into the log tail) passes through these first.
     engine.check_api_key(configuration.engine)
     references.resolve(configuration)  # a from_env variable that is not set: said before anything starts
@@ -140,11 +145,11 @@ def measure(
         + [engine.api_key() or ""]
         + references.values_of(configuration)
     )
-    if (pgid := stale.stop_if_running(grace)) is not None:
+    if (pgid := stale.stop_if_running(float(session.benchmark["stop_grace_s"]))) is not None:
         print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
     with measuring(progress, name):
         try:
-            _session(configuration, engine, benchmark, prompts, host, port, paths, stale, progress)
+            _session(session, stale, progress)
         except BaseException as raised:
             error = without_secrets(raised, secrets)
             kept = _keep_for_post_mortem(paths, error)
@@ -154,17 +159,14 @@ def measure(
             raise error from None
 
 
-def _session(
-    configuration: Configuration,
-    engine: Engine,
-    benchmark: dict[str, Any],
-    prompts: list[str],
-    host: str,
-    port: int,
-    paths: SessionPaths,
-    stale: StaleGroup,
-    progress: TextIO,
-) -> None:
+def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
+    configuration, engine, benchmark, prompts = (
+        session.configuration,
+        session.engine,
+        session.benchmark,
+        session.prompts,
+    )
+    host, port, paths = session.host, session.port, session.paths
     name = configuration.name
     if engine.launches:  # an external endpoint is already listening: nothing to pick or check
         port = port or free_port(host)

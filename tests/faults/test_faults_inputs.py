@@ -18,7 +18,7 @@ from specsweep.config import ConfigError, Configuration, check_files, validate_s
 from specsweep.engines.base import EngineResources
 from specsweep.engines.external import External
 from specsweep.server import ServerError
-from specsweep.session import SessionPaths, measure, read_prompts
+from specsweep.session import Session, SessionPaths, measure, read_prompts
 
 
 def _check(config: dict) -> str:
@@ -102,13 +102,7 @@ def test_an_external_endpoint_that_is_not_an_openai_server_fails_at_once(tmp_pat
     try:
         with pytest.raises(ServerError) as error:
             measure(
-                configuration,
-                engine,
-                {**BENCHMARK, "ready_timeout_s": 60},
-                ["hi"],
-                "127.0.0.1",
-                0,
-                paths,
+                Session(configuration, engine, {**BENCHMARK, "ready_timeout_s": 60}, ["hi"], "127.0.0.1", 0, paths),
                 progress=io.StringIO(),
             )
     finally:

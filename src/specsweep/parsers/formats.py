@@ -39,16 +39,15 @@ class LogFormat:
         return result
 
 
-def count_cut_line(result: Any, cut: list[str], parse: Callable[..., Any]) -> None:
+def count_cut_line(result: LogRows, cut: list[str], parse: Callable[..., Any]) -> None:
     """A last line without its newline (fields.whole_lines) counts as a line, and as malformed when the format
     would have read it: never as a row."""
     for line in cut:
         result.lines += 1
         alone = parse([line + "\n"])
-        if alone.rows or getattr(alone, "matched", 0) or getattr(alone, "timing_lines", 0):
-            for count in ("matched", "timing_lines", "malformed"):
-                if hasattr(result, count):
-                    setattr(result, count, getattr(result, count) + 1)
+        if alone.rows or alone.matched:
+            result.matched += 1
+            result.malformed += 1
 
 
 def _count_only(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:

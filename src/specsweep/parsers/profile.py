@@ -96,6 +96,31 @@ def write_profile(
     )
 
 
+def write_profiles(
+    outputs: dict[str, str],
+    log_formats: dict[str, dict[str, str]],
+    profile_parsers: dict[str, Any],
+    warmup_requests: int,
+    progress: TextIO,
+    workers: int = 1,
+) -> dict[str, Any]:
+    """Each server log (``outputs``: log -> its profile.csv) parsed; the profiles by configuration.
+    ``log_formats`` gives each configuration's engine ``kind`` and log ``format``."""
+    import pandas as pd
+
+    from specsweep.results import configuration_of_file
+
+    profiles = {}
+    for log, output in outputs.items():
+        name = configuration_of_file(log)
+        found = log_formats[name]
+        write_profile(
+            log, output, found["kind"], found["format"], profile_parsers, warmup_requests, progress, name, workers
+        )
+        profiles[name] = pd.read_csv(output)
+    return profiles
+
+
 def _chunk_profile(text: bytes, log_format_name: str) -> tuple[str, LogRows]:
     """One chunk's profile.csv lines, as the one-process path writes them, and its counts (a worker's job).
 
