@@ -60,7 +60,8 @@ COLUMNS: dict[str, str] = {
     "acceptance_rate": "accepted / drafted (drafts only, bonus token excluded)",
     "accept_length": "tokens emitted per verify step, bonus included: 1 + accepted / verify_steps",
     "speculation_source": "where drafted/accepted came from, most precise first: per-request response fields, "
-    "Prometheus counter deltas, else the server log (profile.csv run rows)",
+    "Prometheus counter deltas, else the server log (profile.csv run rows; for vLLM its per-interval "
+    "`SpecDecoding metrics` rows, warmup included, said as `server log (logging intervals, warmup included)`)",
     "text_matches_baseline": "true when every run's text equals the baseline's for the same prompt",
     "warnings": "why not to trust the row at face value, '; '-separated: fewer than 3 runs, CV above "
     "10 %, a speedup CI that straddles 1 (empty when none)",
