@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
 import pytest
-from conftest import run_session, session_spec
+from conftest import run_session, session_spec, snakemake, write_config
 
 from specsweep.config import ConfigError, Configuration, expand, validate_schema
 from specsweep.engines.base import EngineResources
@@ -146,3 +146,15 @@ def test_vllm_model_root_must_be_the_configured_model(answering):
         engine.check_started(answering, _configuration("vllm"))
     _Answers.answers["/v1/models"]["data"][0]["root"] = "meta-llama/Llama-3.1-8B"
     assert engine.check_started(answering, _configuration("vllm"))["model_path"] == "meta-llama/Llama-3.1-8B"
+
+
+def test_snakemake_refuses_an_owned_flag_before_anything_starts(tmp_path, standin, model_file):
+    write_config(tmp_path, standin, model_file, {"baseline": {"baseline": True, "args": {"--port": 8080}}})
+    done = snakemake(tmp_path, "-n", "all")
+    said = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert (
+        "configuration error: configurations/baseline: args sets --port, which the llamacpp adapter sets "
+        "itself from engines/llama/port" in said
+    ), said[-2000:]
+    assert not (tmp_path / "results").exists()
