@@ -18,7 +18,7 @@ from specsweep.engines.base import EngineResources
 from specsweep.engines.llamacpp import LlamaCpp
 from specsweep.engines.sglang import SGLang
 from specsweep.engines.vllm import VLLM
-from specsweep.launchplan import check_configurations
+from specsweep.preflight import check_configurations
 
 
 def _configuration(kind: str, args: dict | None = None, env: dict | None = None) -> Configuration:

@@ -14,9 +14,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from conftest import BENCHMARK, REPO
 
-from specsweep.config import ConfigError, Configuration, check_files, validate_schema
+from specsweep.config import ConfigError, Configuration, validate_schema
 from specsweep.engines.base import EngineResources
 from specsweep.engines.external import External
+from specsweep.preflight import check_files
 from specsweep.server import ServerError
 from specsweep.session import Session, SessionPaths, measure, read_prompts
 

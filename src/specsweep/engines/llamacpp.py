@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, TextIO
 
-from specsweep.config import Configuration
+from specsweep.config import ConfigError, Configuration
 from specsweep.engines import llamacpp_build, openai
 from specsweep.engines.base import Engine, GenerationRequest, check_loaded_model, render_flags
 from specsweep.speculation import SpeculationCounts, count
@@ -48,6 +48,16 @@ class LlamaCpp(Engine):
         **dict.fromkeys(("--api-key", "--api-key-file", "LLAMA_API_KEY"), "api_key_env"),
     }
     log_format: ClassVar[str] = "llamacpp"
+    opens_local_models: ClassVar[bool] = True
+
+    @classmethod
+    def check_settings(cls, name: str, settings: dict[str, Any]) -> None:
+        super().check_settings(name, settings)
+        if "llamacpp" not in settings and "executable" not in settings:
+            raise ConfigError(
+                f"engines/{name}: kind llamacpp needs a 'llamacpp: source:' pin (to build "
+                f"llama-server) or an 'executable:' path (to use one you have)"
+            )
 
     @classmethod
     def planned_executable(cls, settings: dict[str, Any]) -> str | None:
