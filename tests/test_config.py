@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from specsweep.config import RESERVED_NAMES, SCHEMA, ConfigError, expand, swept_parameters, validate_schema
+from specsweep.config import SCHEMA, ConfigError, expand, swept_parameters, validate_schema
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -176,9 +176,3 @@ def test_config_readme_documents_the_schema_keys_with_their_defaults():
 def _ancestors(key: str) -> list[str]:
     parts = key.split(".")
     return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
-
-
-def test_config_readme_names_every_reserved_folder():
-    text = README.read_text()
-    sentence = text[text.index("the pipeline's own folders") :].split(")", 1)[0]
-    assert set(re.findall(r"`([^`]+)`", sentence)) == set(RESERVED_NAMES)

@@ -62,9 +62,10 @@ def reserved_names(result_paths: Iterable[str]) -> frozenset[str]:
 
 
 def check_not_reserved(names: Iterable[str], reserved: frozenset[str]) -> None:
-    for name in names:
-        if name in reserved:
-            raise ConfigError(
-                f"configurations: name '{name}' is taken by the pipeline's own results/{name}; "
-                f"rename the configuration (reserved: {', '.join(sorted(reserved))})"
-            )
+    taken = sorted(set(names) & reserved)
+    if taken:
+        raise ConfigError(
+            "configurations: "
+            + ", ".join(f"name '{name}' is taken by the pipeline's own results/{name}" for name in taken)
+            + f"; rename the configuration (reserved: {', '.join(sorted(reserved))})"
+        )

@@ -22,7 +22,8 @@ from specsweep.speculation import SpeculationCounts
 
 ROOT = "results"
 
-# Folders of the pipeline's own under results/: a configuration may not take one of these names.
+# Folders of the pipeline's own under results/ (names.reserved_names derives the names a configuration may
+# not take from what the rules write, these among them).
 ENGINES_DIR, MODELS_DIR, FIGURES_DIR, ARCHIVE_DIR, PAPER_DIR, COMPARE_DIR, PLAN_DIR = (
     "engine",
     "models",
@@ -32,7 +33,6 @@ ENGINES_DIR, MODELS_DIR, FIGURES_DIR, ARCHIVE_DIR, PAPER_DIR, COMPARE_DIR, PLAN_
     "compare",
     "plan",
 )
-OWN_FOLDERS = frozenset({ENGINES_DIR, MODELS_DIR, FIGURES_DIR, ARCHIVE_DIR, PAPER_DIR, COMPARE_DIR, PLAN_DIR, "logs"})
 
 
 def _under(*parts: str, root: str | Path = ROOT) -> str:

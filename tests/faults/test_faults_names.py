@@ -5,6 +5,7 @@ never names a configuration."""
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 import yaml
@@ -111,3 +112,29 @@ def test_a_configuration_named_like_a_results_file_is_refused_before_anything_ru
     ), said[-2000:]
     assert "Traceback" not in said
     assert not (tmp_path / "results").exists()
+
+
+def test_every_reserved_name_the_readme_gives_is_refused(tmp_path):
+    """config/README.md lists reserved names by example: each of them is refused, all in one message."""
+    text = (REPO / "config" / "README.md").read_text()
+    marker = "writes directly under `results/`"
+    sentence = text[text.index(marker) + len(marker) :].split("That list", 1)[0]
+    documented = re.findall(r"`([^`/]+)`", sentence)
+    assert len(documented) >= 10
+    write_config(
+        tmp_path,
+        tmp_path / "llama-server",
+        tmp_path / "model.gguf",
+        {"baseline": {"baseline": True}, **{name: {} for name in documented}},
+    )
+    config = yaml.safe_load((tmp_path / "config.yaml").read_text())
+    config["engines"]["llama"].pop("executable")
+    config["engines"]["llama"]["llamacpp"] = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["engines"][
+        "llama"
+    ]["llamacpp"]
+    config["models"]["tiny"] = {"path": str(REPO / "config" / "prompts.txt")}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    said = (done := snakemake(tmp_path, "-n", "results/commands.sh")).stdout + done.stderr
+    assert done.returncode != 0
+    for name in documented:
+        assert f"name '{name}' is taken by the pipeline's own results/{name}" in said, said[-2000:]
