@@ -112,4 +112,5 @@ def without_secrets(error: BaseException, secrets: Iterable[str]) -> BaseExcepti
         clean = type(error)(message)
     except Exception:  # an exception type whose constructor takes other arguments
         clean = RuntimeError(message)
-    return clean if str(clean) == message else RuntimeError(message)
+    clean = clean if str(clean) == message else RuntimeError(message)
+    return clean.with_traceback(error.__traceback__)  # where it failed (code lines only, no values)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import traceback
 
 from conftest import failed_dirs, results_of, run_session, session_spec
 
@@ -82,3 +83,13 @@ def test_an_unset_api_key_variable_is_named_before_anything_starts(tmp_path, sta
     error, _ = run_session(spec, monkeypatch)
     assert "engines/llama/api_key_env: the environment variable MY_SERVER_AUTH is not set" in str(error)
     assert not (results_of(spec) / "server.log").exists()
+
+
+def test_a_redacted_error_keeps_where_it_failed():
+    secret = "sk-" + os.urandom(6).hex()  # not in any source line the traceback shows
+    try:
+        raise ServerError(f"log tail: --api-key {secret}")
+    except ServerError as error:
+        clean = without_secrets(error, [secret])
+    text = "".join(traceback.format_exception(clean))
+    assert "in test_a_redacted_error_keeps_where_it_failed" in text and secret not in text
