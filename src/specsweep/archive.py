@@ -232,13 +232,18 @@ def pack_sweep(
 
     import yaml
 
-    from specsweep import machine
+    from specsweep import archive_prompts, machine
     from specsweep.redact import REDACTED, secret_values
 
-    config = {**config, "benchmark": {**config["benchmark"], "prompts": "config/prompts.txt"}}  # where it is kept
+    kept, note = archive_prompts.member(
+        Path(prompts), Path.cwd(), (config.get("archive") or {}).get("include_prompts", True)
+    )
+    if note:
+        print(note, file=progress)
+    config = {**config, "benchmark": {**config["benchmark"], "prompts": archive_prompts.MEMBER}}  # where it is kept
     members: dict[str, bytes | Path] = {
         "config/config.yaml": yaml.safe_dump(config, sort_keys=False).encode(),
-        "config/prompts.txt": Path(prompts),
+        archive_prompts.MEMBER: kept,
     }
     members.update({path: Path(path) for paths in inputs.values() for path in paths})
     members.update({f"code/{n}": path for n, path in code_files(Path(source)).items()})
