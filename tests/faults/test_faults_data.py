@@ -28,11 +28,11 @@ from conftest import (
     results_of,
     session_spec,
     snakemake,
-    snakemake_argv,
     spawn_driver,
     wait_for,
     write_config,
 )
+from workflow_runs import snakemake_argv
 
 from specsweep.aggregate import summarise
 from specsweep.atomic import DamagedFile
