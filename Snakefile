@@ -43,13 +43,23 @@ localrules:
     compare,
     archive_pack,
     archive,
+    archive_rebuild,
     rebuild,
+
+
+# Now that every rule says what it writes under results/: no configuration may be named like it.
+check_reserved_names()
 
 
 rule all:
     default_target: True
     input:
         final_outputs(),
+
+
+# Before any job runs: a configuration's previous runs, launch record and log move to its history/.
+onstart:
+    keep_previous_sessions()
 
 
 # A failed job (with --keep-going, the others still ran): summarise what finished, list what failed.

@@ -15,6 +15,7 @@ import pandas as pd
 from specsweep import placement, speculation, stats
 from specsweep.atomic import atomic_open
 from specsweep.config import Configuration, parameter_value, swept_parameters
+from specsweep.rate_check import kept_and_excluded
 from specsweep.redact import REDACTED, is_secret
 from specsweep.results import Launch, Run
 from specsweep.stats import describe
@@ -27,8 +28,12 @@ COLUMNS: dict[str, str] = {
     "engine_version": "version or build the server reported (llama.cpp /props build_info)",
     "host": "node (hostname) the configuration was measured on (launch.json placement)",
     "baseline": "true for the baseline configuration",
-    "status": "ok, or why the configuration has no result",
-    "runs": "measured runs",
+    "status": "ok; stale (provisional summary only: runs measured under parameters the config no longer has, "
+    "the row labelled with those); or why there is no result: excluded (runs measured, none counts: see "
+    "runs_excluded), failed (<evidence folder>), damaged (<file>: why), missing",
+    "runs": "measured runs the statistics rest on",
+    "runs_excluded": "runs kept on disk but left out of the statistics: the client's decode rate disagreed with "
+    "the engine's own beyond benchmark.rate_tolerance_pct, or could not be timed",
     "tokens_per_run": "tokens generated in each run (all runs must equal benchmark.max_tokens)",
     "tok_s_mean": "client-measured decode throughput, mean over runs (tokens/s; first token excluded)",
     "tok_s_std": "sample standard deviation over runs (tokens/s)",
@@ -61,7 +66,8 @@ COLUMNS: dict[str, str] = {
     "acceptance_rate": "accepted / drafted (drafts only, bonus token excluded)",
     "accept_length": "tokens emitted per verify step, bonus included: 1 + accepted / verify_steps",
     "speculation_source": "where drafted/accepted came from, most precise first: per-request response fields, "
-    "Prometheus counter deltas, else the server log (profile.csv run rows)",
+    "Prometheus counter deltas, else the server log (profile.csv run rows; for vLLM its per-interval "
+    "`SpecDecoding metrics` rows, warmup included, said as `server log (logging intervals, warmup included)`)",
     "text_matches_baseline": "true when every run's text equals the baseline's for the same prompt",
     "warnings": "why not to trust the row at face value, '; '-separated: fewer than 3 runs, CV above "
     "10 %, a speedup CI that straddles 1, measured on another node or GPU model than the baseline "
@@ -75,6 +81,8 @@ def summarise(
     """summary.csv's statistics columns from runs and launches (``summary_table`` adds the logs' columns)."""
     swept = swept_parameters(configurations)
     baseline = next(c.name for c in configurations.values() if c.baseline)
+    excluded = {name: len(kept_and_excluded(records)[1]) for name, records in runs.items()}
+    runs = {name: kept_and_excluded(records)[0] for name, records in runs.items()}
     baseline_texts = {r.prompt_index: r.text_sha256 for r in runs.get(baseline, [])}
     rates = {c.name: [r.decode_tokens_per_s for r in runs.get(c.name, [])] for c in configurations.values()}
     # every configuration at once, each with the numbers it gets alone (stats.describe_many)
@@ -98,10 +106,14 @@ def summarise(
     ):
         frame[column] = [getattr(r, attribute) if r else None for r in ratios.values()]
     frame["significant"] = [r.significant if r else None for r in ratios.values()]
+    frame["runs_excluded"] = [excluded.get(name, 0) for name in frame["configuration"]]
+    # measured, but no run counts: say so rather than `missing`
+    frame.loc[(frame["runs"] == 0) & (frame["runs_excluded"] > 0), "status"] = "excluded"
     where = {name: placement.of_launch(launch) for name, launch in launches.items() if launch}
     frame["warnings"] = [
         "; ".join(
             stats.warnings_for(throughput[name], ratios[name])
+            + ([f"{excluded[name]} run(s) excluded: client and engine rates disagree"] if excluded.get(name) else [])
             + [w for w in [placement.cross_machine_warning(where.get(name, {}), where.get(baseline, {}))] if w]
         )
         for name in frame["configuration"]
@@ -134,7 +146,8 @@ def summary_table(
 
 
 def runs_table(runs: dict[str, list[Run]]) -> pd.DataFrame:
-    """runs.csv: one row per run, the client's timings and the engine's own decode rate."""
+    """runs.csv: one row per run, the client's timings, the engine's own decode rate, and why the run is left out
+    of the statistics (empty when it counts)."""
     return pd.DataFrame(
         [
             {
@@ -143,6 +156,7 @@ def runs_table(runs: dict[str, list[Run]]) -> pd.DataFrame:
                 "tokens": r.tokens,
                 **asdict(r.client),
                 "engine_tok_s": r.engine.get("timings", {}).get("predicted_per_second"),
+                "excluded": r.excluded,
             }
             for name, records in runs.items()
             for r in sorted(records, key=lambda r: r.run)
@@ -253,7 +267,28 @@ def fill_speculation_from_logs(frame: pd.DataFrame, profiles: dict[str, pd.DataF
                         "server log",
                     ]
                     break
+        else:
+            counts = _interval_draft_counts(profile[profile["phase"] == "interval"])
+            if counts is not None:
+                frame.loc[index, ["drafted", "accepted", "acceptance_rate", "speculation_source"]] = [
+                    *counts,
+                    counts[1] / counts[0],
+                    "server log (logging intervals, warmup included)",
+                ]
     return frame
+
+
+def _interval_draft_counts(intervals: pd.DataFrame) -> tuple[float, float] | None:
+    """Drafted and accepted tokens of a log with per-interval rows (vLLM): V1 ``SpecDecoding metrics`` lines
+    count each interval (summed), V0 ``Speculative metrics`` lines count since start (the last is the total)."""
+    if not {"line", "drafted", "accepted"} <= set(intervals.columns):
+        return None
+    for kind, total in (("spec_v1", "sum"), ("spec_v0", "max")):
+        rows = intervals[intervals["line"] == kind]
+        drafted = pd.to_numeric(rows["drafted"], errors="coerce").agg(total)
+        if pd.notna(drafted) and drafted > 0:
+            return float(drafted), float(pd.to_numeric(rows["accepted"], errors="coerce").agg(total))
+    return None
 
 
 def add_profile_columns(

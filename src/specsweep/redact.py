@@ -42,10 +42,22 @@ def redact_argv(argv: list[str]) -> list[str]:
     return out
 
 
+# A value searched for and replaced in text must not occur in ordinary data: at least this long, and
+# neither a number nor a lowercase word (an env var SOME_KEY=16 must not turn every "16" of an archive
+# into <redacted>, nor SOME_TOKEN=false every "false").
+MIN_SUBSTITUTED_CHARS = 8
+
+
+def substitutable(value: str) -> bool:
+    """Whether replacing ``value`` wherever it occurs can only hit the secret itself."""
+    return len(value) >= MIN_SUBSTITUTED_CHARS and not re.fullmatch(r"[-+0-9.eE_: ]+|[a-z]+", value)
+
+
 def redact_values(text: AnyStr, secrets: Iterable[str]) -> AnyStr:
-    """Replace literal secret values (echoed by a server into its log, or in archive members)."""
+    """Replace literal secret values (echoed by a server into its log, or in archive members); values that are
+    not ``substitutable`` are left alone, since replacing them would damage data that is not secret."""
     for secret in secrets:
-        if len(secret) >= 4:  # shorter values would scrub ordinary text
+        if substitutable(secret):
             if isinstance(text, bytes):
                 text = text.replace(secret.encode(), REDACTED.encode())
             else:
@@ -90,3 +102,27 @@ def redact_mapping(data: Any, replace: Callable[[Any], str] | None = None) -> An
     if isinstance(data, list):
         return [redact_mapping(v, replace) for v in data]
     return data
+
+
+def without_secrets(error: BaseException, secrets: Iterable[str]) -> BaseException:
+    """``error`` itself when no secret value appears in its message or those it was raised from; else an
+    exception of the same kind (RuntimeError where that cannot be made) whose message has them redacted,
+    to be raised ``from None`` so the chain that held them is not printed. A server that fails at start
+    echoes its argv (``--api-key X``) into the log tail that becomes the message, error.txt and the console."""
+    secrets = [s for s in secrets if len(s) >= 4]
+    chain, seen = [], error
+    while seen is not None and len(chain) < 16:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    text = "\n".join(str(e) for e in chain)
+    if not any(secret in text for secret in secrets):
+        return error
+    message = redact_values(
+        "\n".join(f"{type(e).__name__}: {e}" if i else str(e) for i, e in enumerate(chain)), secrets
+    )
+    try:
+        clean = type(error)(message)
+    except Exception:  # an exception type whose constructor takes other arguments
+        clean = RuntimeError(message)
+    clean = clean if str(clean) == message else RuntimeError(message)
+    return clean.with_traceback(error.__traceback__)  # where it failed (code lines only, no values)

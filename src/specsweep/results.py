@@ -17,12 +17,14 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from specsweep.atomic import DamagedFile
 from specsweep.client import ClientTimings
 from specsweep.speculation import SpeculationCounts
 
 ROOT = "results"
 
-# Folders of the pipeline's own under results/: a configuration may not take one of these names.
+# Folders of the pipeline's own under results/ (names.reserved_names derives the names a configuration may
+# not take from what the rules write, these among them).
 ENGINES_DIR, MODELS_DIR, FIGURES_DIR, ARCHIVE_DIR, PAPER_DIR, COMPARE_DIR, PLAN_DIR = (
     "engine",
     "models",
@@ -32,7 +34,6 @@ ENGINES_DIR, MODELS_DIR, FIGURES_DIR, ARCHIVE_DIR, PAPER_DIR, COMPARE_DIR, PLAN_
     "compare",
     "plan",
 )
-OWN_FOLDERS = frozenset({ENGINES_DIR, MODELS_DIR, FIGURES_DIR, ARCHIVE_DIR, PAPER_DIR, COMPARE_DIR, PLAN_DIR, "logs"})
 
 
 def _under(*parts: str, root: str | Path = ROOT) -> str:
@@ -67,6 +68,9 @@ configuration_provenance = _in_configuration("provenance.json")
 stale_pgid_file = _in_configuration("server.pgid")
 # failed/<timestamp>/: partial results of a failed session (Snakemake does not delete them).
 failed_dir = _in_configuration("failed")
+# history/<launched_at>/: previous sessions, kept before the configuration was measured again.
+history_dir = _in_configuration("history")
+configuration_dir = _in_configuration()
 
 
 def run_file(cfg: str, i: int | str, root: str | Path = ROOT) -> str:
@@ -126,6 +130,11 @@ def archive_verified(name: str) -> str:
     return _under(ARCHIVE_DIR, f"{name}.verified.txt")
 
 
+def archive_rebuilt(name: str) -> str:
+    """The certificate that the archive rebuilt itself in an empty folder (the archive target needs it)."""
+    return _under(ARCHIVE_DIR, f"{name}.rebuilt.txt")
+
+
 def configuration_of(run_path: str | Path) -> str:
     """results/<cfg>/runs/run_<i>.json or results/<cfg>/runs/extra/run_<i>.json -> <cfg>."""
     path = Path(run_path)
@@ -162,8 +171,13 @@ class Run:
     started_at: str = ""
     streamed_tokens: int | None = None
     counter_delta: dict[str, float] = field(default_factory=dict)
+    # Counters printed with 6 significant digits past 10^6 (engines.base.quantised_counters): in counter_delta,
+    # but not used for speculation.
+    counters_quantised: list[str] = field(default_factory=list)
     text_chars: int | None = None
     malformed_events: int = 0  # data: lines of the stream that were not JSON objects
+    # why the session left this run out of the statistics (rate_check: client and engine rates disagree)
+    excluded: str | None = None
 
     @property
     def decode_tokens_per_s(self) -> float:
@@ -184,10 +198,12 @@ class Run:
             "client": asdict(self.client),
             "engine": self.engine,
             "counter_delta": self.counter_delta,
+            "counters_quantised": self.counters_quantised,
             "speculation": None if self.speculation is None else self.speculation.to_json(),
             "text_sha256": self.text_sha256,
             "text_chars": self.text_chars,
             "malformed_events": self.malformed_events,
+            "excluded": self.excluded,
         }
 
     @classmethod
@@ -206,16 +222,18 @@ class Run:
             started_at=data.get("started_at", ""),
             streamed_tokens=data.get("streamed_tokens"),
             counter_delta=data.get("counter_delta") or {},
+            counters_quantised=data.get("counters_quantised") or [],
             text_chars=data.get("text_chars"),
             malformed_events=data.get("malformed_events", 0),
+            excluded=data.get("excluded"),
         )
 
 
 def read_run(path: str | Path) -> Run:
     try:
         return Run.from_json(json.loads(Path(path).read_text()))
-    except (KeyError, TypeError, ValueError) as error:
-        raise ValueError(f"{path}: not a run record ({error!r}); remove it and rerun its configuration") from error
+    except (KeyError, TypeError, ValueError) as error:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise DamagedFile(Path(path), f"not a run record: {error!r}") from None
 
 
 def load_runs(declared: Iterable[str | Path]) -> dict[str, list[Run]]:
@@ -253,6 +271,7 @@ class Launch:
     repetitions: dict[str, Any] | None = None  # runs and why the session stopped
     stopped_at: str | None = None
     gpu_memory: dict[str, Any] | None = None
+    benchmark: dict[str, Any] | None = None  # the benchmark settings measured under (redacted; older: absent)
 
     @property
     def completed(self) -> bool:
@@ -276,6 +295,7 @@ class Launch:
             "warnings": self.warnings,
             "machine": self.machine,
             "placement": self.placement,
+            "benchmark": self.benchmark,
         }
         record.update({key: getattr(self, key) for key in _LATER if getattr(self, key) is not None})
         return record
@@ -290,7 +310,7 @@ def read_launch(path: str | Path) -> Launch:
     try:
         return Launch.from_json(json.loads(Path(path).read_text()))
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{path}: not a launch record ({error!r}); remove it and rerun its configuration") from error
+        raise DamagedFile(Path(path), f"not a launch record: {error!r}") from None
 
 
 def load_launches(paths: Iterable[str | Path]) -> dict[str, Launch]:

@@ -102,7 +102,8 @@ def test_ctrl_c_then_scancel_stop_the_engine_keep_the_evidence_and_a_rerun_compl
     assert snakemake.wait(300) != 0
     console = (workdir / "console.txt").read_text()
     assert f"SLURM-job '{job}' failed, SLURM status is: 'CANCELLED'" in console
-    assert "victim: FAILED (received SIGTERM); partial results kept in results/victim/failed/" in console
+    assert "victim: FAILED (received SIGTERM)" in console
+    assert "victim: partial results kept in results/victim/failed/" in console
     assert_stopped_and_kept(workdir, exe, "SIGTERM", kept_before=1)
 
     # 3. The fault gone, a rerun measures only the victim and completes the sweep.
