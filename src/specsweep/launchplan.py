@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Iterable
 from typing import Any, TextIO
 
 from specsweep.build_llamacpp import SourcePin, binary_in, cmake_flags, recipe_home, user_executable
@@ -34,7 +35,10 @@ def planned_executable(engine: dict[str, Any]) -> str | None:
                                                        llama.get("cuda_architectures")))))
 
 
-def plan(configuration: Configuration, engine: dict[str, Any], models: dict[str, Any]) -> dict[str, Any]:
+def plan(configuration: Configuration, engine: dict[str, Any], models: dict[str, Any],
+         swept: Iterable[str] = ()) -> dict[str, Any]:
+    """The launch of ``configuration``; ``swept``: variables the sweep sets or unsets in any configuration,
+    which this launch runs without unless it sets them itself (the engine gets a clean environment)."""
     model_name = engine.get("model")
     resources = EngineResources(
         executable=planned_executable(engine),
@@ -47,7 +51,9 @@ def plan(configuration: Configuration, engine: dict[str, Any], models: dict[str,
     return {
         "configuration": configuration.name, "engine": configuration.engine, "kind": configuration.kind,
         "model": resources.model, "draft_model": resources.draft_model, "argv": redact_argv(argv),
-        "env_set": redact_env(configuration.env), "base_url": server.base_url(host, port),
+        "env_set": redact_env(configuration.env),
+        "env_unset": sorted({*configuration.unset_env, *swept} - set(configuration.env)),
+        "base_url": server.base_url(host, port),
         "port": "picked at launch (engines/*/port: 0); the plan shows the engine's usual port"
         if not engine.get("port") and server.launches else port,
         "warnings": type(server).check_configuration(configuration)
@@ -57,17 +63,21 @@ def plan(configuration: Configuration, engine: dict[str, Any], models: dict[str,
 
 
 def shell_line(planned: dict[str, Any]) -> str:
-    """One POSIX shell line; a redacted variable is taken from the caller's environment instead."""
+    """One POSIX shell line; a redacted variable is taken from the caller's environment instead, and a
+    variable the launch runs without is removed from it (``env -u``) whatever the caller exported."""
     assignments = [f'{name}="${{{name}}}"' if is_secret(name) or value == REDACTED else
                    f"{name}={shlex.quote(value)}" for name, value in planned["env_set"].items()]
-    return " ".join(["env", *assignments, shlex.join(planned["argv"])] if assignments
+    removals = [f"-u {shlex.quote(name)}" for name in planned.get("env_unset", [])]
+    return " ".join(["env", *removals, *assignments, shlex.join(planned["argv"])] if assignments or removals
                     else [shlex.join(planned["argv"])])
 
 
 def commands_script(plans: list[dict[str, Any]]) -> str:
     lines = ["#!/bin/sh", "# Every server launch of this sweep, as specsweep would run it (written by rule plan;",
              "# nothing was started). Run one at a time; each blocks until stopped. Secrets are read",
-             "# from your environment, never written here.", ""]
+             "# from your environment, never written here. specsweep itself starts engines with a minimal",
+             "# environment (see config/README.md, 'environment'); here the variables a launch runs without",
+             "# are removed with env -u, the rest of your environment is inherited.", ""]
     for planned in plans:
         lines.append(f"# {planned['configuration']} ({planned['kind']}, engine {planned['engine']})")
         lines.extend(f"#   warning: {w}" for w in planned["warnings"])

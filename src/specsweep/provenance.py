@@ -232,6 +232,9 @@ def configuration_record(launch: dict[str, Any], engine: dict[str, Any], models:
         "argv": launch.get("argv"),
         "env": redact_env(launch.get("env", {})),
         "env_set": redact_env(launch.get("env_set", {})),
+        "env_unset": launch.get("env_unset", []),
+        # config, pass-through or default (environment.py); absent in launches before the clean environment
+        "env_origin": launch.get("env_origin"),
         "started_at": launch.get("launched_at"),
         "ended_at": launch.get("stopped_at"),
         "status": launch.get("status"),

@@ -27,6 +27,7 @@ from specsweep.client import stream_post, timings_from_arrivals
 from specsweep.config import Configuration
 from specsweep.engines.base import Engine, GenerationRequest
 from specsweep.engines.external import attach
+from specsweep.environment import Policy
 from specsweep.provenance import machine as machine_snapshot
 from specsweep.redact import (
     redact_argv,
@@ -76,8 +77,12 @@ def read_prompts(path: Path) -> list[str]:
 
 
 def measure(configuration: Configuration, engine: Engine, benchmark: dict[str, Any], prompts: list[str],
-            host: str, port: int, paths: SessionPaths, progress: TextIO = sys.stderr) -> None:
-    """Run the whole session for one configuration; raise with a clear message on any failure."""
+            host: str, port: int, paths: SessionPaths, progress: TextIO = sys.stderr,
+            environment: Policy | None = None) -> None:
+    """Run the whole session for one configuration; raise with a clear message on any failure.
+
+    ``environment``: the sweep's pass-through list and swept variables (default: none passed through,
+    only this configuration's variables count as swept)."""
     name = configuration.name
     grace = float(benchmark["stop_grace_s"])
     stale = StaleGroup(paths.stale_pgid)
@@ -85,7 +90,8 @@ def measure(configuration: Configuration, engine: Engine, benchmark: dict[str, A
         print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
     with measuring(progress, name):
         try:
-            _session(configuration, engine, benchmark, prompts, host, port, paths, stale, progress)
+            _session(configuration, engine, benchmark, prompts, host, port, paths, stale, progress,
+                     environment or Policy())
         except BaseException as error:
             kept = _keep_for_post_mortem(paths, error)
             print(f"{name}: FAILED ({error}); partial results kept in {kept}", file=progress, flush=True)
@@ -93,7 +99,8 @@ def measure(configuration: Configuration, engine: Engine, benchmark: dict[str, A
 
 
 def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, Any], prompts: list[str],
-             host: str, port: int, paths: SessionPaths, stale: StaleGroup, progress: TextIO) -> None:
+             host: str, port: int, paths: SessionPaths, stale: StaleGroup, progress: TextIO,
+             environment: Policy) -> None:
     name = configuration.name
     if engine.launches:  # an external endpoint is already listening: nothing to pick or check
         port = port or free_port(host)
@@ -102,15 +109,17 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
                               f"engines/{configuration.engine}/port: 0 to pick a free port")
     base_url = engine.base_url(host, port)
     argv = engine.command(configuration, host, port)
-    env = {**os.environ, **configuration.env}
+    built, inherited = environment.build(configuration, os.environ)
+    env = built.values
     # An external endpoint is bound by someone else: only a server we launch can be exposed by us.
-    warnings = [w for w in [exposure_warning(host, configuration.engine)] if w and engine.launches]
+    warnings = [w for w in [exposure_warning(host, configuration.engine)] if w and engine.launches] + inherited
     for warning in warnings:
         print(f"{name}: WARNING: {warning}", file=progress, flush=True)
     launch: dict[str, Any] = {
         "configuration": redact_mapping(configuration.as_params()),  # its env may hold a token
         "argv": redact_argv(argv), "port": port, "host": host,
-        "env_set": redact_env(configuration.env), "env": redact_env(env), "pid": None,
+        "env_set": redact_env(configuration.env), "env_unset": list(configuration.unset_env),
+        "env": redact_env(env), "env_origin": built.origins, "pid": None,
         "launched_at": now_iso(), "status": "launching", "warnings": warnings,
         "machine": machine_snapshot(),  # code, software, host and GPUs as they are while measured
     }

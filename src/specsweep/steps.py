@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 from specsweep.atomic import atomic_write, write_json
 from specsweep.config import Configuration, configurations_of
+from specsweep.environment import policy_of, swept_variables
 
 # Every job is a fresh Python that imports this module: each step imports what it uses (pandas, scipy,
 # matplotlib, requests, numpy: 0.1-1.5 s each here), so no job pays for another's (issue 7).
@@ -87,7 +88,8 @@ def bench_configuration(smk: Any) -> None:
     from specsweep.engines.base import EngineResources
     from specsweep.session import SessionPaths, measure, read_prompts
 
-    configuration = configurations_of(smk.config)[smk.wildcards.cfg]  # params hold fingerprints of secrets
+    configurations = configurations_of(smk.config)
+    configuration = configurations[smk.wildcards.cfg]  # params hold fingerprints of secrets
     engine_record = json.loads(Path(smk.input.engine).read_text())
     model_records = {Path(p).stem: json.loads(Path(p).read_text()) for p in smk.input.models}
     executable = engine_record.get("executable")
@@ -106,7 +108,8 @@ def bench_configuration(smk: Any) -> None:
                          failed_root=output / "failed")
     with progress_to(smk.log[0]) as progress:
         measure(configuration, engine, smk.config["benchmark"], read_prompts(Path(smk.input.prompts)),
-                settings["host"], settings["port"], paths, progress)
+                settings["host"], settings["port"], paths, progress,
+                policy_of(smk.config, configurations.values()))
 
 
 def summarise(smk: Any) -> None:
@@ -275,9 +278,11 @@ def check_rebuild(smk: Any) -> None:
 def plan_configuration(smk: Any) -> None:
     import specsweep.launchplan as launchplan
 
-    configuration = configurations_of(smk.config)[smk.wildcards.cfg]  # params hold fingerprints of secrets
+    configurations = configurations_of(smk.config)
+    configuration = configurations[smk.wildcards.cfg]  # params hold fingerprints of secrets
     with progress_to(smk.log[0]) as progress:
-        planned = launchplan.plan(configuration, smk.config["engines"][configuration.engine], smk.params.models)
+        planned = launchplan.plan(configuration, smk.config["engines"][configuration.engine], smk.params.models,
+                                  swept_variables(configurations.values()))
         write_json(Path(smk.output[0]), planned)
         print(f"{configuration.name}: {launchplan.shell_line(planned) if planned['launches'] else 'external'}",
               file=progress)

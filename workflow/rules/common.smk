@@ -1,5 +1,7 @@
 import copy
+import os
 import re
+import sys
 
 from snakemake.exceptions import WorkflowError
 
@@ -7,6 +9,7 @@ from snakemake.exceptions import WorkflowError
 from specsweep import config as sweep_config
 from specsweep.adaptive import with_extra_runs
 from specsweep import drift as sweep_drift
+from specsweep import environment as sweep_environment
 from specsweep import provenance as sweep_provenance
 from specsweep.redact import fingerprint, redact_mapping
 from specsweep.launchplan import check_configurations
@@ -28,6 +31,11 @@ try:
     PROFILE_PARSERS = compile_parsers(config.get("profile_parsers"))
     # Engine domain checks (e.g. SGLang EAGLE tree sizes): warnings, errors when impossible.
     check_configurations(CONFIGURATIONS)
+    # Before anything starts: inherited variables that the sweep sets or unsets somewhere.
+    for warning in sweep_environment.inherited_warnings(
+        os.environ, sweep_environment.swept_variables(CONFIGURATIONS.values())
+    ):
+        print(f"specsweep warning: {warning}", file=sys.stderr)
 except sweep_config.ConfigError as error:
     raise WorkflowError(f"configuration error: {error}") from None
 
