@@ -14,6 +14,7 @@ import pandas as pd
 from specsweep import stats
 from specsweep.atomic import atomic_open
 from specsweep.config import Configuration, parameter_value, swept_parameters
+from specsweep.design import baselines_by_configuration
 from specsweep.redact import REDACTED, is_secret
 from specsweep.stats import describe
 
@@ -23,7 +24,9 @@ COLUMNS: dict[str, str] = {
     "engine": "engine name from config engines",
     "kind": "engine adapter (llamacpp, sglang, vllm, external)",
     "engine_version": "version or build the server reported (llama.cpp /props build_info)",
-    "baseline": "true for the baseline configuration",
+    "baseline": "true for a baseline configuration",
+    "compared_with": "the baseline this row's speedup, p-value and text match are against (empty for a baseline): "
+                     "the one sharing its other factor levels, or the one its entry names",
     "status": "ok, or why the configuration has no result",
     "runs": "measured runs",
     "tokens_per_run": "tokens generated in each run (all runs must equal benchmark.max_tokens)",
@@ -38,7 +41,7 @@ COLUMNS: dict[str, str] = {
     "tok_s_boot95_low": "95 % percentile-bootstrap interval of the mean, lower bound (seeded; too narrow "
                         "with few runs, so the t-interval is the one shown)",
     "tok_s_boot95_high": "95 % percentile-bootstrap interval of the mean, upper bound",
-    "speedup": "tok_s_mean / the baseline's tok_s_mean",
+    "speedup": "tok_s_mean / the tok_s_mean of its baseline (compared_with)",
     "speedup_pct": "(speedup - 1) * 100",
     "speedup_ci95_low": "95 % Fieller confidence interval of the speedup (ratio of independent means), "
                         "lower bound (NaN with < 3 runs or when unbounded)",
@@ -68,25 +71,33 @@ COLUMNS: dict[str, str] = {
 def summarise(configurations: dict[str, Configuration], runs: dict[str, list[dict[str, Any]]],
               launches: dict[str, dict[str, Any]]) -> pd.DataFrame:
     swept = swept_parameters(configurations)
-    baseline = next(c.name for c in configurations.values() if c.baseline)
-    baseline_texts = {r["prompt_index"]: r["text_sha256"] for r in runs.get(baseline, [])}
+    compared = baselines_by_configuration(configurations)
     rates = {c.name: [r["client"]["decode_tokens_per_s"] for r in runs.get(c.name, [])]
              for c in configurations.values()}
-    # every configuration at once, each with the numbers it gets alone (stats.describe_many)
-    described = stats.describe_many(list(rates.values()), rates[baseline])
-    throughput = {name: summary for name, (summary, _) in zip(rates, described, strict=True)}
-    ratios = {name: None if name == baseline else speedup for name, (_, speedup) in zip(rates, described, strict=True)}
-    rows = [_row(c, runs.get(c.name, []), launches.get(c.name, {}), swept, baseline_texts, throughput[c.name])
+    throughput: dict[str, stats.Summary] = {}
+    ratios: dict[str, stats.Ratio | None] = {}
+    for reference in [name for name, against in compared.items() if against is None]:
+        # each baseline with the configurations compared with it, at once (stats.describe_many)
+        members = [name for name, against in compared.items() if reference in (name, against)]
+        described = stats.describe_many([rates[name] for name in members], rates[reference])
+        for name, (summary, speedup) in zip(members, described, strict=True):
+            throughput[name], ratios[name] = summary, None if name == reference else speedup
+    texts = {name: {r["prompt_index"]: r["text_sha256"] for r in runs.get(name, [])}
+             for name, against in compared.items() if against is None}
+    rows = [_row(c, runs.get(c.name, []), launches.get(c.name, {}), swept,
+                 texts[compared[c.name] or c.name], throughput[c.name])
             for c in configurations.values()]
     frame = pd.DataFrame(rows)
-    base_mean = frame.loc[frame["configuration"] == baseline, "tok_s_mean"].iloc[0]
-    frame["speedup"] = frame["tok_s_mean"] / base_mean
+    frame["compared_with"] = [compared[name] for name in frame["configuration"]]
+    means = dict(zip(frame["configuration"], frame["tok_s_mean"], strict=True))
+    frame["speedup"] = [means[name] / means[compared[name] or name] for name in frame["configuration"]]
     frame["speedup_pct"] = (frame["speedup"] - 1.0) * 100.0
     for column, attribute in (("speedup_ci95_low", "ci_low"), ("speedup_ci95_high", "ci_high"),
                               ("speedup_boot95_low", "boot_low"), ("speedup_boot95_high", "boot_high"),
                               ("speedup_p_value", "p_value")):
-        frame[column] = [getattr(r, attribute) if r else None for r in ratios.values()]
-    frame["significant"] = [r.significant if r else None for r in ratios.values()]
+        frame[column] = [getattr(ratios[name], attribute) if ratios[name] else None for name in frame["configuration"]]
+    frame["significant"] = [ratios[name].significant if ratios[name] else None  # type: ignore[union-attr]
+                            for name in frame["configuration"]]
     frame["warnings"] = ["; ".join(stats.warnings_for(throughput[name], ratios[name]))
                          for name in frame["configuration"]]
     ordered = [c for c in COLUMNS if c in frame.columns]

@@ -63,7 +63,7 @@ def with_end_baseline(configurations: dict[str, Configuration], order: str) -> d
     name = end_name(baseline.name)
     if name in configurations:
         raise ConfigError(f"benchmark/order: bracket adds a configuration '{name}', which already exists; rename it")
-    end = dataclasses.replace(baseline, name=name, baseline=False,
+    end = dataclasses.replace(baseline, name=name, baseline=False, baseline_factors=(), compared_with=baseline.name,
                               description=f"{baseline.name} measured again after every other configuration "
                                           f"(benchmark.order: bracket)")
     return {**configurations, name: end}

@@ -312,3 +312,20 @@ def plot_breakdown(smk: Any) -> None:
                              Path(smk.output.png).with_suffix(""))
                 print(f"cycle breakdown of {parser.name}: {', '.join(parser.breakdown)}", file=progress)
                 return
+
+
+def write_effects(smk: Any) -> None:
+    """results/effects.csv and the interaction figure of every crossed design (config factors)."""
+    from specsweep import aggregate, effects, figures
+    from specsweep.adaptive import runs_by_configuration
+
+    configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
+    runs = {name: [] for name in configurations} | runs_by_configuration(smk.input.runs)
+    with progress_to(smk.log[0]) as progress:
+        found, notes = effects.analyses(configurations, runs)
+        frame = effects.table(found)
+        aggregate.write_csv(frame, smk.output.table)
+        figures.save(figures.interaction(found), Path(smk.output.figure).with_suffix(""))
+        print(frame.to_string(index=False), file=progress)
+        for note in notes:
+            print(f"effects: {note}", file=progress)

@@ -70,7 +70,15 @@ def final_outputs():
         "results/provenance.json",
         *PAPER,
         *breakdown_figures(),
+        *effects_outputs(),
     ]
+
+
+def effects_outputs():
+    """The effects table and interaction figure, when configurations are crossed from factors."""
+    if any(c.levels for c in CONFIGURATIONS.values()):
+        return ["results/effects.csv", "results/figures/interaction.png"]
+    return []
 
 
 def breakdown_figures():

@@ -1,0 +1,113 @@
+"""Effects of crossed factors: the intervals cover known effects at their nominal rate (simulation),
+and the table is built from configurations' levels, acceptance on the speculative levels only."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from specsweep.config import Configuration
+from specsweep.effects import Cell, Design, analyses, estimate, table
+
+# 2 x 3 design: A (reference a0, level a1) x B (reference b0, levels b1, b2), true cell means with main
+# effects, one non-zero interaction, and unequal run-to-run spread (as speculative configurations have).
+MEANS = {("a0", "b0"): 100.0, ("a0", "b1"): 130.0, ("a0", "b2"): 90.0,
+         ("a1", "b0"): 110.0, ("a1", "b1"): 150.0, ("a1", "b2"): 100.0}
+SPREAD = {("a0", "b0"): 3.0, ("a0", "b1"): 9.0, ("a0", "b2"): 2.0,
+          ("a1", "b0"): 4.0, ("a1", "b1"): 12.0, ("a1", "b2"): 1.0}
+LEVELS = {"A": ["a0", "a1"], "B": ["b0", "b1", "b2"]}
+
+
+def truth() -> dict[tuple[str, str], float]:
+    m = MEANS
+    return {
+        ("A", "a1"): np.mean([m["a1", b] - m["a0", b] for b in LEVELS["B"]]),
+        ("B", "b1"): np.mean([m[a, "b1"] - m[a, "b0"] for a in LEVELS["A"]]),
+        ("B", "b2"): np.mean([m[a, "b2"] - m[a, "b0"] for a in LEVELS["A"]]),
+        ("A x B", "a1 x b1"): m["a1", "b1"] - m["a1", "b0"] - m["a0", "b1"] + m["a0", "b0"],
+        ("A x B", "a1 x b2"): m["a1", "b2"] - m["a1", "b0"] - m["a0", "b2"] + m["a0", "b0"],
+    }
+
+
+def true_ratio(factor: str, level: str, reference: str) -> float:
+    other = "B" if factor == "A" else "A"
+    key = (lambda own, o: (own, o)) if factor == "A" else (lambda own, o: (o, own))
+    return (sum(MEANS[key(level, o)] for o in LEVELS[other]) / sum(MEANS[key(reference, o)] for o in LEVELS[other]))
+
+
+def simulated(rng: np.random.Generator, runs: int = 5) -> Design:
+    return Design(factors=LEVELS, cells={key: Cell.of(list(rng.normal(MEANS[key], SPREAD[key], runs)))
+                                         for key in MEANS})
+
+
+def test_effect_intervals_cover_known_effects_at_95_percent():
+    """1,000 simulated sweeps of 5 runs per cell: each effect's 95 % interval (and each main effect's
+    Fieller ratio interval) holds the true value in 95 % of them, within simulation error (± 2 %)."""
+    rng = np.random.default_rng(20261201)
+    effects = truth()
+    covered = {key: 0 for key in effects}
+    ratio_covered = {key: 0 for key in effects if " x " not in key[0]}
+    estimates = {key: [] for key in effects}
+    sweeps = 1000
+    for _ in range(sweeps):
+        for row in estimate(simulated(rng)):
+            key = (row["factor"], row["level"])
+            covered[key] += row["ci95_low"] <= effects[key] <= row["ci95_high"]
+            estimates[key].append(row["estimate"])
+            if key in ratio_covered:
+                ratio_covered[key] += row["ratio_ci95_low"] <= true_ratio(*key, row["reference"]) <= \
+                    row["ratio_ci95_high"]
+    for key, hits in {**covered, **{(*k, "ratio"): v for k, v in ratio_covered.items()}}.items():
+        assert 0.93 <= hits / sweeps <= 0.97, (key, hits / sweeps)
+    for key, values in estimates.items():
+        assert np.mean(values) == pytest.approx(effects[key], abs=0.5)  # unbiased
+    assert effects["A x B", "a1 x b1"] == 10.0 and effects["A x B", "a1 x b2"] == 0.0
+
+
+def test_too_few_runs_give_no_interval_rather_than_a_wrong_one():
+    rng = np.random.default_rng(1)
+    rows = estimate(simulated(rng, runs=2))
+    assert all(np.isnan(r["ci95_low"]) and np.isnan(r["ratio_ci95_low"]) for r in rows)
+    assert all(np.isfinite(r["estimate"]) for r in rows)
+
+
+def configuration(threads: str, speculation: str) -> Configuration:
+    return Configuration(name=f"{speculation}-{threads}", engine="e", kind="llamacpp",
+                         baseline=speculation == "off", args={}, env={},
+                         levels={"threads": threads, "speculation": speculation},
+                         baseline_factors=("speculation",) if speculation == "off" else ())
+
+
+def runs_of(rate: float, acceptance: float | None) -> list[dict]:
+    return [{"client": {"decode_tokens_per_s": rate + d},
+             "speculation": None if acceptance is None else {"acceptance_rate": acceptance + d / 100}}
+            for d in (-1.0, 0.0, 1.0)]
+
+
+def test_table_from_levels_with_acceptance_on_the_speculative_levels_only():
+    configurations = {c.name: c for c in (configuration(t, s) for s, t in itertools.product(
+        ["ngram", "off"], ["t1", "t2"]))}  # configured non-reference first: the baseline level is still reference
+    rates = {"off-t1": 50.0, "off-t2": 80.0, "ngram-t1": 60.0, "ngram-t2": 100.0}
+    runs = {name: runs_of(rate, None if name.startswith("off") else 0.5 + 0.1 * name.endswith("t2"))
+            for name, rate in rates.items()}
+    found, notes = analyses(configurations, runs)
+    assert notes == []
+    frame = table(found)
+    tok = frame[frame["response"] == "tok_s"].set_index(["factor", "level"])
+    assert tok.loc[("speculation", "ngram"), "reference"] == "off"
+    assert tok.loc[("speculation", "ngram"), "estimate"] == pytest.approx(15.0)
+    assert tok.loc[("speculation", "ngram"), "ratio"] == pytest.approx(80 / 65)
+    assert tok.loc[("threads x speculation", "t2 x ngram"), "estimate"] == pytest.approx(10.0)
+    acceptance = frame[frame["response"] == "acceptance_rate"]
+    assert list(acceptance["factor"]) == ["threads"]  # speculation off has no acceptance: held at ngram
+    assert acceptance["estimate"].iloc[0] == pytest.approx(0.1)
+
+
+def test_an_incomplete_crossing_is_noted_not_estimated():
+    configurations = {c.name: c for c in (configuration("t1", "off"), configuration("t2", "off"),
+                                          configuration("t1", "ngram"))}
+    found, notes = analyses(configurations, {name: runs_of(50.0, 0.5) for name in configurations})
+    assert found == [] and notes == ["threads x speculation: 3 of 4 level combinations configured; effects need "
+                                     "every combination (a full crossing)"]
