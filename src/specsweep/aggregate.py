@@ -64,7 +64,7 @@ COLUMNS: dict[str, str] = {
                           "Prometheus counter deltas, else the server log (profile.csv run rows)",
     "text_matches_baseline": "true when every run's text equals the baseline's for the same prompt",
     "warnings": "why not to trust the row at face value, '; '-separated: fewer than 3 runs, CV above "
-                "10 %, a speedup CI that straddles 1 (empty when none)",
+                "10 %, a speedup CI that straddles 1, a profile parser that matched no line (empty when none)",
 }
 
 
@@ -148,6 +148,15 @@ def write_csv(frame: pd.DataFrame, path: str | Path) -> None:
         frame.to_csv(handle, index=False, float_format="%.6g", lineterminator="\n")
 
 
+def add_warnings(frame: pd.DataFrame, extra: dict[str, list[str]]) -> pd.DataFrame:
+    """Append more warnings (e.g. a profile parser that matched nothing) to each configuration's."""
+    frame = frame.copy()
+    frame["warnings"] = ["; ".join([w for w in [str(text) if isinstance(text, str) else ""] if w]
+                                   + extra.get(name, []))
+                         for name, text in zip(frame["configuration"], frame["warnings"], strict=True)]
+    return frame
+
+
 def warning_lines(frame: pd.DataFrame) -> list[str]:
     """The summary's warnings as console lines, plus which interval and test the numbers are."""
     lines = [f"statistics: tok/s CI = 95 % {stats.MEAN_CI_METHOD} interval of the mean; speedup CI = 95 % "
@@ -196,9 +205,10 @@ def add_profile_columns(frame: pd.DataFrame, profiles: dict[str, pd.DataFrame],
             rows = profile[(profile.get("source") == name) & (profile.get("phase") == "run")] \
                 if "source" in profile.columns else pd.DataFrame()
             extra.setdefault(f"{name}_rows", []).append(len(rows))
+        identifiers = set(parsers[name].get("identifiers", []))  # a cycle counter or rank is not averaged
         groups = [c for p in profiles.values() if "source" in p.columns
                   for c in p.loc[p["source"] == name].dropna(axis=1, how="all").columns
-                  if c not in ("phase", "source")]
+                  if c not in ("phase", "source", "run") and c not in identifiers]
         for group in dict.fromkeys(groups):
             for configuration in frame["configuration"]:
                 profile = profiles.get(configuration, pd.DataFrame())

@@ -37,6 +37,7 @@ from specsweep.redact import (
     secret_arg_values,
     secret_values,
 )
+from specsweep.segments import RUN, TEARDOWN, WARMUP, segment
 from specsweep.server import (
     ServerError,
     StaleGroup,
@@ -145,7 +146,9 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
                 print(f"{name}: WARNING: {launch['engine']['warning']}", file=progress, flush=True)
             print(f"{name}: ready after {ready_s:.1f} s; {benchmark['warmup_requests']} warmup request(s)",
                   file=progress, flush=True)
+            segments = launch["log_segments"] = []  # where each request starts in server.log (segments.py)
             for w in range(benchmark["warmup_requests"]):
+                segments.append(segment(WARMUP, w, _log_size(paths.log)))
                 with _server_death_named(process, f"warmup request {w + 1}", paths.log):
                     _generate(engine, base_url, prompts[w % len(prompts)], benchmark["warmup_max_tokens"],
                               benchmark)
@@ -156,6 +159,7 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
             while (run_path := _next_run_path(paths, len(rates), rates, benchmark, launch)) is not None:
                 index = len(rates)
                 label = f"run {index + 1}/{declared}" if index < declared else f"run {index + 1} (adaptive)"
+                segments.append(segment(RUN, index, _log_size(paths.log)))
                 with _server_death_named(process, f"{label} ({index} completed)", paths.log):
                     record = _measured_run(engine, base_url, prompts, index, benchmark)
                 write_json(run_path, record)
@@ -165,6 +169,7 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
                       f"(TTFT {1000 * client['ttft_s']:.0f} ms)", file=progress, flush=True)
                 if process.poll() is not None:
                     raise ServerError(f"the server exited with status {process.returncode} during the runs")
+            segments.append(segment(TEARDOWN, None, _log_size(paths.log)))
             print(f"{name}: {launch['repetitions']['stopped_because']}", file=progress, flush=True)
             launch["status"] = "completed"
     finally:
@@ -172,8 +177,8 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
         if launch["status"] != "completed":
             launch["status"] = "failed"
         unreleased = _check_gpu_release(memory, benchmark, launch)
+        _redact_log(paths.log, secret_values(env) + secret_arg_values(argv), launch.get("log_segments", []))
         write_json(paths.launch, launch)
-        _redact_log(paths.log, secret_values(env) + secret_arg_values(argv))
     if unreleased is not None:
         raise unreleased
 
@@ -279,9 +284,24 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
     }
 
 
-def _redact_log(log: Path, secrets: list[str]) -> None:
+def _log_size(log: Path) -> int:
+    """The server log's size now: where the lines of the next request will start."""
+    try:
+        return log.stat().st_size
+    except FileNotFoundError:  # an external endpoint without a readable log
+        return 0
+
+
+def _redact_log(log: Path, secrets: list[str], segments: list[dict[str, Any]]) -> None:
+    """Replace secret values in the log (as bytes: nothing else changes), and move the recorded segment
+    starts by what the replacements before them added or removed."""
     if secrets and log.exists():
-        atomic_write(log, redact_values(log.read_text(errors="replace"), secrets))
+        raw = log.read_bytes()
+        redacted = redact_values(raw, secrets)
+        if redacted != raw:
+            for entry in segments:
+                entry["start"] = len(redact_values(raw[:entry["start"]], secrets))
+            atomic_write(log, redacted)
 
 
 def _keep_for_post_mortem(paths: SessionPaths, error: BaseException) -> Path:

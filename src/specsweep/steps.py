@@ -121,16 +121,21 @@ def summarise(smk: Any) -> None:
     from specsweep import aggregate, paper
     from specsweep.adaptive import runs_by_configuration
     from specsweep.parsers.profile import write_profile
+    from specsweep.segments import Segments
 
     configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
     runs = {name: [] for name in configurations} | runs_by_configuration(smk.input.runs)
     launches = {Path(p).parent.name: json.loads(Path(p).read_text()) for p in smk.input.launches}
     with progress_to(smk.log[0]) as progress:
+        parser_warnings = {}
         for log, output in zip(smk.input.server_logs, smk.output.profiles, strict=True):
             name = Path(log).parent.name
-            write_profile(log, output, smk.params.log_formats[name]["kind"], smk.params.log_formats[name]["format"],
-                          smk.params.profile_parsers, smk.params.warmup_requests, progress, name, smk.threads)
+            parser_warnings[name] = write_profile(
+                log, output, smk.params.log_formats[name]["kind"], smk.params.log_formats[name]["format"],
+                smk.params.profile_parsers, smk.params.warmup_requests, progress, name, smk.threads,
+                Segments.from_launch(launches.get(name)))
         frame = aggregate.summarise(configurations, runs, launches)
+        frame = aggregate.add_warnings(frame, parser_warnings)
         profiles = {Path(p).parent.name: pd.read_csv(p) for p in smk.output.profiles}
         frame = aggregate.fill_speculation_from_logs(frame, profiles)
         frame = aggregate.add_profile_columns(frame, profiles, smk.params.profile_parsers)

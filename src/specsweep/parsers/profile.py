@@ -19,6 +19,7 @@ from specsweep.parsers import LOG_FORMATS, chunked
 from specsweep.parsers.chunked import CsvLines
 from specsweep.parsers.fields import LogRows
 from specsweep.parsers.user import UserRows, compile_parsers, tap
+from specsweep.segments import OffsetLines, Segments
 
 _Result = TypeVar("_Result")
 LARGE_LOG_BYTES = 100 * 10**6  # logs this large get a line before parsing starts
@@ -29,11 +30,14 @@ _FORK = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all
 
 def write_profile(log: str | Path, output: str | Path, kind: str, log_format_name: str,
                   profile_parsers: dict[str, Any], warmup_requests: int, progress: TextIO, label: str,
-                  workers: int = 1) -> None:
-    """Parse ``log`` (an engine of adapter ``kind`` writing ``log_format_name``) into ``output``.
+                  workers: int = 1, segments: Segments | None = None) -> list[str]:
+    """Parse ``log`` (an engine of adapter ``kind`` writing ``log_format_name``) into ``output``; return
+    warnings (a user parser that matched no line).
 
     Rows stream to the CSV, so a multi-GB log is never held; one progress line says what was read. With
     ``workers`` > 1, a chunked format's chunks are parsed by that many processes (the same bytes out).
+    With ``segments`` (the request offsets the session recorded), user parser rows and per-request engine
+    rows get their phase and a ``run`` column from where their line is in the log, not from counting.
     """
     log_format = LOG_FORMATS[log_format_name]
     # User regex parsers read the same single pass over the log as the engine's own parser.
@@ -43,20 +47,40 @@ def write_profile(log: str | Path, output: str | Path, kind: str, log_format_nam
     size = os.path.getsize(log)
     if size >= LARGE_LOG_BYTES:  # seconds per GB: say what is going on before it starts
         print(f"{label}: parsing {size / 1e6:,.0f} MB of server log", file=progress, flush=True)
+    by_offset = segments is not None and bool(user or log_format.per_request)
     with atomic_open(output, newline="") as handle:
         # A user column named like an engine column (eval_ms) shares it; `source` tells the rows apart.
-        columns = list(dict.fromkeys(["phase", "source", *log_format.columns, *user_columns]))
+        columns = list(dict.fromkeys(["phase", "source", *log_format.columns, *user_columns,
+                                      *(["run"] if by_offset else [])]))
         writer = csv.DictWriter(handle, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
         written = [0]
+        reader: OffsetLines | None = None
 
         def write(row: dict[str, Any]) -> None:
-            phase = ("warmup" if row["request"] < warmup_requests else "run") if log_format.per_request \
-                else "interval"
-            writer.writerow({"phase": phase, "source": log_format_name, **row})
+            if reader is not None and segments is not None:
+                phase, index = segments.locate(reader.start)
+                located = {"run": index if phase == "run" else None}
+                if log_format.per_request:
+                    located["phase"] = phase
+                writer.writerow({"phase": "interval", "source": log_format_name, **row, **located})
+            else:
+                phase = ("warmup" if row["request"] < warmup_requests else "run") if log_format.per_request \
+                    else "interval"
+                writer.writerow({"phase": phase, "source": log_format_name, **row})
             written[0] += 1
 
-        if user:
+        if by_offset:
+            assert segments is not None
+            with open(log, "rb") as raw:
+                reader = offsets = OffsetLines(raw)
+
+                def where() -> tuple[str, int | None]:
+                    assert segments is not None
+                    return segments.locate(offsets.start)
+
+                parsed = log_format.parse(tap(offsets, user, found, where), sink=write)
+        elif user:
             with open(log, errors="replace") as lines:
                 parsed = log_format.parse(tap(lines, user, found), sink=write)
         else:  # no user parser needs every line: the format's chunked reader (parsers/chunked.py)
@@ -80,6 +104,15 @@ def write_profile(log: str | Path, output: str | Path, kind: str, log_format_nam
     print(f"{label}: {parsed.lines} log lines, {written[0]} {log_format_name} rows, {parsed.malformed} "
           f"unrecognised lines; user parsers: "
           f"{', '.join(f'{p.name} {found.matched.get(p.name, 0)} rows' for p in user) or 'none'}", file=progress)
+    warnings = [unmatched_warning(p.name) for p in user if not found.matched.get(p.name)]
+    for warning in warnings:
+        print(f"{label}: WARNING: {warning}", file=progress)
+    return warnings
+
+
+def unmatched_warning(parser: str) -> str:
+    return (f"profile parser {parser} matched no line of the server log (check its pattern against the log, "
+            f"or its engines list)")
 
 
 def _chunk_profile(text: bytes, log_format_name: str) -> tuple[str, LogRows]:

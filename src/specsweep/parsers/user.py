@@ -15,7 +15,7 @@ stays text and is counted; nothing a log contains makes a parser raise.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,8 +31,17 @@ class UserParser:
     units: dict[str, str]
     breakdown: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()  # engine kinds it applies to; empty = all
-    # Matches at the start of each log that belong to warmup requests (phase "warmup", not summarised).
+    # Matches at the start of each log that belong to warmup requests (phase "warmup", not summarised);
+    # only for logs whose session recorded no request offsets (segments.py places lines by offset).
     skip_first: int = 0
+    # Groups that identify a line (a cycle counter, a rank) rather than measure something: not averaged.
+    identifiers: tuple[str, ...] = ()
+    # Only lines whose group has this value are kept, e.g. {tp_rank: "0"}: one tensor-parallel rank.
+    keep: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def measures(self) -> list[str]:
+        return [c for c in self.columns if c not in self.identifiers]
 
     @property
     def columns(self) -> list[str]:
@@ -58,7 +67,7 @@ def compile_parsers(spec: dict[str, Any] | None) -> list[UserParser]:
         groups = list(regex.groupindex)
         if not groups:
             raise ConfigError(f"{key}/pattern: has no named group; write each value as (?P<column>...)")
-        for part in ("units", "breakdown"):
+        for part in ("units", "breakdown", "identifiers", "keep"):
             unknown = [g for g in entry.get(part, []) if g not in groups]
             if unknown:
                 raise ConfigError(f"{key}/{part}: {', '.join(unknown)} is not a named group of the pattern "
@@ -68,9 +77,19 @@ def compile_parsers(spec: dict[str, Any] | None) -> list[UserParser]:
         if len({units.get(g) for g in breakdown}) > 1:
             raise ConfigError(f"{key}/breakdown: the parts of a cycle must share one unit in 'units' "
                               f"(found {', '.join(f'{g}: {units.get(g)}' for g in breakdown)})")
+        identifiers = tuple(entry.get("identifiers", []))
+        if set(identifiers) & set(breakdown):
+            raise ConfigError(f"{key}/identifiers: {', '.join(sorted(set(identifiers) & set(breakdown)))} is also "
+                              f"in breakdown; a breakdown part is a measure, not an identifier")
         parsers.append(UserParser(name=name, regex=regex, units=units, breakdown=breakdown,
-                                  kinds=tuple(entry.get("engines", [])), skip_first=int(entry.get("skip_first", 0))))
+                                  kinds=tuple(entry.get("engines", [])), skip_first=int(entry.get("skip_first", 0)),
+                                  identifiers=identifiers,
+                                  keep={g: _value_text(v) for g, v in entry.get("keep", {}).items()}))
     return parsers
+
+
+def _value_text(value: Any) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 @dataclass
@@ -79,13 +98,20 @@ class UserRows:
     matched: dict[str, int] = field(default_factory=dict)
     non_numeric: int = 0  # group values kept as text because they are not numbers
 
-    def feed(self, line: str, parsers: list[UserParser]) -> None:
+    def feed(self, line: str, parsers: list[UserParser], where: tuple[str, int | None] | None = None) -> None:
+        """Rows of ``line``; ``where`` (phase, request index) from the recorded offsets, else skip_first."""
         for parser in parsers:
             match = parser.regex.search(line)
             if match is None:
                 continue
             seen = self.matched[parser.name] = self.matched.get(parser.name, 0) + 1
-            row: dict[str, Any] = {"phase": "warmup" if seen <= parser.skip_first else "run", "source": parser.name}
+            if any(match.group(g) != value for g, value in parser.keep.items()):
+                continue  # another rank's line (keep)
+            if where is None:
+                row: dict[str, Any] = {"phase": "warmup" if seen <= parser.skip_first else "run",
+                                       "source": parser.name}
+            else:
+                row = {"phase": where[0], "source": parser.name, "run": where[1] if where[0] == "run" else None}
             for column, value in match.groupdict().items():
                 row[column] = self._value(value)
             self.rows.append(row)
@@ -100,9 +126,11 @@ class UserRows:
             return text
 
 
-def tap(lines: Iterable[str], parsers: list[UserParser], into: UserRows) -> Iterator[str]:
-    """Pass lines through to the engine's parser while the user parsers read them (one pass over the log)."""
+def tap(lines: Iterable[str], parsers: list[UserParser], into: UserRows,
+        where: Callable[[], tuple[str, int | None]] | None = None) -> Iterator[str]:
+    """Pass lines through to the engine's parser while the user parsers read them (one pass over the log);
+    ``where`` says which request the current line belongs to (segments.py)."""
     for line in lines:
         if parsers:
-            into.feed(line, parsers)
+            into.feed(line, parsers, where() if where is not None else None)
         yield line
