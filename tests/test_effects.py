@@ -111,3 +111,20 @@ def test_an_incomplete_crossing_is_noted_not_estimated():
     found, notes = analyses(configurations, {name: runs_of(50.0, 0.5) for name in configurations})
     assert found == [] and notes == ["threads x speculation: 3 of 4 level combinations configured; effects need "
                                      "every combination (a full crossing)"]
+
+
+def test_interaction_figure_has_a_panel_per_response_and_factor_pair(tmp_path):
+    from specsweep import figures
+
+    configurations = {c.name: c for c in (configuration(t, s) for s, t in itertools.product(
+        ["off", "ngram"], ["t1", "t2"]))}
+    runs = {name: runs_of(60.0 + 10 * name.endswith("t2"), None if name.startswith("off") else 0.5)
+            for name in configurations}
+    found, _ = analyses(configurations, runs)
+    figure = figures.interaction(found)
+    visible = [axes for axes in figure.axes if axes.get_visible()]
+    # tok/s: threads x speculation; acceptance: threads alone (speculation held at ngram)
+    assert [(a.get_xlabel(), a.get_ylabel()) for a in visible] == [
+        ("threads", "tok_s (mean, 95 % CI)"), ("threads", "acceptance_rate (mean, 95 % CI)")]
+    written = figures.save(figure, tmp_path / "interaction")
+    assert all(path.stat().st_size > 1000 for path in written)

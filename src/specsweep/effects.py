@@ -283,5 +283,7 @@ def marginal_means(design: Design, rows: str, lines: str) -> dict[tuple[str, str
         for b in design.factors[lines]:
             chosen = [c for key, c in design.cells.items()
                       if key[factors.index(rows)] == a and key[factors.index(lines)] == b]
+            if not chosen:  # rows == lines (one factor): only a == b exists
+                continue
             found[(a, b)] = contrast(chosen, [1 / len(chosen)] * len(chosen))
     return found
