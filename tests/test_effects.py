@@ -7,16 +7,30 @@ import itertools
 
 import numpy as np
 import pytest
+from run_records import run_record
 
 from specsweep.config import Configuration
 from specsweep.effects import Cell, Design, analyses, estimate, table
+from specsweep.results import Run
 
 # 2 x 3 design: A (reference a0, level a1) x B (reference b0, levels b1, b2), true cell means with main
 # effects, one non-zero interaction, and unequal run-to-run spread (as speculative configurations have).
-MEANS = {("a0", "b0"): 100.0, ("a0", "b1"): 130.0, ("a0", "b2"): 90.0,
-         ("a1", "b0"): 110.0, ("a1", "b1"): 150.0, ("a1", "b2"): 100.0}
-SPREAD = {("a0", "b0"): 3.0, ("a0", "b1"): 9.0, ("a0", "b2"): 2.0,
-          ("a1", "b0"): 4.0, ("a1", "b1"): 12.0, ("a1", "b2"): 1.0}
+MEANS = {
+    ("a0", "b0"): 100.0,
+    ("a0", "b1"): 130.0,
+    ("a0", "b2"): 90.0,
+    ("a1", "b0"): 110.0,
+    ("a1", "b1"): 150.0,
+    ("a1", "b2"): 100.0,
+}
+SPREAD = {
+    ("a0", "b0"): 3.0,
+    ("a0", "b1"): 9.0,
+    ("a0", "b2"): 2.0,
+    ("a1", "b0"): 4.0,
+    ("a1", "b1"): 12.0,
+    ("a1", "b2"): 1.0,
+}
 LEVELS = {"A": ["a0", "a1"], "B": ["b0", "b1", "b2"]}
 
 
@@ -34,12 +48,13 @@ def truth() -> dict[tuple[str, str], float]:
 def true_ratio(factor: str, level: str, reference: str) -> float:
     other = "B" if factor == "A" else "A"
     key = (lambda own, o: (own, o)) if factor == "A" else (lambda own, o: (o, own))
-    return (sum(MEANS[key(level, o)] for o in LEVELS[other]) / sum(MEANS[key(reference, o)] for o in LEVELS[other]))
+    return sum(MEANS[key(level, o)] for o in LEVELS[other]) / sum(MEANS[key(reference, o)] for o in LEVELS[other])
 
 
 def simulated(rng: np.random.Generator, runs: int = 5) -> Design:
-    return Design(factors=LEVELS, cells={key: Cell.of(list(rng.normal(MEANS[key], SPREAD[key], runs)))
-                                         for key in MEANS})
+    return Design(
+        factors=LEVELS, cells={key: Cell.of(list(rng.normal(MEANS[key], SPREAD[key], runs))) for key in MEANS}
+    )
 
 
 def test_effect_intervals_cover_known_effects_at_95_percent():
@@ -57,8 +72,9 @@ def test_effect_intervals_cover_known_effects_at_95_percent():
             covered[key] += row["ci95_low"] <= effects[key] <= row["ci95_high"]
             estimates[key].append(row["estimate"])
             if key in ratio_covered:
-                ratio_covered[key] += row["ratio_ci95_low"] <= true_ratio(*key, row["reference"]) <= \
-                    row["ratio_ci95_high"]
+                ratio_covered[key] += (
+                    row["ratio_ci95_low"] <= true_ratio(*key, row["reference"]) <= row["ratio_ci95_high"]
+                )
     for key, hits in {**covered, **{(*k, "ratio"): v for k, v in ratio_covered.items()}}.items():
         assert 0.93 <= hits / sweeps <= 0.97, (key, hits / sweeps)
     for key, values in estimates.items():
@@ -74,24 +90,43 @@ def test_too_few_runs_give_no_interval_rather_than_a_wrong_one():
 
 
 def configuration(threads: str, speculation: str) -> Configuration:
-    return Configuration(name=f"{speculation}-{threads}", engine="e", kind="llamacpp",
-                         baseline=speculation == "off", args={}, env={},
-                         levels={"threads": threads, "speculation": speculation},
-                         baseline_factors=("speculation",) if speculation == "off" else ())
+    return Configuration(
+        name=f"{speculation}-{threads}",
+        engine="e",
+        kind="llamacpp",
+        baseline=speculation == "off",
+        args={},
+        env={},
+        levels={"threads": threads, "speculation": speculation},
+        baseline_factors=("speculation",) if speculation == "off" else (),
+    )
 
 
-def runs_of(rate: float, acceptance: float | None) -> list[dict]:
-    return [{"client": {"decode_tokens_per_s": rate + d},
-             "speculation": None if acceptance is None else {"acceptance_rate": acceptance + d / 100}}
-            for d in (-1.0, 0.0, 1.0)]
+def cell_runs(rate: float, acceptance: float | None) -> list[Run]:
+    """Three runs around ``rate`` tok/s and ``acceptance`` (1,000 drafted tokens each)."""
+    return [
+        run_record(
+            {
+                "client": {"decode_tokens_per_s": rate + d},
+                "speculation": None
+                if acceptance is None
+                else {"drafted": 1000, "accepted": round(1000 * (acceptance + d / 100)), "emitted": None},
+            },
+            i,
+        )
+        for i, d in enumerate((-1.0, 0.0, 1.0))
+    ]
 
 
 def test_table_from_levels_with_acceptance_on_the_speculative_levels_only():
-    configurations = {c.name: c for c in (configuration(t, s) for s, t in itertools.product(
-        ["ngram", "off"], ["t1", "t2"]))}  # configured non-reference first: the baseline level is still reference
+    configurations = {
+        c.name: c for c in (configuration(t, s) for s, t in itertools.product(["ngram", "off"], ["t1", "t2"]))
+    }  # configured non-reference first: the baseline level is still reference
     rates = {"off-t1": 50.0, "off-t2": 80.0, "ngram-t1": 60.0, "ngram-t2": 100.0}
-    runs = {name: runs_of(rate, None if name.startswith("off") else 0.5 + 0.1 * name.endswith("t2"))
-            for name, rate in rates.items()}
+    runs = {
+        name: cell_runs(rate, None if name.startswith("off") else 0.5 + 0.1 * name.endswith("t2"))
+        for name, rate in rates.items()
+    }
     found, notes = analyses(configurations, runs)
     assert notes == []
     frame = table(found)
@@ -106,25 +141,42 @@ def test_table_from_levels_with_acceptance_on_the_speculative_levels_only():
 
 
 def test_an_incomplete_crossing_is_noted_not_estimated():
-    configurations = {c.name: c for c in (configuration("t1", "off"), configuration("t2", "off"),
-                                          configuration("t1", "ngram"))}
-    found, notes = analyses(configurations, {name: runs_of(50.0, 0.5) for name in configurations})
-    assert found == [] and notes == ["threads x speculation: 3 of 4 level combinations configured; effects need "
-                                     "every combination (a full crossing)"]
+    configurations = {
+        c.name: c for c in (configuration("t1", "off"), configuration("t2", "off"), configuration("t1", "ngram"))
+    }
+    found, notes = analyses(configurations, {name: cell_runs(50.0, 0.5) for name in configurations})
+    assert found == [] and notes == [
+        "threads x speculation: 3 of 4 level combinations configured; effects need every combination (a full crossing)"
+    ]
 
 
 def test_interaction_figure_has_a_panel_per_response_and_factor_pair(tmp_path):
     from specsweep import figures
 
-    configurations = {c.name: c for c in (configuration(t, s) for s, t in itertools.product(
-        ["off", "ngram"], ["t1", "t2"]))}
-    runs = {name: runs_of(60.0 + 10 * name.endswith("t2"), None if name.startswith("off") else 0.5)
-            for name in configurations}
+    configurations = {
+        c.name: c for c in (configuration(t, s) for s, t in itertools.product(["off", "ngram"], ["t1", "t2"]))
+    }
+    runs = {
+        name: cell_runs(60.0 + 10 * name.endswith("t2"), None if name.startswith("off") else 0.5)
+        for name in configurations
+    }
     found, _ = analyses(configurations, runs)
     figure = figures.interaction(found)
     visible = [axes for axes in figure.axes if axes.get_visible()]
     # tok/s: threads x speculation; acceptance: threads alone (speculation held at ngram)
     assert [(a.get_xlabel(), a.get_ylabel()) for a in visible] == [
-        ("threads", "tok_s (mean, 95 % CI)"), ("threads", "acceptance_rate (mean, 95 % CI)")]
+        ("threads", "tok_s (mean, 95 % CI)"),
+        ("threads", "acceptance_rate (mean, 95 % CI)"),
+    ]
     written = figures.save(figure, tmp_path / "interaction")
     assert all(path.stat().st_size > 1000 for path in written)
+
+
+def test_every_effects_column_is_documented():
+    from pathlib import Path
+
+    from specsweep.effects import COLUMNS
+
+    readme = (Path(__file__).resolve().parents[1] / "config" / "README.md").read_text()
+    section = readme[readme.index("## Effects of crossed factors") :]
+    assert [c for c in COLUMNS if f"`{c}`" not in section] == []

@@ -22,8 +22,18 @@ EXAMPLES = REPO / "config" / "examples"
 
 
 def snakemake(workdir: Path, configfile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-            "--configfile", str(configfile), *args]
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(configfile),
+        *args,
+    ]
     return subprocess.run(argv, capture_output=True, text=True, timeout=600)
 
 
@@ -51,13 +61,15 @@ def test_plan_target_writes_the_exact_launch_lines(workdir):
     assert done.returncode == 0, done.stderr[-3000:]
     assert "rule bench" not in done.stdout + done.stderr and "rule engine" not in done.stdout + done.stderr
     script = (workdir / "results" / "commands.sh").read_text()
-    assert ("env EAGLE3_PROFILE=1 NCCL_ALGO=Ring NCCL_BUFFSIZE=16777216 NCCL_MAX_NCHANNELS=16 NCCL_NTHREADS=512 "
-            "NCCL_P2P_LEVEL=SYS NCCL_PROTO=LL SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 python3 -m "
-            "sglang.launch_server --model-path /shared/kimi-k2.5-int4 --host 0.0.0.0 --port 8000 "
-            "--trust-remote-code --tp-size 8 --mem-fraction-static 0.88 --num-continuous-decode-steps 4 "
-            "--disable-custom-all-reduce --speculative-algorithm EAGLE3 "
-            "--speculative-draft-model-path /data/eagle3/output_100k_sglang/4 --speculative-eagle-topk 1 "
-            "--speculative-num-steps 1 --speculative-num-draft-tokens 2") in script.splitlines()
+    assert (
+        "env EAGLE3_PROFILE=1 NCCL_ALGO=Ring NCCL_BUFFSIZE=16777216 NCCL_MAX_NCHANNELS=16 NCCL_NTHREADS=512 "
+        "NCCL_P2P_LEVEL=SYS NCCL_PROTO=LL SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 python3 -m "
+        "sglang.launch_server --model-path /shared/kimi-k2.5-int4 --host 0.0.0.0 --port 8000 "
+        "--trust-remote-code --tp-size 8 --mem-fraction-static 0.88 --num-continuous-decode-steps 4 "
+        "--disable-custom-all-reduce --speculative-algorithm EAGLE3 "
+        "--speculative-draft-model-path /data/eagle3/output_100k_sglang/4 --speculative-eagle-topk 1 "
+        "--speculative-num-steps 1 --speculative-num-draft-tokens 2"
+    ) in script.splitlines()
     assert sum(line.startswith("env ") for line in script.splitlines()) == 8
     assert (workdir / "results" / "plan" / "nospec-nccl-default.json").is_file()
 
@@ -68,13 +80,26 @@ def test_plan_warns_of_an_inherited_variable_the_sweep_sets(workdir):
     import json
     import os
 
-    argv = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-            "--configfile", str(EXAMPLES / "sglang-eagle3-steps.yaml"), "--cores", "1", "results/commands.sh"]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "NCCL_PROTO": "Simple"})
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(EXAMPLES / "sglang-eagle3-steps.yaml"),
+        "--cores",
+        "1",
+        "results/commands.sh",
+    ]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600, env={**os.environ, "NCCL_PROTO": "Simple"})
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "NCCL_PROTO=Simple is set in the calling environment and this sweep sets or unsets NCCL_PROTO" \
+    assert (
+        "NCCL_PROTO=Simple is set in the calling environment and this sweep sets or unsets NCCL_PROTO"
         in done.stdout + done.stderr
+    )
     untuned = json.loads((workdir / "results" / "plan" / "s1-nccl-default.json").read_text())
     assert "NCCL_PROTO" in untuned["env_unset"] and "NCCL_PROTO" not in untuned["env_set"]
 
@@ -86,8 +111,9 @@ def test_secrets_are_read_from_the_environment_not_written(workdir):
     (workdir / "sweep.yaml").write_text(yaml.safe_dump(config))
     done = snakemake(workdir, workdir / "sweep.yaml", "--cores", "1", "results/commands.sh")
     assert done.returncode == 0, done.stderr[-3000:]
-    written = ((workdir / "results" / "commands.sh").read_text()
-               + (workdir / "results" / "plan" / "eagle3-k3.json").read_text())
+    written = (workdir / "results" / "commands.sh").read_text() + (
+        workdir / "results" / "plan" / "eagle3-k3.json"
+    ).read_text()
     assert "hf_secret_value_123" not in written and "sk-secret-456" not in written
     assert 'HF_TOKEN="${HF_TOKEN}"' in written
 
@@ -98,8 +124,10 @@ def test_impossible_eagle_tree_is_rejected_before_anything_runs(workdir):
     (workdir / "sweep.yaml").write_text(yaml.safe_dump(config))
     plan = snakemake(workdir, workdir / "sweep.yaml", "-n")
     assert plan.returncode != 0
-    assert ("configurations/s1-nccl-default: --speculative-num-draft-tokens 5 is more than the draft tree holds"
-            in plan.stdout + plan.stderr)
+    assert (
+        "configurations/s1-nccl-default: --speculative-num-draft-tokens 5 is more than the draft tree holds"
+        in plan.stdout + plan.stderr
+    )
 
 
 def test_missing_local_model_is_still_rejected(default_config):
@@ -109,14 +137,15 @@ def test_missing_local_model_is_still_rejected(default_config):
     with pytest.raises(ConfigError, match=r"models/smollm2-135m/path: /nonexistent/model\.gguf does not exist"):
         sweep_config.check_files(config)
     remote = sweep_config.validate_schema(sweep_config.load(EXAMPLES / "sglang-eagle3-steps.yaml"))
-    sweep_config.check_files({**remote, "benchmark": {**remote["benchmark"],
-                                                       "prompts": str(REPO / "config" / "prompts.txt")}})
+    sweep_config.check_files(
+        {**remote, "benchmark": {**remote["benchmark"], "prompts": str(REPO / "config" / "prompts.txt")}}
+    )
 
 
 def test_plan_names_the_paths_the_sweep_uses(tmp_path, monkeypatch):
     """The plan's model and binary are the ones the model and engine rules record: one definition each."""
     from specsweep import launchplan, models
-    from specsweep.build_llamacpp import user_executable
+    from specsweep.engines.llamacpp_build import user_executable
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "weights").mkdir()

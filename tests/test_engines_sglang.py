@@ -35,8 +35,13 @@ python3 -m sglang.launch_server --model-path /shared/kimi-k2.5-int4 --trust-remo
   --speculative-draft-model-path /data/eagle3/output_100k_sglang/4 --speculative-eagle-topk 1 \
   --speculative-num-draft-tokens 2 --speculative-num-steps 1"""
 NCCL = ("NCCL_PROTO", "NCCL_ALGO", "NCCL_P2P_LEVEL", "NCCL_MAX_NCHANNELS", "NCCL_BUFFSIZE", "NCCL_NTHREADS")
-SPECULATIVE = ("--speculative-algorithm", "--speculative-draft-model-path", "--speculative-eagle-topk",
-               "--speculative-num-draft-tokens", "--speculative-num-steps")
+SPECULATIVE = (
+    "--speculative-algorithm",
+    "--speculative-draft-model-path",
+    "--speculative-eagle-topk",
+    "--speculative-num-draft-tokens",
+    "--speculative-num-steps",
+)
 
 
 def original_launch(steps: int | None, tuned: bool) -> tuple[list[str], dict[str, str | None], dict[str, str]]:
@@ -66,8 +71,12 @@ def test_example_campaign_plans_the_original_command_for_each_configuration(camp
     for depth, steps in (("nospec", None), ("s1", 1), ("s2", 2), ("s5", 5)):
         for level, tuned in (("default", False), ("tuned", True)):
             name = f"{depth}-nccl-{level}"
-            planned = plan(configurations[name], config["engines"]["sglang"], config["models"],
-                           swept=(*NCCL, "EAGLE3_PROFILE", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"))
+            planned = plan(
+                configurations[name],
+                config["engines"]["sglang"],
+                config["models"],
+                swept=(*NCCL, "EAGLE3_PROFILE", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"),
+            )
             launcher, options, env = original_launch(steps, tuned)
             argv = planned["argv"]
             assert argv[:3] == launcher, name
@@ -80,14 +89,17 @@ def test_example_campaign_plans_the_original_command_for_each_configuration(camp
             assert planned["env_unset"] == ([] if tuned else sorted(NCCL)), name
             assert configurations[name].baseline == (steps is None)
             assert SGLang.check_configuration(configurations[name]) == []
-    line = shell_line(plan(configurations["s1-nccl-default"], config["engines"]["sglang"], config["models"],
-                           swept=NCCL))
-    assert line.startswith("env -u NCCL_ALGO -u NCCL_BUFFSIZE -u NCCL_MAX_NCHANNELS -u NCCL_NTHREADS "
-                           "-u NCCL_P2P_LEVEL -u NCCL_PROTO EAGLE3_PROFILE=1 ")
+    line = shell_line(
+        plan(configurations["s1-nccl-default"], config["engines"]["sglang"], config["models"], swept=NCCL)
+    )
+    assert line.startswith(
+        "env -u NCCL_ALGO -u NCCL_BUFFSIZE -u NCCL_MAX_NCHANNELS -u NCCL_NTHREADS "
+        "-u NCCL_P2P_LEVEL -u NCCL_PROTO EAGLE3_PROFILE=1 "
+    )
 
 
 def test_example_campaign_compares_each_depth_with_the_baseline_of_its_nccl_level(campaign):
-    from specsweep.design import baselines_by_configuration
+    from specsweep.factors import baselines_by_configuration
 
     _, configurations = campaign
     compared = baselines_by_configuration(configurations)
@@ -102,30 +114,56 @@ def configuration(**args) -> Configuration:
 
 
 def test_domain_checks():
-    assert SGLang.check_configuration(configuration(**{
-        "--speculative-algorithm": "EAGLE3", "--speculative-draft-model-path": "d", "--speculative-num-steps": 3,
-        "--speculative-eagle-topk": 1, "--speculative-num-draft-tokens": 4})) == []
-    warnings = SGLang.check_configuration(configuration(**{
-        "--speculative-algorithm": "EAGLE3", "--speculative-num-steps": 3, "--speculative-eagle-topk": 1,
-        "--speculative-num-draft-tokens": 3}))
+    assert (
+        SGLang.check_configuration(
+            configuration(
+                **{
+                    "--speculative-algorithm": "EAGLE3",
+                    "--speculative-draft-model-path": "d",
+                    "--speculative-num-steps": 3,
+                    "--speculative-eagle-topk": 1,
+                    "--speculative-num-draft-tokens": 4,
+                }
+            )
+        )
+        == []
+    )
+    warnings = SGLang.check_configuration(
+        configuration(
+            **{
+                "--speculative-algorithm": "EAGLE3",
+                "--speculative-num-steps": 3,
+                "--speculative-eagle-topk": 1,
+                "--speculative-num-draft-tokens": 3,
+            }
+        )
+    )
     assert any("without --speculative-draft-model-path" in w for w in warnings)
     assert any("expects --speculative-num-draft-tokens = --speculative-num-steps + 1 = 4" in w for w in warnings)
     with pytest.raises(ConfigError, match="more than the draft tree holds"):
-        SGLang.check_configuration(configuration(**{"--speculative-num-steps": 2, "--speculative-eagle-topk": 2,
-                                                    "--speculative-num-draft-tokens": 8}))
+        SGLang.check_configuration(
+            configuration(
+                **{"--speculative-num-steps": 2, "--speculative-eagle-topk": 2, "--speculative-num-draft-tokens": 8}
+            )
+        )
 
 
 def test_generate_request_uses_native_sampling_params():
     engine = SGLang({"kind": "sglang"}, EngineResources(model="/m"))
     path, body = engine.generation(GenerationRequest("hi", 64, 0.0, True, 42))
     assert path == "/generate"
-    assert body == {"text": "hi", "sampling_params": {"max_new_tokens": 64, "temperature": 0.0, "ignore_eos": True},
-                    "stream": True}
+    assert body == {
+        "text": "hi",
+        "sampling_params": {"max_new_tokens": 64, "temperature": 0.0, "ignore_eos": True},
+        "stream": True,
+    }
     assert "sampling_seed" in engine.generation(GenerationRequest("hi", 64, 0.7, True, 42))[1]["sampling_params"]
 
 
-@pytest.mark.parametrize(("version", "drafted", "source"), [
-    ("0.4.3.post2", 60, "spec_verify_ct"), ("0.5.10", 60, "0.5.10 keys"), ("0.5.23", 60, "0.5.23 keys")])
+@pytest.mark.parametrize(
+    ("version", "drafted", "source"),
+    [("0.4.3.post2", 60, "spec_verify_ct"), ("0.5.10", 60, "0.5.10 keys"), ("0.5.23", 60, "0.5.23 keys")],
+)
 def test_speculation_counts_of_every_meta_info_layout(version, drafted, source):
     engine = SGLang({"kind": "sglang"}, EngineResources(model="/m"))
     engine.server_args = {"speculative_num_draft_tokens": 4}  # from /server_info
@@ -139,8 +177,9 @@ def test_speculation_counts_of_every_meta_info_layout(version, drafted, source):
 def test_counter_fallback_and_no_speculation():
     engine = SGLang({"kind": "sglang"}, EngineResources(model="/m"))
     assert engine.speculation({"meta_info": {"completion_tokens": 64}}, {}, 64) is None
-    counts = engine.speculation({"meta_info": {}}, {"sglang:spec_verify_calls_total": 20.0,
-                                                    "sglang:generation_tokens_total": 64.0}, 64)
+    counts = engine.speculation(
+        {"meta_info": {}}, {"sglang:spec_verify_calls_total": 20.0, "sglang:generation_tokens_total": 64.0}, 64
+    )
     # without the server's args, 0.4.x/0.5.4 say how many steps verified, not how many tokens were drafted
     assert (counts.verify_steps, counts.accepted, counts.drafted) == (20, 43, None)
     assert math.isnan(counts.acceptance_rate) and counts.accept_length == pytest.approx(1 + 43 / 20)
@@ -148,16 +187,23 @@ def test_counter_fallback_and_no_speculation():
 
 def test_cumulative_stream_tokens_and_text():
     # Default (no --incremental-streaming-output): text and output_ids are cumulative (tokenizer_manager.py).
-    events = [{"text": "Hel", "output_ids": [1], "meta_info": {"completion_tokens": 1}},
-              {"text": "Hello wor", "output_ids": [1, 2, 3], "meta_info": {"completion_tokens": 3}},
-              {"text": "Hello world", "output_ids": [1, 2, 3, 4],
-               "meta_info": {"completion_tokens": 4, "finish_reason": {"type": "length", "length": 4}}}]
+    events = [
+        {"text": "Hel", "output_ids": [1], "meta_info": {"completion_tokens": 1}},
+        {"text": "Hello wor", "output_ids": [1, 2, 3], "meta_info": {"completion_tokens": 3}},
+        {
+            "text": "Hello world",
+            "output_ids": [1, 2, 3, 4],
+            "meta_info": {"completion_tokens": 4, "finish_reason": {"type": "length", "length": 4}},
+        },
+    ]
     engine = SGLang({"kind": "sglang"}, EngineResources(model="/m"))
     assert engine.tokens_per_event(events) == [1, 2, 1]
     assert engine.response_text(events) == "Hello world"
     assert engine.tokens_generated(engine.engine_fields(events)) == 4
-    incremental = [{"text": "Hel", "output_ids": [1], "meta_info": {"completion_tokens": 1}},
-                   {"text": "lo", "output_ids": [2], "meta_info": {"completion_tokens": 2}}]
+    incremental = [
+        {"text": "Hel", "output_ids": [1], "meta_info": {"completion_tokens": 1}},
+        {"text": "lo", "output_ids": [2], "meta_info": {"completion_tokens": 2}},
+    ]
     assert engine.response_text(incremental) == "Hello"
 
 
@@ -167,8 +213,7 @@ class _Info(BaseHTTPRequestHandler):
     answer: dict | None = None
 
     def do_GET(self) -> None:
-        body = json.dumps(self.answer).encode() if self.answer is not None and self.path == "/get_server_info" \
-            else b""
+        body = json.dumps(self.answer).encode() if self.answer is not None and self.path == "/get_server_info" else b""
         self.send_response(200 if body else 404)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()

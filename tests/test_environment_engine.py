@@ -26,20 +26,37 @@ def test_an_inherited_llama_arg_does_not_reach_an_untuned_launch(tmp_path):
     config["factors"] = {"context": {"default": {}, "tuned": {"env": {"LLAMA_ARG_CTX_SIZE": 768}}}}
     config["configurations"] = {"ctx": {"factors": ["context"], "baseline": True}}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    argv = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-            "--configfile", str(tmp_path / "config.yaml"), "--cores", "1",
-            "results/ctx-default/launch.json", "results/ctx-tuned/launch.json"]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=3600,
-                          env={**os.environ, "LLAMA_ARG_CTX_SIZE": "1280"})
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        "--configfile",
+        str(tmp_path / "config.yaml"),
+        "--cores",
+        "1",
+        "results/ctx-default/launch.json",
+        "results/ctx-tuned/launch.json",
+    ]
+    done = subprocess.run(
+        argv, capture_output=True, text=True, timeout=3600, env={**os.environ, "LLAMA_ARG_CTX_SIZE": "1280"}
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     console = done.stdout + done.stderr
-    assert ("LLAMA_ARG_CTX_SIZE=1280 is set in the calling environment and this sweep sets or unsets "
-            "LLAMA_ARG_CTX_SIZE (ctx-tuned)") in console
+    assert (
+        "LLAMA_ARG_CTX_SIZE=1280 is set in the calling environment and this sweep sets or unsets "
+        "LLAMA_ARG_CTX_SIZE (ctx-tuned)"
+    ) in console
     results = tmp_path / "results"
     untuned = json.loads((results / "ctx-default" / "launch.json").read_text())
     assert "LLAMA_ARG_CTX_SIZE" not in untuned["env"] and "LLAMA_ARG_CTX_SIZE" not in untuned["env_origin"]
-    assert "inherited LLAMA_ARG_CTX_SIZE=1280, which this sweep sets or unsets in some configurations: this " \
-           "launch runs without it" in untuned["warnings"]
+    assert (
+        "inherited LLAMA_ARG_CTX_SIZE=1280, which this sweep sets or unsets in some configurations: this "
+        "launch runs without it" in untuned["warnings"]
+    )
     assert "this launch runs without it" in (tmp_path / "logs" / "bench" / "ctx-default.log").read_text()
     assert untuned["env_origin"]["PATH"] == "default" and "HOME" in untuned["env"]
     tuned = json.loads((results / "ctx-tuned" / "launch.json").read_text())

@@ -11,26 +11,36 @@ from specsweep.parsers.profile import write_profile
 from specsweep.segments import Segments, segment
 from specsweep.session import _redact_log
 
-PARSERS = {"eagle3_cycle": {
-    "pattern": r"EAGLE3_PROFILE tp_rank=(?P<tp_rank>\d+) cycle=(?P<cycle>\d+) verify_ms=(?P<verify_ms>[\d.]+)",
-    "identifiers": ["cycle", "tp_rank"], "keep": {"tp_rank": 0}, "engines": ["sglang"]}}
+PARSERS = {
+    "eagle3_cycle": {
+        "pattern": r"EAGLE3_PROFILE tp_rank=(?P<tp_rank>\d+) cycle=(?P<cycle>\d+) verify_ms=(?P<verify_ms>[\d.]+)",
+        "identifiers": ["cycle", "tp_rank"],
+        "keep": {"tp_rank": 0},
+        "engines": ["sglang"],
+    }
+}
 
 
 def cycles(first: int, count: int, verify_ms: float) -> str:
     """``count`` cycles printed by two tensor-parallel ranks, rank 1 with a different time."""
-    return "".join(f"EAGLE3_PROFILE tp_rank={rank} cycle={first + c} verify_ms={verify_ms + 100 * rank}\n"
-                   for c in range(count) for rank in (0, 1))
+    return "".join(
+        f"EAGLE3_PROFILE tp_rank={rank} cycle={first + c} verify_ms={verify_ms + 100 * rank}\n"
+        for c in range(count)
+        for rank in (0, 1)
+    )
 
 
 def logged_session(tmp_path):
     """A server log written as a session would, with the offsets the session records: a warmup of 3 cycles
     (a fixed skip_first of 1 or 2 would misplace them), run 0 of 4 cycles, run 1 of 2, late lines."""
     log, segments = tmp_path / "server.log", []
-    parts = [("startup", None, "INFO loading weights\nINFO The server is fired up and ready to roll!\n"),
-             ("warmup", 0, cycles(1, 3, 50.0)),
-             ("run", 0, cycles(4, 4, 10.0) + "INFO request finished\n"),
-             ("run", 1, cycles(8, 2, 20.0)),
-             ("teardown", None, "INFO shutting down\n")]
+    parts = [
+        ("startup", None, "INFO loading weights\nINFO The server is fired up and ready to roll!\n"),
+        ("warmup", 0, cycles(1, 3, 50.0)),
+        ("run", 0, cycles(4, 4, 10.0) + "INFO request finished\n"),
+        ("run", 1, cycles(8, 2, 20.0)),
+        ("teardown", None, "INFO shutting down\n"),
+    ]
     with open(log, "wb") as handle:
         for phase, index, text in parts:
             if phase != "startup":
@@ -42,16 +52,24 @@ def logged_session(tmp_path):
 def test_a_line_belongs_to_the_last_segment_started_at_or_before_it():
     found = Segments.of([segment("run", 1, 200), segment("warmup", 0, 50), segment("run", 0, 100)])
     assert [found.locate(o) for o in (0, 49, 50, 99, 100, 199, 200, 10**9)] == [
-        ("startup", None), ("startup", None), ("warmup", 0), ("warmup", 0), ("run", 0), ("run", 0), ("run", 1),
-        ("run", 1)]
+        ("startup", None),
+        ("startup", None),
+        ("warmup", 0),
+        ("warmup", 0),
+        ("run", 0),
+        ("run", 0),
+        ("run", 1),
+        ("run", 1),
+    ]
     assert Segments.from_launch({"status": "completed"}) is None  # measured before offsets were recorded
 
 
 def test_profile_rows_get_phase_and_run_from_offsets_and_one_rank(tmp_path):
     log, segments = logged_session(tmp_path)
     out = io.StringIO()
-    warnings = write_profile(log, tmp_path / "profile.csv", "sglang", "sglang", PARSERS, 1, out, "s1",
-                             segments=Segments.of(segments))
+    warnings = write_profile(
+        log, tmp_path / "profile.csv", "sglang", "sglang", PARSERS, 1, out, "s1", segments=Segments.of(segments)
+    )
     assert warnings == []
     profile = pd.read_csv(tmp_path / "profile.csv")
     rows = profile[profile["source"] == "eagle3_cycle"]
@@ -69,10 +87,12 @@ def test_a_parser_matching_nothing_is_a_warning(tmp_path):
     log, segments = logged_session(tmp_path)
     parsers = {"typo": {"pattern": r"EAGLE_PROFILE cycle=(?P<cycle>\d+)", "engines": ["sglang"]}}
     out = io.StringIO()
-    warnings = write_profile(log, tmp_path / "profile.csv", "sglang", "sglang", parsers, 1, out, "s1",
-                             segments=Segments.of(segments))
-    assert warnings == ["profile parser typo matched no line of the server log (check its pattern against the "
-                        "log, or its engines list)"]
+    warnings = write_profile(
+        log, tmp_path / "profile.csv", "sglang", "sglang", parsers, 1, out, "s1", segments=Segments.of(segments)
+    )
+    assert warnings == [
+        "profile parser typo matched no line of the server log (check its pattern against the log, or its engines list)"
+    ]
     assert "s1: WARNING: profile parser typo matched no line" in out.getvalue()
 
 
@@ -85,4 +105,4 @@ def test_redacting_a_secret_moves_the_recorded_offsets_with_it(tmp_path):
     redacted = log.read_bytes()
     assert b"sk-long-secret" not in redacted
     for entry in moved:  # each segment still starts where its first line starts
-        assert redacted[entry["start"]:].startswith(text[[s["start"] for s in segments][moved.index(entry)]:][:20])
+        assert redacted[entry["start"] :].startswith(text[[s["start"] for s in segments][moved.index(entry)] :][:20])

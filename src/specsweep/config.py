@@ -19,14 +19,15 @@ from typing import Any
 
 import yaml
 
-from specsweep import design
+from specsweep import factors as sweep_factors
 from specsweep.errors import ConfigError as ConfigError  # re-exported: imported from here throughout
 from specsweep.redact import fingerprint, is_secret, redact_mapping
+from specsweep.results import OWN_FOLDERS
 
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 # results/<name>/ must not collide with the pipeline's own folders under results/.
-RESERVED_NAMES = frozenset({"engine", "models", "figures", "archive", "paper", "logs", "compare", "plan"})
+RESERVED_NAMES = OWN_FOLDERS
 
 
 @dataclass(frozen=True)
@@ -47,11 +48,11 @@ class Configuration:
     description: str = ""
     # Variables set to null: removed from the engine's environment even when inherited or passed through.
     unset_env: tuple[str, ...] = ()
-    # The level of each factor crossed into this configuration (design.py), in the entry's order.
+    # The level of each factor crossed into this configuration (factors.py), in the entry's order.
     levels: dict[str, str] = field(default_factory=dict)
     # The factors whose level (marked baseline: true) makes this configuration a baseline.
     baseline_factors: tuple[str, ...] = ()
-    # The baseline this configuration is compared with, when its entry names one (see design.baseline_of).
+    # The baseline this configuration is compared with, when its entry names one (see factors.baseline_of).
     compared_with: str | None = None
 
     def as_params(self) -> dict[str, Any]:
@@ -62,8 +63,11 @@ class Configuration:
         default are left out, so a field added by a later specsweep does not rerun finished measurements.
         Secret env values and secret flag values appear as fingerprints, because Snakemake stores params
         in .snakemake/metadata in plain text; the job reads the real values from the config."""
-        defaults = {f.name: f.default_factory() if f.default_factory is not MISSING else f.default
-                    for f in fields(self) if f.default is not MISSING or f.default_factory is not MISSING}
+        defaults = {
+            f.name: f.default_factory() if f.default_factory is not MISSING else f.default
+            for f in fields(self)
+            if f.default is not MISSING or f.default_factory is not MISSING
+        }
         values = {k: v for k, v in asdict(self).items() if k not in defaults or v != defaults[k]}
         return redact_mapping(values, replace=fingerprint)
 
@@ -81,8 +85,9 @@ def validate_schema(raw: dict[str, Any]) -> dict[str, Any]:
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(raw))
     if error is not None:
         path = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-        raise ConfigError(f"invalid configuration at '{path}': {error.message}. "
-                          f"See config/README.md for the allowed keys and values.")
+        raise ConfigError(
+            f"invalid configuration at '{path}': {error.message}. See config/README.md for the allowed keys and values."
+        )
     config = copy.deepcopy(raw)
     validate(config, str(SCHEMA), set_default=True)
     return config
@@ -98,6 +103,29 @@ def load(path: str | Path) -> dict[str, Any]:
 
 def expand(config: dict[str, Any]) -> dict[str, Configuration]:
     """Expand grids and merge engine defaults into named, validated configurations."""
+    check_engines(config)
+    expanded: dict[str, Configuration] = {}
+    origin: dict[str, str] = {}
+    for entry_name in config["configurations"]:
+        for name, configuration in expand_entry(config, entry_name).items():
+            if name in expanded:
+                raise ConfigError(
+                    f"configurations/{entry_name}: expands to '{name}', which configurations/{origin[name]} "
+                    f"already produces; rename one of them or set a distinct 'name' template"
+                )
+            expanded[name] = configuration
+            origin[name] = entry_name
+
+    if not any(c.baseline for c in expanded.values()):
+        raise ConfigError(
+            "configurations: no baseline; mark one configuration 'baseline: true' (or a factor level "
+            "'baseline: true', which makes every configuration with that level a baseline)"
+        )
+    sweep_factors.baselines_by_configuration(expanded)  # every configuration has exactly one baseline, or an error
+    return expanded
+
+
+def check_engines(config: dict[str, Any]) -> None:
     engines = config["engines"]
     models = config.get("models", {})
     for engine_name, engine in engines.items():
@@ -105,77 +133,80 @@ def expand(config: dict[str, Any]) -> dict[str, Configuration]:
         if engine["kind"] != "external" and model is None:
             raise ConfigError(f"engines/{engine_name}: no 'model'; name an entry of 'models'")
         if model is not None and model not in models:
-            raise ConfigError(f"engines/{engine_name}/model: '{model}' is not defined under 'models' "
-                              f"(defined: {', '.join(sorted(models)) or 'none'})")
-        if engine["kind"] == "llamacpp" and "llamacpp" not in engine and "executable" not in engine:
-            raise ConfigError(f"engines/{engine_name}: kind llamacpp needs a 'llamacpp: source:' pin (to build "
-                              f"llama-server) or an 'executable:' path (to use one you have)")
-
-    factors = design.parse_factors(config.get("factors", {}))
-    expanded: dict[str, Configuration] = {}
-    origin: dict[str, str] = {}
-    for entry_name, entry in config["configurations"].items():
-        engine_name = _engine_of(entry_name, entry, engines)
-        engine = engines[engine_name]
-        if entry.get("draft_model") and entry["draft_model"] not in models:
-            raise ConfigError(f"configurations/{entry_name}/draft_model: '{entry['draft_model']}' is not defined "
-                              f"under 'models'")
-        for point in _points(entry_name, entry, factors):
-            name = point.name
-            _check_name(name, f"configurations/{entry_name}")
-            if name in expanded:
-                raise ConfigError(
-                    f"configurations/{entry_name}: expands to '{name}', which configurations/{origin[name]} "
-                    f"already produces; rename one of them or set a distinct 'name' template")
-            devices = {"CUDA_VISIBLE_DEVICES": ",".join(map(str, engine["gpus"]))} if "gpus" in engine else {}
-            # later wins: engine, entry, grid axis or factor levels; null (None) means not set
-            args = {**engine.get("args", {}), **entry.get("args", {}), **point.args}
-            env = {**devices, **engine.get("env", {}), **entry.get("env", {}), **point.env}
-            expanded[name] = Configuration(
-                name=name, engine=engine_name, kind=engine["kind"],
-                baseline=entry.get("baseline", False) or bool(point.baseline_factors),
-                args=args, env={k: _env_string(v) for k, v in env.items() if v is not None},
-                axes=point.axes, group=entry_name, draft_model=entry.get("draft_model"),
-                description=entry.get("description", ""),
-                unset_env=tuple(k for k, v in env.items() if v is None), levels=point.levels,
-                baseline_factors=point.baseline_factors, compared_with=entry.get("compared_with"),
+            raise ConfigError(
+                f"engines/{engine_name}/model: '{model}' is not defined under 'models' "
+                f"(defined: {', '.join(sorted(models)) or 'none'})"
             )
-            origin[name] = entry_name
+        if engine["kind"] == "llamacpp" and "llamacpp" not in engine and "executable" not in engine:
+            raise ConfigError(
+                f"engines/{engine_name}: kind llamacpp needs a 'llamacpp: source:' pin (to build "
+                f"llama-server) or an 'executable:' path (to use one you have)"
+            )
 
-    if not any(c.baseline for c in expanded.values()):
-        raise ConfigError("configurations: no baseline; mark one configuration 'baseline: true' (or a factor "
-                          "level 'baseline: true', which makes every configuration with that level a baseline)")
-    design.baselines_by_configuration(expanded)  # every configuration has exactly one baseline, or an error
+
+def expand_entry(config: dict[str, Any], entry_name: str) -> dict[str, Configuration]:
+    """The configurations one ``configurations`` entry produces (one, or one per grid point)."""
+    engines = config["engines"]
+    entry = config["configurations"][entry_name]
+    engine_name = _engine_of(entry_name, entry, engines)
+    engine = engines[engine_name]
+    if entry.get("draft_model") and entry["draft_model"] not in config.get("models", {}):
+        raise ConfigError(
+            f"configurations/{entry_name}/draft_model: '{entry['draft_model']}' is not defined under 'models'"
+        )
+    expanded: dict[str, Configuration] = {}
+    for point in _points(entry_name, entry, sweep_factors.parse_factors(config.get("factors", {}))):
+        name = point.name
+        _check_name(name, f"configurations/{entry_name}")
+        if name in expanded:
+            raise ConfigError(f"configurations/{entry_name}: expands to '{name}' twice; set a distinct 'name' template")
+        devices = {"CUDA_VISIBLE_DEVICES": ",".join(map(str, engine["gpus"]))} if "gpus" in engine else {}
+        # later wins: engine, entry, grid axis or factor levels; null (None) means not set
+        args = {**engine.get("args", {}), **entry.get("args", {}), **point.args}
+        env = {**devices, **engine.get("env", {}), **entry.get("env", {}), **point.env}
+        expanded[name] = Configuration(
+            name=name,
+            engine=engine_name,
+            kind=engine["kind"],
+            baseline=entry.get("baseline", False) or bool(point.baseline_factors),
+            args=args,
+            env={k: _env_string(v) for k, v in env.items() if v is not None},
+            axes=point.axes,
+            group=entry_name,
+            draft_model=entry.get("draft_model"),
+            description=entry.get("description", ""),
+            unset_env=tuple(k for k, v in env.items() if v is None),
+            levels=point.levels,
+            baseline_factors=point.baseline_factors,
+            compared_with=entry.get("compared_with"),
+        )
     return expanded
-
-
-def configurations_of(config: dict[str, Any]) -> dict[str, Configuration]:
-    """Every configuration of a validated config: grids expanded and, for ``benchmark.order: bracket``,
-    the ``<baseline>-end`` session added. One definition for the workflow and its jobs."""
-    from specsweep.drift import with_end_baseline  # drift builds on this module
-
-    return with_end_baseline(expand(config), config["benchmark"]["order"])
 
 
 def check_files(config: dict[str, Any]) -> None:
     """Files the sweep reads must exist before anything is built or launched."""
     prompts = Path(config["benchmark"]["prompts"])
     if not prompts.is_file():
-        raise ConfigError(f"benchmark/prompts: {prompts} does not exist (relative paths are relative to the "
-                          f"working directory); point it at a text file with one prompt per line")
+        raise ConfigError(
+            f"benchmark/prompts: {prompts} does not exist (relative paths are relative to the "
+            f"working directory); point it at a text file with one prompt per line"
+        )
     local = local_models(config)
     for name, model in config.get("models", {}).items():
         # SGLang/vLLM models live on the GPU node (or are hub ids): planning elsewhere must work.
         if name in local and "path" in model and not Path(model["path"]).expanduser().exists():
-            raise ConfigError(f"models/{name}/path: {model['path']} does not exist; fix the path or download "
-                              f"the model first")
+            raise ConfigError(
+                f"models/{name}/path: {model['path']} does not exist; fix the path or download the model first"
+            )
     for name, engine in config["engines"].items():
         if "executable" in engine:
             executable = Path(engine["executable"]).expanduser()
             if not executable.is_file() or not os.access(executable, os.X_OK):
-                raise ConfigError(f"engines/{name}/executable: engine binary not found: {engine['executable']} "
-                                  f"is not an executable file; fix the path, or remove the key to let the "
-                                  f"pipeline build llama-server")
+                raise ConfigError(
+                    f"engines/{name}/executable: engine binary not found: {engine['executable']} "
+                    f"is not an executable file; fix the path, or remove the key to let the "
+                    f"pipeline build llama-server"
+                )
 
 
 def local_models(config: dict[str, Any]) -> set[str]:
@@ -192,8 +223,10 @@ def local_models(config: dict[str, Any]) -> set[str]:
 def _engine_of(entry_name: str, entry: dict[str, Any], engines: dict[str, Any]) -> str:
     if "engine" in entry:
         if entry["engine"] not in engines:
-            raise ConfigError(f"configurations/{entry_name}/engine: '{entry['engine']}' is not defined under "
-                              f"'engines' (defined: {', '.join(sorted(engines))})")
+            raise ConfigError(
+                f"configurations/{entry_name}/engine: '{entry['engine']}' is not defined under "
+                f"'engines' (defined: {', '.join(sorted(engines))})"
+            )
         return entry["engine"]
     if len(engines) > 1:
         raise ConfigError(f"configurations/{entry_name}: several engines are defined; say which with 'engine:'")
@@ -212,21 +245,31 @@ class _Point:
     baseline_factors: tuple[str, ...] = ()
 
 
-def _points(entry_name: str, entry: dict[str, Any], factors: dict[str, list[design.Level]]) -> list[_Point]:
+def _points(entry_name: str, entry: dict[str, Any], factors: dict[str, list[sweep_factors.Level]]) -> list[_Point]:
     if entry.get("grid") and entry.get("factors"):
-        raise ConfigError(f"configurations/{entry_name}: has both 'grid' and 'factors'; use factors only (a grid "
-                          f"axis is a factor whose levels each set one value)")
+        raise ConfigError(
+            f"configurations/{entry_name}: has both 'grid' and 'factors'; use factors only (a grid "
+            f"axis is a factor whose levels each set one value)"
+        )
     if entry.get("factors"):
-        return [_Point(name=p.name, args=p.args, env=p.env, levels=p.levels, baseline_factors=p.baseline_factors)
-                for p in design.cross(entry_name, entry["factors"], factors, entry.get("name"))]
+        return [
+            _Point(name=p.name, args=p.args, env=p.env, levels=p.levels, baseline_factors=p.baseline_factors)
+            for p in sweep_factors.cross(entry_name, entry["factors"], factors, entry.get("name"))
+        ]
     if "name" in entry:
-        raise ConfigError(f"configurations/{entry_name}/name: a name template needs 'factors' to fill it; remove it "
-                          f"(a grid's template is grid/name)")
-    points = []
-    for name, axes in _grid_points(entry_name, entry):
-        points.append(_Point(name=name, axes=axes, args={a: v for a, v in axes.items() if not a.startswith("env:")},
-                             env={a[4:]: v for a, v in axes.items() if a.startswith("env:")}))
-    return points
+        raise ConfigError(
+            f"configurations/{entry_name}/name: a name template needs 'factors' to fill it; remove it "
+            f"(a grid's template is grid/name)"
+        )
+    return [
+        _Point(
+            name=name,
+            axes=axes,
+            args={a: v for a, v in axes.items() if not a.startswith("env:")},
+            env={a[4:]: v for a, v in axes.items() if a.startswith("env:")},
+        )
+        for name, axes in _grid_points(entry_name, entry)
+    ]
 
 
 def _grid_points(entry_name: str, entry: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -241,18 +284,23 @@ def _grid_points(entry_name: str, entry: dict[str, Any]) -> list[tuple[str, dict
     for indices in itertools.product(*(range(len(v)) for v in axes.values())):
         point = {axis: axes[axis][i] for axis, i in zip(axes, indices, strict=True)}
         # Names become paths: a secret axis (e.g. env HF_TOKEN) is named by position, never by value.
-        labels = {axis: f"{i + 1}" if axis.startswith("env:") and is_secret(axis) else _label(point[axis])
-                  for axis, i in zip(axes, indices, strict=True)}
+        labels = {
+            axis: f"{i + 1}" if axis.startswith("env:") and is_secret(axis) else _label(point[axis])
+            for axis, i in zip(axes, indices, strict=True)
+        }
         if template:
             name = template
             for axis, label in labels.items():
                 name = name.replace("{" + axis.removeprefix("env:") + "}", label)
             if "{" in name or "}" in name:
-                raise ConfigError(f"configurations/{entry_name}/grid/name: '{template}' has a placeholder that "
-                                  f"is not an axis; use one of {', '.join('{' + a + '}' for a in axes)}")
+                raise ConfigError(
+                    f"configurations/{entry_name}/grid/name: '{template}' has a placeholder that "
+                    f"is not an axis; use one of {', '.join('{' + a + '}' for a in axes)}"
+                )
         else:
-            name = "-".join([entry_name, *(f"{_label(a.removeprefix('env:').lstrip('-'))}-{label}"
-                                           for a, label in labels.items())])
+            name = "-".join(
+                [entry_name, *(f"{_label(a.removeprefix('env:').lstrip('-'))}-{label}" for a, label in labels.items())]
+            )
         points.append((name, point))
     return points
 
@@ -264,8 +312,10 @@ def _label(value: Any) -> str:
 
 def _check_name(name: str, key: str) -> None:
     if not NAME.match(name):
-        raise ConfigError(f"{key}: name '{name}' is not allowed; names become paths, so use 1-64 characters "
-                          f"from A-Z a-z 0-9 . _ - starting with a letter or digit")
+        raise ConfigError(
+            f"{key}: name '{name}' is not allowed; names become paths, so use 1-64 characters "
+            f"from A-Z a-z 0-9 . _ - starting with a letter or digit"
+        )
     if name in RESERVED_NAMES:
         raise ConfigError(f"{key}: name '{name}' is reserved for the pipeline's own results/{name}/; rename it")
 

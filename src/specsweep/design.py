@@ -1,154 +1,86 @@
-"""Designed experiments: factors whose levels are named bundles of settings, crossed into configurations.
+"""The sweep's design: which configurations are measured, and in which order.
 
-A factor (config ``factors:``) has named levels; each level sets several engine flags and/or
-environment variables at once, and ``null`` means "not set": the flag is not passed, the variable
-is removed from the engine's environment. A configurations entry lists the factors it crosses
-(``factors: [depth, nccl]``); every combination of their levels is one configuration, named by the
-entry's ``name`` template (``"eagle3-{depth}-{nccl}"``, placeholders are factor names and stand for
-level names). A level marked ``baseline: true`` makes every configuration that has it a baseline.
-
-Each non-baseline configuration is compared with the baseline that has the same level of every
-factor the two share (apart from the factors that make that configuration a baseline), or with the
-one it names (``compared_with``). Every problem is a ``ConfigError`` naming the configuration and key.
+``benchmark.order: bracket`` measures the baseline first (a Snakemake priority, so no configuration
+depends on it) and again as the last session, ``<baseline>-end``, ordered after every other
+configuration through its inputs; ``drift`` then compares the two. ``configurations_for`` is the one
+way a job gets its configurations (with real values; Snakemake params hold fingerprints of secrets).
 """
 
 from __future__ import annotations
 
-import itertools
-import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+import dataclasses
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-from specsweep.errors import ConfigError
+from specsweep.config import ConfigError, Configuration, check_engines, expand, expand_entry
+from specsweep.results import run_file
 
-PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
-
-
-@dataclass(frozen=True)
-class Level:
-    """One named level of a factor: flags (None = not passed) and variables (None = unset)."""
-
-    factor: str
-    name: str
-    args: Mapping[str, Any]
-    env: Mapping[str, Any]
-    baseline: bool = False
-
-    def settings(self) -> dict[str, Any]:
-        """Every key this level sets or unsets, as "--flag" / "env:NAME"."""
-        return {**self.args, **{f"env:{k}": v for k, v in self.env.items()}}
+ORDERS = ("sequential", "bracket")
+END_SUFFIX = "-end"
 
 
-@dataclass(frozen=True)
-class Point:
-    """One combination of levels: the configuration's name, its levels and what they set together."""
-
-    name: str
-    levels: dict[str, str]
-    args: dict[str, Any]
-    env: dict[str, Any]
-    baseline_factors: tuple[str, ...]
+def end_name(baseline: str) -> str:
+    return baseline + END_SUFFIX
 
 
-def parse_factors(raw: Mapping[str, Mapping[str, Mapping[str, Any] | None]]) -> dict[str, list[Level]]:
-    """``config["factors"]`` (schema-validated) as levels in the order written.
-
-    A level is a mapping of flags (``--flag: value``), ``env: {NAME: value}`` and ``baseline: true``;
-    an empty level (``off: {}`` or ``off:``) sets nothing.
-    """
-    factors: dict[str, list[Level]] = {}
-    for factor, levels in raw.items():
-        factors[factor] = []
-        for level_name, level in levels.items():
-            level = level or {}
-            args = {k: v for k, v in level.items() if k.startswith("-")}
-            factors[factor].append(Level(factor=factor, name=level_name, args=args, env=dict(level.get("env") or {}),
-                                         baseline=bool(level.get("baseline", False))))
-    return factors
+def configurations_of(config: dict[str, Any]) -> dict[str, Configuration]:
+    """Every configuration of a validated config: grids expanded and, for ``benchmark.order: bracket``,
+    the ``<baseline>-end`` session added. What the workflow plans."""
+    return with_end_baseline(expand(config), config["benchmark"]["order"])
 
 
-def cross(entry: str, names: Sequence[str], factors: Mapping[str, list[Level]], template: str | None) -> list[Point]:
-    """Every combination of the levels of factors ``names`` for configurations entry ``entry``.
-
-    Two factors may not set the same flag or variable (one of them would silently win); the
-    name template may only use the factors crossed.
-    """
-    where = f"configurations/{entry}"
-    for factor in names:
-        if factor not in factors:
-            raise ConfigError(f"{where}/factors: '{factor}' is not defined under 'factors' "
-                              f"(defined: {', '.join(sorted(factors)) or 'none'})")
-    if len(set(names)) != len(names):
-        raise ConfigError(f"{where}/factors: a factor is listed twice ({', '.join(names)})")
-    if template is not None:
-        unknown = [p for p in PLACEHOLDER.findall(template) if p not in names]
-        if unknown:
-            raise ConfigError(f"{where}/name: '{template}' has placeholder {{{unknown[0]}}}, which is not a factor "
-                              f"of this entry; use one of {', '.join('{' + n + '}' for n in names)}")
-    points = []
-    for combination in itertools.product(*(factors[n] for n in names)):
-        levels = {level.factor: level.name for level in combination}
-        name = _name(entry, template, levels)
-        owner: dict[str, str] = {}
-        for level in combination:
-            for key in level.settings():
-                if key in owner:
-                    raise ConfigError(f"{where}: configuration '{name}': factors '{owner[key]}' and '{level.factor}' "
-                                      f"both set {key.removeprefix('env:')}; put it in one factor only")
-                owner[key] = level.factor
-        points.append(Point(
-            name=name, levels=levels,
-            args={k: v for level in combination for k, v in level.args.items()},
-            env={k: v for level in combination for k, v in level.env.items()},
-            baseline_factors=tuple(level.factor for level in combination if level.baseline)))
-    return points
+def configurations_for(config: dict[str, Any], identities: Iterable[dict[str, Any]]) -> dict[str, Configuration]:
+    """A job's configurations, from the identities in its params (``Configuration.identity()``): only the
+    ``configurations`` entries they come from are expanded, so a job of a 1,000-point sweep does not
+    expand the other 999. Values are the config's own, not the params' fingerprints."""
+    wanted = {identity["name"]: identity["group"] for identity in identities}
+    check_engines(config)
+    expanded: dict[str, Configuration] = {}
+    for group in dict.fromkeys(wanted.values()):
+        expanded.update(expand_entry(config, group))
+    baseline = next((c for c in expanded.values() if c.baseline), None)
+    if baseline is not None and end_name(baseline.name) in wanted:
+        expanded[end_name(baseline.name)] = end_session(baseline)
+    return {name: expanded[name] for name in wanted}
 
 
-def _name(entry: str, template: str | None, levels: dict[str, str]) -> str:
-    if template is None:
-        return "-".join([entry, *levels.values()])
-    return PLACEHOLDER.sub(lambda match: levels[match.group(1)], template)
+def configuration_for(config: dict[str, Any], identity: dict[str, Any]) -> Configuration:
+    """The one configuration a bench or plan job measures or plans."""
+    return configurations_for(config, [identity])[identity["name"]]
 
 
-class Comparable(Protocol):
-    """What baseline matching needs of a configuration (config.Configuration has it)."""
-
-    name: str
-    baseline: bool
-    levels: dict[str, str]
-    baseline_factors: tuple[str, ...]
-    compared_with: str | None
-
-
-def baseline_of(candidate: Comparable, configurations: Mapping[str, Comparable]) -> str | None:
-    """The baseline ``candidate`` is compared with (None for a baseline itself).
-
-    The one it names, else the only baseline, else the one baseline that has the candidate's level
-    of every factor both have, the factors that make the baseline a baseline excepted.
-    """
-    if candidate.baseline:
-        return None
-    baselines = [c for c in configurations.values() if c.baseline]
-    where = f"configuration '{candidate.name}'"
-    if candidate.compared_with is not None:
-        if candidate.compared_with not in {b.name for b in baselines}:
-            raise ConfigError(f"{where}: compared_with '{candidate.compared_with}' is not a baseline configuration "
-                              f"(baselines: {', '.join(b.name for b in baselines) or 'none'})")
-        return candidate.compared_with
-    if len(baselines) == 1:
-        return baselines[0].name
-    matching = [b.name for b in baselines if all(
-        b.levels[factor] == level for factor, level in candidate.levels.items()
-        if factor in b.levels and factor not in b.baseline_factors)]
-    if len(matching) == 1:
-        return matching[0]
-    levels = ", ".join(f"{f}={v}" for f, v in candidate.levels.items()) or "no factor levels"
-    found = f"several do ({', '.join(matching)})" if matching else "none does"
-    raise ConfigError(f"{where} ({levels}): it needs exactly one baseline sharing its other factor levels, but "
-                      f"{found}; add that baseline, or name one with 'compared_with:' in its configurations entry")
+def end_session(baseline: Configuration) -> Configuration:
+    return dataclasses.replace(
+        baseline,
+        name=end_name(baseline.name),
+        baseline=False,
+        baseline_factors=(),
+        compared_with=baseline.name,
+        description=f"{baseline.name} measured again after every other configuration (benchmark.order: bracket)",
+    )
 
 
-def baselines_by_configuration(configurations: Mapping[str, Comparable]) -> dict[str, str | None]:
-    """``baseline_of`` for every configuration (raises on the first that has none or several)."""
-    return {name: baseline_of(c, configurations) for name, c in configurations.items()}
+def with_end_baseline(configurations: dict[str, Configuration], order: str) -> dict[str, Configuration]:
+    """For ``order: bracket``, add ``<baseline>-end``: the baseline again, measured last."""
+    if order not in ORDERS:
+        raise ConfigError(f"benchmark/order: {order!r}; use one of {', '.join(ORDERS)}")
+    if order != "bracket":
+        return configurations
+    baseline = next(c for c in configurations.values() if c.baseline)
+    name = end_name(baseline.name)
+    if name in configurations:
+        raise ConfigError(f"benchmark/order: bracket adds a configuration '{name}', which already exists; rename it")
+    return {**configurations, name: end_session(baseline)}
+
+
+def runs_before(name: str, configurations: dict[str, Configuration], runs: Sequence[int]) -> list[str]:
+    """Inputs that order ``<baseline>-end`` after every other configuration; nothing for the others."""
+    baseline = next(c for c in configurations.values() if c.baseline)
+    if name != end_name(baseline.name) or configurations[name].baseline:
+        return []
+    return [run_file(other, i) for other in configurations if other != name for i in runs]
+
+
+def session_priority(name: str, configurations: dict[str, Configuration]) -> int:
+    """Scheduling priority of a session: the baseline first (the start of a bracket), then the rest."""
+    return 1 if configurations[name].baseline else 0

@@ -1,6 +1,6 @@
 """Effects of the factors of a crossed design on decode tok/s and acceptance, with 95 % intervals.
 
-For the configurations crossed from the same factors (design.py), each cell (one combination of
+For the configurations crossed from the same factors (factors.py), each cell (one combination of
 levels) has its runs. Effects are contrasts of the cell means, each level against the factor's
 reference level (its baseline level, else its first):
 
@@ -32,6 +32,7 @@ import pandas as pd
 
 from specsweep import stats
 from specsweep.config import Configuration
+from specsweep.results import Run
 
 RESPONSES = {"tok_s": "client decode tok/s of each run", "acceptance_rate": "accepted / drafted of each run"}
 
@@ -42,7 +43,7 @@ COLUMNS: dict[str, str] = {
     "level": "the level compared with the reference level (interaction: one level of each factor, ' x ')",
     "reference": "the reference level: the factor's baseline level, else its first (interaction: both)",
     "estimate": "main: mean difference level - reference, averaged over the other factors' levels; "
-                "interaction: difference of differences (0 when the effects add up); response units",
+    "interaction: difference of differences (0 when the effects add up); response units",
     "ci95_low": "95 % Student-t interval of the estimate (Welch-Satterthwaite df), lower bound",
     "ci95_high": "95 % Student-t interval of the estimate, upper bound",
     "p_value": "two-sided t-test of estimate = 0 with those degrees of freedom (Welch)",
@@ -94,8 +95,9 @@ def contrast(cells: Sequence[Cell], weights: Sequence[float]) -> Contrast:
     return Contrast(estimate, estimate - half, estimate + half, 2 * float(_scipy().t.sf(abs(t), df)), df)
 
 
-def fieller(numerator: Sequence[tuple[float, Cell]], denominator: Sequence[tuple[float, Cell]]
-            ) -> tuple[float, float, float]:
+def fieller(
+    numerator: Sequence[tuple[float, Cell]], denominator: Sequence[tuple[float, Cell]]
+) -> tuple[float, float, float]:
     """Ratio of two independent weighted sums of cell means with Fieller's 95 % interval (Welch df at the
     point estimate, as stats.fieller_ratio_interval); NaN bounds when unbounded or a cell has too few runs."""
     mx = sum(w * c.mean for w, c in numerator)
@@ -106,8 +108,9 @@ def fieller(numerator: Sequence[tuple[float, Cell]], denominator: Sequence[tuple
     vx, vy = sum(px), sum(py)
     if math.isnan(vx + vy) or math.isnan(ratio):
         return ratio, math.nan, math.nan
-    spread = sum(p * p / (c.n - 1) for p, (_, c) in zip(px, numerator, strict=True)) \
-        + ratio**4 * sum(p * p / (c.n - 1) for p, (_, c) in zip(py, denominator, strict=True))
+    spread = sum(p * p / (c.n - 1) for p, (_, c) in zip(px, numerator, strict=True)) + ratio**4 * sum(
+        p * p / (c.n - 1) for p, (_, c) in zip(py, denominator, strict=True)
+    )
     df = (vx + ratio**2 * vy) ** 2 / spread if spread > 0 else math.inf
     t2 = _t(df) ** 2
     a = my * my - t2 * vy
@@ -136,8 +139,9 @@ class Design:
     cells: dict[tuple[str, ...], Cell]
 
 
-def designs(configurations: Mapping[str, Configuration]) -> list[tuple[str, dict[str, list[str]],
-                                                                         dict[tuple[str, ...], str]]]:
+def designs(
+    configurations: Mapping[str, Configuration],
+) -> list[tuple[str, dict[str, list[str]], dict[tuple[str, ...], str]]]:
     """Each set of crossed factors: (description, levels of each factor reference first, cell -> configuration)."""
     groups: dict[tuple[str, ...], dict[tuple[str, ...], str]] = {}
     references: dict[str, str] = {}
@@ -158,17 +162,18 @@ def designs(configurations: Mapping[str, Configuration]) -> list[tuple[str, dict
     return found
 
 
-def response_values(runs: Sequence[Mapping[str, Any]], response: str) -> list[float]:
+def response_values(runs: Sequence[Run], response: str) -> list[float]:
     if response == "tok_s":
-        return [r["client"]["decode_tokens_per_s"] for r in runs]
-    return [r["speculation"]["acceptance_rate"] for r in runs
-            if r.get("speculation") and r["speculation"].get("acceptance_rate") is not None]
+        return [r.decode_tokens_per_s for r in runs]
+    return [r.speculation.acceptance_rate for r in runs if r.speculation is not None and r.speculation.drafted]
 
 
 def restrict(levels: dict[str, list[str]], cells: Mapping[tuple[str, ...], Cell]) -> dict[str, list[str]]:
     """The levels at which the response exists in some cell (acceptance: speculative levels only)."""
-    return {f: [level for level in values if any(key[i] == level and cell.n > 0 for key, cell in cells.items())]
-            for i, (f, values) in enumerate(levels.items())}
+    return {
+        f: [level for level in values if any(key[i] == level and cell.n > 0 for key, cell in cells.items())]
+        for i, (f, values) in enumerate(levels.items())
+    }
 
 
 def estimate(design: Design) -> list[dict[str, Any]]:
@@ -201,8 +206,17 @@ def estimate(design: Design) -> list[dict[str, Any]]:
                             key[k] = level
                         cells.append(design.cells[tuple(key)])
                         weights.append(sign / len(combos))
-                rows.append(_row("interaction", f"{first} x {second}", f"{a} x {b}", f"{ref_a} x {ref_b}",
-                                 contrast(cells, weights), (math.nan, math.nan, math.nan), cells))
+                rows.append(
+                    _row(
+                        "interaction",
+                        f"{first} x {second}",
+                        f"{a} x {b}",
+                        f"{ref_a} x {ref_b}",
+                        contrast(cells, weights),
+                        (math.nan, math.nan, math.nan),
+                        cells,
+                    )
+                )
     return rows
 
 
@@ -211,12 +225,31 @@ def _key(factors: list[str], factor: str, level: str, combo: tuple[str, ...], in
     return tuple(level if k == index else next(others) for k in range(len(factors)))
 
 
-def _row(term: str, factor: str, level: str, reference: str, result: Contrast, ratio: tuple[float, float, float],
-         cells: list[Cell]) -> dict[str, Any]:
-    return {"term": term, "factor": factor, "level": level, "reference": reference, "estimate": result.estimate,
-            "ci95_low": result.ci_low, "ci95_high": result.ci_high, "p_value": result.p_value, "df": result.df,
-            "ratio": ratio[0], "ratio_ci95_low": ratio[1], "ratio_ci95_high": ratio[2],
-            "cells": len({id(c) for c in cells}), "runs": sum({id(c): c.n for c in cells}.values())}
+def _row(
+    term: str,
+    factor: str,
+    level: str,
+    reference: str,
+    result: Contrast,
+    ratio: tuple[float, float, float],
+    cells: list[Cell],
+) -> dict[str, Any]:
+    return {
+        "term": term,
+        "factor": factor,
+        "level": level,
+        "reference": reference,
+        "estimate": result.estimate,
+        "ci95_low": result.ci_low,
+        "ci95_high": result.ci_high,
+        "p_value": result.p_value,
+        "df": result.df,
+        "ratio": ratio[0],
+        "ratio_ci95_low": ratio[1],
+        "ratio_ci95_high": ratio[2],
+        "cells": len({id(c) for c in cells}),
+        "runs": sum({id(c): c.n for c in cells}.values()),
+    }
 
 
 @dataclass(frozen=True)
@@ -228,23 +261,28 @@ class Analysis:
     design: Design
 
 
-def analyses(configurations: Mapping[str, Configuration], runs: Mapping[str, Sequence[Mapping[str, Any]]]
-             ) -> tuple[list[Analysis], list[str]]:
+def analyses(
+    configurations: Mapping[str, Configuration], runs: Mapping[str, Sequence[Run]]
+) -> tuple[list[Analysis], list[str]]:
     """Every crossed design and response that can be analysed, and notes on what could not."""
     found, notes = [], []
     for described, levels, names in designs(configurations):
         expected = math.prod(len(v) for v in levels.values())
         if len(names) < expected:
-            notes.append(f"{described}: {len(names)} of {expected} level combinations configured; effects need "
-                         f"every combination (a full crossing)")
+            notes.append(
+                f"{described}: {len(names)} of {expected} level combinations configured; effects need "
+                f"every combination (a full crossing)"
+            )
             continue
         for response in RESPONSES:
             cells = {key: Cell.of(response_values(runs.get(name, []), response)) for key, name in names.items()}
             usable = {f: v for f, v in restrict(levels, cells).items() if len(v) >= 2}
             design = _collapse(levels, usable, cells) if usable else None
             if design is None:
-                notes.append(f"{described}: {response} is missing in some level combination (or no factor has "
-                             f"two levels with it); its effects are not estimated")
+                notes.append(
+                    f"{described}: {response} is missing in some level combination (or no factor has "
+                    f"two levels with it); its effects are not estimated"
+                )
                 continue
             found.append(Analysis(described, response, design))
     return found, notes
@@ -256,19 +294,24 @@ def table(found: Sequence[Analysis]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def _collapse(levels: dict[str, list[str]], usable: dict[str, list[str]],
-              cells: Mapping[tuple[str, ...], Cell]) -> Design | None:
+def _collapse(
+    levels: dict[str, list[str]], usable: dict[str, list[str]], cells: Mapping[tuple[str, ...], Cell]
+) -> Design | None:
     """The design on the usable levels; a factor left with one level is held at it (not a factor any more)."""
     factors = list(levels)
     kept = [f for f in factors if f in usable]
-    fixed = {f: [level for level in levels[f] if any(key[factors.index(f)] == level and c.n for key, c in
-                                                     cells.items())] for f in factors if f not in usable}
+    fixed = {
+        f: [level for level in levels[f] if any(key[factors.index(f)] == level and c.n for key, c in cells.items())]
+        for f in factors
+        if f not in usable
+    }
     if any(len(v) != 1 for v in fixed.values()):
         return None
     reduced: dict[tuple[str, ...], Cell] = {}
     for key, cell in cells.items():
-        if all(key[factors.index(f)] == v[0] for f, v in fixed.items()) and \
-                all(key[factors.index(f)] in usable[f] for f in kept):
+        if all(key[factors.index(f)] == v[0] for f, v in fixed.items()) and all(
+            key[factors.index(f)] in usable[f] for f in kept
+        ):
             if cell.n == 0:
                 return None
             reduced[tuple(key[factors.index(f)] for f in kept)] = cell
@@ -281,8 +324,9 @@ def marginal_means(design: Design, rows: str, lines: str) -> dict[tuple[str, str
     found = {}
     for a in design.factors[rows]:
         for b in design.factors[lines]:
-            chosen = [c for key, c in design.cells.items()
-                      if key[factors.index(rows)] == a and key[factors.index(lines)] == b]
+            chosen = [
+                c for key, c in design.cells.items() if key[factors.index(rows)] == a and key[factors.index(lines)] == b
+            ]
             if not chosen:  # rows == lines (one factor): only a == b exists
                 continue
             found[(a, b)] = contrast(chosen, [1 / len(chosen)] * len(chosen))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from specsweep.config import Configuration
@@ -41,18 +41,35 @@ class Policy:
     """What a launch needs to know of the sweep: the pass-through list and the variables it sets anywhere."""
 
     pass_through: tuple[str, ...] = ()
-    swept: dict[str, list[str]] = field(default_factory=dict)
+    swept: frozenset[str] = frozenset()
 
     def build(self, configuration: Configuration, inherited: Mapping[str, str]) -> tuple[EngineEnvironment, list[str]]:
         """The configuration's engine environment, and the warnings about inherited swept variables."""
         built = engine_environment(inherited, configuration.env, configuration.unset_env, self.pass_through)
-        swept = self.swept or swept_variables([configuration])
+        swept = self.swept or frozenset([*configuration.env, *configuration.unset_env])
         return built, launch_warnings(inherited, swept, built)
 
 
-def policy_of(config: Mapping[str, Any], configurations: Iterable[Configuration]) -> Policy:
-    return Policy(pass_through=tuple(config.get("environment", {}).get("pass_through", [])),
-                  swept=swept_variables(configurations))
+def policy_of(config: Mapping[str, Any]) -> Policy:
+    """The policy of a validated config, read from the config itself (a job need not expand every
+    configuration of the sweep to know which variables it sets)."""
+    return Policy(
+        pass_through=tuple(config.get("environment", {}).get("pass_through", [])), swept=variables_named(config)
+    )
+
+
+def variables_named(config: Mapping[str, Any]) -> frozenset[str]:
+    """Every variable the config sets or unsets anywhere: engine and entry env, grid env axes, factor levels,
+    CUDA_VISIBLE_DEVICES of an engine's gpus."""
+    names: set[str] = set()
+    for engine in config["engines"].values():
+        names |= set(engine.get("env", {})) | ({"CUDA_VISIBLE_DEVICES"} if "gpus" in engine else set())
+    for entry in config["configurations"].values():
+        names |= set(entry.get("env", {})) | set((entry.get("grid") or {}).get("env", {}))
+    for levels in config.get("factors", {}).values():
+        for level in levels.values():
+            names |= set((level or {}).get("env") or {})
+    return frozenset(names)
 
 
 def is_default(name: str) -> bool:
@@ -63,8 +80,12 @@ def _matches(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
 
-def engine_environment(inherited: Mapping[str, str], config_values: Mapping[str, str], unset: Iterable[str],
-                       pass_through: Sequence[str] = ()) -> EngineEnvironment:
+def engine_environment(
+    inherited: Mapping[str, str],
+    config_values: Mapping[str, str],
+    unset: Iterable[str],
+    pass_through: Sequence[str] = (),
+) -> EngineEnvironment:
     """The engine's environment from the caller's (``inherited``) and the configuration's variables."""
     values: dict[str, str] = {}
     origins: dict[str, str] = {}
@@ -96,26 +117,31 @@ def _shown(name: str, value: str) -> str:
 
 def inherited_warnings(inherited: Mapping[str, str], swept: Mapping[str, list[str]]) -> list[str]:
     """Before launch: one warning per inherited variable that the sweep sets or unsets somewhere."""
-    return [f"{_shown(name, inherited[name])} is set in the calling environment and this sweep sets or unsets "
-            f"{name} ({_few(swept[name])}); it does not reach the engine unless a configuration sets it "
-            f"(environment.pass_through lists what is passed on)"
-            for name in swept if name in inherited]
+    return [
+        f"{_shown(name, inherited[name])} is set in the calling environment and this sweep sets or unsets "
+        f"{name} ({_few(swept[name])}); it does not reach the engine unless a configuration sets it "
+        f"(environment.pass_through lists what is passed on)"
+        for name in swept
+        if name in inherited
+    ]
 
 
-def launch_warnings(inherited: Mapping[str, str], swept: Mapping[str, list[str]],
-                    environment: EngineEnvironment) -> list[str]:
+def launch_warnings(inherited: Mapping[str, str], swept: Iterable[str], environment: EngineEnvironment) -> list[str]:
     """For one launch: what became of each inherited variable that the sweep sets or unsets somewhere."""
     warnings = []
-    for name in swept:
+    for name in sorted(swept):
         if name not in inherited:
             continue
         origin = environment.origins.get(name)
-        fate = {CONFIG: "this configuration's own value is used",
-                PASS_THROUGH: "it is passed through (environment.pass_through), so this launch gets it",
-                DEFAULT: "it is passed on as part of the default environment",
-                None: "this launch runs without it"}[origin]
-        warnings.append(f"inherited {_shown(name, inherited[name])}, which this sweep sets or unsets in some "
-                        f"configurations: {fate}")
+        fate = {
+            CONFIG: "this configuration's own value is used",
+            PASS_THROUGH: "it is passed through (environment.pass_through), so this launch gets it",
+            DEFAULT: "it is passed on as part of the default environment",
+            None: "this launch runs without it",
+        }[origin]
+        warnings.append(
+            f"inherited {_shown(name, inherited[name])}, which this sweep sets or unsets in some configurations: {fate}"
+        )
     return warnings
 
 

@@ -51,14 +51,21 @@ def throughput(summary: pd.DataFrame, runs: pd.DataFrame) -> plt.Figure:
     low = (means - summary["tok_s_ci95_low"]).to_numpy()
     high = (summary["tok_s_ci95_high"] - means).to_numpy()
     colors = ["tab:orange" if b else "tab:blue" for b in summary["baseline"]]
-    axes.errorbar(means, range(len(order)), xerr=[np.nan_to_num(low), np.nan_to_num(high)], fmt="none",
-                  ecolor="black", capsize=4, zorder=3, label="95 % CI of the mean (Student t)")
+    axes.errorbar(
+        means,
+        range(len(order)),
+        xerr=[np.nan_to_num(low), np.nan_to_num(high)],
+        fmt="none",
+        ecolor="black",
+        capsize=4,
+        zorder=3,
+        label="95 % CI of the mean (Student t)",
+    )
     axes.scatter(means, range(len(order)), s=60, c=colors, zorder=4, marker="D", label="mean")
     baseline = summary.loc[summary["baseline"], "tok_s_mean"].iloc[0]
     axes.axvline(baseline, color="tab:orange", linestyle="--", zorder=1, label=f"baseline {baseline:.1f} tok/s")
     for i, (mean, pct) in enumerate(zip(means, summary["speedup_pct"], strict=True)):
-        axes.annotate(f"{pct:+.1f} %", (mean, i), xytext=(0, 9), textcoords="offset points", ha="center",
-                      fontsize=8)
+        axes.annotate(f"{pct:+.1f} %", (mean, i), xytext=(0, 9), textcoords="offset points", ha="center", fontsize=8)
     axes.set_yticks(range(len(order)), order)
     axes.invert_yaxis()
     axes.set_xlabel("decode throughput (tokens/s, client-measured, first token excluded)")
@@ -86,18 +93,25 @@ def acceptance(summary: pd.DataFrame) -> plt.Figure:
     spec = summary[summary["drafted"].notna() & (summary["drafted"] > 0)]
     sweeps = swept_axes(spec)
     rows = 2 if sweeps else 1
-    figure, axes = plt.subplots(rows, 2, figsize=(11, 1.5 + 0.5 * max(len(spec), 1) + 3.5 * (rows - 1)),
-                                squeeze=False)
+    figure, axes = plt.subplots(rows, 2, figsize=(11, 1.5 + 0.5 * max(len(spec), 1) + 3.5 * (rows - 1)), squeeze=False)
     rate_axes, speed_axes = axes[0]
     if spec.empty:
-        rate_axes.text(0.5, 0.5, "no configuration drafted any token", ha="center", va="center",
-                       transform=rate_axes.transAxes)
+        rate_axes.text(
+            0.5, 0.5, "no configuration drafted any token", ha="center", va="center", transform=rate_axes.transAxes
+        )
     names = list(spec["configuration"])
     rate_axes.barh(names, spec["acceptance_rate"] * 100, color="tab:green")
     for i, length in enumerate(spec["accept_length"]):
         if pd.notna(length):
-            rate_axes.annotate(f"accept len {length:.2f}", (1, i), xytext=(3, 0), textcoords="offset points",
-                               va="center", fontsize=8, color="white")
+            rate_axes.annotate(
+                f"accept len {length:.2f}",
+                (1, i),
+                xytext=(3, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=8,
+                color="white",
+            )
     rate_axes.set_xlabel("acceptance rate (% of drafted tokens accepted)")
     rate_axes.set_xlim(0, 100)
     rate_axes.set_ylabel("configuration")
@@ -115,15 +129,17 @@ def acceptance(summary: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def _against_parameter(spec: pd.DataFrame, sweeps: dict[str, str], rate_axes: plt.Axes,
-                       speed_axes: plt.Axes) -> None:
+def _against_parameter(spec: pd.DataFrame, sweeps: dict[str, str], rate_axes: plt.Axes, speed_axes: plt.Axes) -> None:
     for group, column in sweeps.items():
         rows = spec[spec["group"] == group].sort_values(column)
         label = f"{group} ({column})"
         rate_axes.plot(rows[column], rows["acceptance_rate"] * 100, marker="o", label=label)
         has_ci = "speedup_ci95_low" in rows and rows["speedup_ci95_low"].notna().any()
-        error = [rows["speedup"] - rows["speedup_ci95_low"], rows["speedup_ci95_high"] - rows["speedup"]] \
-            if has_ci else None
+        error = (
+            [rows["speedup"] - rows["speedup_ci95_low"], rows["speedup_ci95_high"] - rows["speedup"]]
+            if has_ci
+            else None
+        )
         speed_axes.errorbar(rows[column], rows["speedup"], yerr=error, marker="o", capsize=4, label=label)
     axis_names = ", ".join(sorted(set(sweeps.values())))
     rate_axes.set_xlabel(f"swept parameter: {axis_names}")
@@ -148,20 +164,35 @@ def costmodel(model: Any, note: str = "") -> plt.Figure:
         axes.text(0.5, 0.5, note.replace("# ", "").strip(), ha="center", va="center", wrap=True, fontsize=9)
         return figure
     groups = model.groups
-    figure, axes_list = plt.subplots(1, max(len(groups), 1), figsize=(4.6 * max(len(groups), 1), 4.2),
-                                     squeeze=False)
+    figure, axes_list = plt.subplots(1, max(len(groups), 1), figsize=(4.6 * max(len(groups), 1), 4.2), squeeze=False)
     table = model.table.set_index("configuration")
     for axes, group in zip(axes_list[0], groups, strict=False):
         axes.plot(group.curve_k, group.curve, color="tab:blue", label="model")
         if not np.isnan(group.curve_low).all():
-            axes.fill_between(group.curve_k, group.curve_low, group.curve_high, color="tab:blue", alpha=0.15,
-                              label="95 % band (parameter uncertainty)")
+            axes.fill_between(
+                group.curve_k,
+                group.curve_low,
+                group.curve_high,
+                color="tab:blue",
+                alpha=0.15,
+                label="95 % band (parameter uncertainty)",
+            )
         members = table[table["group"] == group.name]
-        axes.scatter(members["draft_tokens_per_cycle"], members["measured_tok_s"], color="black", zorder=3,
-                     label="measured (mean)")
+        axes.scatter(
+            members["draft_tokens_per_cycle"],
+            members["measured_tok_s"],
+            color="black",
+            zorder=3,
+            label="measured (mean)",
+        )
         for name, row in members.iterrows():
-            axes.annotate(name, (row["draft_tokens_per_cycle"], row["measured_tok_s"]), xytext=(4, 4),
-                          textcoords="offset points", fontsize=7)
+            axes.annotate(
+                name,
+                (row["draft_tokens_per_cycle"], row["measured_tok_s"]),
+                xytext=(4, 4),
+                textcoords="offset points",
+                fontsize=7,
+            )
         axes.axhline(model.baseline_tok_s, color="tab:orange", linestyle="--", label="baseline")
         axes.axvline(group.optimum_k, color="tab:green", linestyle=":", label=f"optimum {group.optimum_k:.1f}")
         axes.set_title(f"{group.name} (alpha {group.alpha:.3f})", fontsize=10)
@@ -170,8 +201,11 @@ def costmodel(model: Any, note: str = "") -> plt.Figure:
     axes_list[0][0].set_ylabel("decode tok/s")
     axes_list[0][0].legend(loc="lower right", fontsize=7)
     a, b = model.parameter("a"), model.parameter("b")
-    figure.suptitle(f"Speculation cost model (fitted from counters and wall time): verify pass = "
-                    f"{1000 * a.value:.2f} ms + {1000 * b.value:.2f} ms/token", fontsize=10)
+    figure.suptitle(
+        f"Speculation cost model (fitted from counters and wall time): verify pass = "
+        f"{1000 * a.value:.2f} ms + {1000 * b.value:.2f} ms/token",
+        fontsize=10,
+    )
     return figure
 
 
@@ -186,8 +220,15 @@ def comparison(frame: pd.DataFrame, before: str, after: str) -> plt.Figure:
     high = 100 * (rows["ratio_ci95_high"].to_numpy(dtype=float) - 1) - delta
     colors = ["tab:blue" if s else "0.6" for s in rows["significant"].fillna(False).astype(bool)]
     axes.barh(names, delta, color=colors)
-    axes.errorbar(delta, range(len(names)), xerr=[np.nan_to_num(low), np.nan_to_num(high)], fmt="none",
-                  ecolor="black", capsize=4, label="95 % CI (Fieller)")
+    axes.errorbar(
+        delta,
+        range(len(names)),
+        xerr=[np.nan_to_num(low), np.nan_to_num(high)],
+        fmt="none",
+        ecolor="black",
+        capsize=4,
+        label="95 % CI (Fieller)",
+    )
     for i, p in enumerate(rows["p_value"]):
         axes.annotate(f"p={p:.2g}", (0, i), xytext=(4, 8), textcoords="offset points", fontsize=7)
     axes.axvline(0, color="black", linewidth=0.8)
@@ -203,13 +244,17 @@ def cycle_breakdown(summary: pd.DataFrame, parser: str, parts: list[str], unit: 
     stacked per configuration, labelled with each part's share of the cycle."""
     sns.set_theme(style="whitegrid", context="notebook")
     columns = [f"{parser}_{part}_mean" for part in parts]
-    present = summary[[c for c in columns if c in summary.columns]].notna().any(axis=1) \
-        if any(c in summary.columns for c in columns) else pd.Series(False, index=summary.index)
+    present = (
+        summary[[c for c in columns if c in summary.columns]].notna().any(axis=1)
+        if any(c in summary.columns for c in columns)
+        else pd.Series(False, index=summary.index)
+    )
     rows = summary[present]
     figure, axes = plt.subplots(figsize=(9, 1.5 + 0.5 * max(len(rows), 1)))
     if rows.empty:
-        axes.text(0.5, 0.5, f"no configuration logged a {parser} line", ha="center", va="center",
-                  transform=axes.transAxes)
+        axes.text(
+            0.5, 0.5, f"no configuration logged a {parser} line", ha="center", va="center", transform=axes.transAxes
+        )
     names = list(rows["configuration"])
     left = np.zeros(len(rows))
     totals = np.nansum([rows[c].to_numpy(dtype=float) if c in rows else np.zeros(len(rows)) for c in columns], axis=0)
@@ -219,8 +264,14 @@ def cycle_breakdown(summary: pd.DataFrame, parser: str, parts: list[str], unit: 
         axes.barh(names, values, left=left, color=color, label=part)
         for i, (start, value, total) in enumerate(zip(left, values, totals, strict=True)):
             if value > 0 and total > 0:
-                axes.annotate(f"{100 * value / total:.0f} %", (start + value / 2, i), ha="center", va="center",
-                              fontsize=8, color="white")
+                axes.annotate(
+                    f"{100 * value / total:.0f} %",
+                    (start + value / 2, i),
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="white",
+                )
         left = left + values
     axes.set_xlabel(f"mean time per cycle ({unit})" if unit else "mean per cycle")
     axes.set_ylabel("configuration")
@@ -253,16 +304,21 @@ def interaction(found: list[Any]) -> plt.Figure:
         for offset, line in enumerate(levels[lines] if lines != x else [None]):
             shown = [means[(level, line if line is not None else level)] for level in levels[x]]
             shift = 0.04 * (offset - (len(levels[lines]) - 1) / 2) if lines != x else 0.0
-            axes.errorbar(positions + shift, [m.estimate for m in shown],
-                          yerr=[[m.estimate - m.ci_low for m in shown], [m.ci_high - m.estimate for m in shown]],
-                          marker="o", capsize=3, label=f"{lines}={line}" if line is not None else None)
+            axes.errorbar(
+                positions + shift,
+                [m.estimate for m in shown],
+                yerr=[[m.estimate - m.ci_low for m in shown], [m.ci_high - m.estimate for m in shown]],
+                marker="o",
+                capsize=3,
+                label=f"{lines}={line}" if line is not None else None,
+            )
         axes.set_xticks(positions, levels[x])
         axes.set_xlabel(x)
         axes.set_ylabel(f"{analysis.response} (mean, 95 % CI)")
         axes.set_title(RESPONSES[analysis.response], fontsize=9)
         if lines != x:
             axes.legend(fontsize=8)
-    for axes in list(grid.flat)[len(panels):]:
+    for axes in list(grid.flat)[len(panels) :]:
         axes.set_visible(False)
     if not panels:
         grid.flat[0].set_visible(True)

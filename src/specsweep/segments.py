@@ -31,8 +31,9 @@ class Segments:
     @classmethod
     def of(cls, entries: Sequence[Mapping[str, Any]]) -> Segments:
         ordered = sorted(entries, key=lambda e: e["start"])
-        return cls(starts=tuple(int(e["start"]) for e in ordered),
-                   phases=tuple((e["phase"], e.get("index")) for e in ordered))
+        return cls(
+            starts=tuple(int(e["start"]) for e in ordered), phases=tuple((e["phase"], e.get("index")) for e in ordered)
+        )
 
     @classmethod
     def from_launch(cls, launch: Mapping[str, Any] | None) -> Segments | None:

@@ -5,16 +5,16 @@ rule effects:
         runs=run_files,
     output:
         table=report(
-            "results/effects.csv",
+            results_tree.EFFECTS,
             caption="../report/effects.rst",
             category="Summary",
         ),
         figure=report(
-            "results/figures/interaction.png",
+            results_tree.figure("interaction", "png"),
             caption="../report/interaction.rst",
             category="Figures",
         ),
-        svg="results/figures/interaction.svg",
+        svg=results_tree.figure("interaction", "svg"),
     log:
         "logs/effects.log",
     conda:

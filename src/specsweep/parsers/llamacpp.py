@@ -17,14 +17,28 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from specsweep.parsers.formats import LogFormat
+
 TASK = re.compile(r"print_timing: id\s+(\d+) \| task (\d+) \|")
 PROMPT = re.compile(r"(?:\||^)\s*prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
 EVAL = re.compile(r"(?:\||^)\s+eval time =\s*([\d.]+) ms /\s*(\d+) tokens")  # "|" or blanks keep "prompt" out
 DRAFT = re.compile(  # b11434 "draft acceptance = ..., mean len = L"; b9093 "draft acceptance rate = ..." (no mean len)
-    r"draft acceptance(?: rate)? = ([\d.]+) \(\s*(\d+) accepted /\s*(\d+) generated\)(?:, mean len =\s*([\d.]+))?")
+    r"draft acceptance(?: rate)? = ([\d.]+) \(\s*(\d+) accepted /\s*(\d+) generated\)(?:, mean len =\s*([\d.]+))?"
+)
 
-COLUMNS = ["request", "slot", "task", "prompt_ms", "prompt_tokens", "eval_ms", "eval_tokens",
-           "draft_acceptance", "draft_accepted", "draft_generated", "draft_mean_len"]
+COLUMNS = [
+    "request",
+    "slot",
+    "task",
+    "prompt_ms",
+    "prompt_tokens",
+    "eval_ms",
+    "eval_tokens",
+    "draft_acceptance",
+    "draft_accepted",
+    "draft_generated",
+    "draft_mean_len",
+]
 
 
 @dataclass
@@ -63,11 +77,14 @@ def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = N
             by_task[key] = row
             result.rows.append(row)
         current = row
-        if not line[head.end():].strip():  # b9093's header: its timing lines follow unprefixed
+        if not line[head.end() :].strip():  # b9093's header: its timing lines follow unprefixed
             continue
         try:  # "[\d.]+" also matches "1.2.3", and int() refuses over 4300 digits: count, never raise
-            if not _read_timing(row, line, re.Pattern.search) and "total time" not in line \
-                    and "acc per pos" not in line:
+            if (
+                not _read_timing(row, line, re.Pattern.search)
+                and "total time" not in line
+                and "acc per pos" not in line
+            ):
                 result.malformed += 1
         except ValueError:
             result.malformed += 1
@@ -87,8 +104,12 @@ def _read_timing(row: dict[str, Any], line: str, find: Callable[[re.Pattern[str]
     elif m := find(EVAL, line):
         row.update(eval_ms=float(m[1]), eval_tokens=int(m[2]))
     elif m := find(DRAFT, line):  # b9093 has no "mean len"
-        row.update(draft_acceptance=float(m[1]), draft_accepted=int(m[2]), draft_generated=int(m[3]),
-                   draft_mean_len=float(m[4]) if m[4] else None)
+        row.update(
+            draft_acceptance=float(m[1]),
+            draft_accepted=int(m[2]),
+            draft_generated=int(m[3]),
+            draft_mean_len=float(m[4]) if m[4] else None,
+        )
     else:
         return False
     return True
@@ -100,3 +121,6 @@ def _continuation(row: dict[str, Any], line: str) -> bool:
         return _read_timing(row, line, re.Pattern.match)
     except ValueError:
         return False
+
+
+LOG_FORMAT = LogFormat("llamacpp", parse, COLUMNS, per_request=True)

@@ -57,34 +57,51 @@ def compile_parsers(spec: dict[str, Any] | None) -> list[UserParser]:
     for name, entry in (spec or {}).items():
         key = f"profile_parsers/{name}"
         if not NAME.match(name):
-            raise ConfigError(f"{key}: use 1-40 characters A-Z a-z 0-9 _ starting with a letter (it prefixes "
-                              f"summary.csv columns)")
+            raise ConfigError(
+                f"{key}: use 1-40 characters A-Z a-z 0-9 _ starting with a letter (it prefixes summary.csv columns)"
+            )
         try:
             regex = re.compile(entry["pattern"])
         except re.error as error:
-            raise ConfigError(f"{key}/pattern: not a valid regular expression ({error}); "
-                              f"quote it in single quotes in YAML so backslashes stay as written") from None
+            raise ConfigError(
+                f"{key}/pattern: not a valid regular expression ({error}); "
+                f"quote it in single quotes in YAML so backslashes stay as written"
+            ) from None
         groups = list(regex.groupindex)
         if not groups:
             raise ConfigError(f"{key}/pattern: has no named group; write each value as (?P<column>...)")
         for part in ("units", "breakdown", "identifiers", "keep"):
             unknown = [g for g in entry.get(part, []) if g not in groups]
             if unknown:
-                raise ConfigError(f"{key}/{part}: {', '.join(unknown)} is not a named group of the pattern "
-                                  f"(groups: {', '.join(groups)})")
+                raise ConfigError(
+                    f"{key}/{part}: {', '.join(unknown)} is not a named group of the pattern "
+                    f"(groups: {', '.join(groups)})"
+                )
         units = dict(entry.get("units", {}))
         breakdown = tuple(entry.get("breakdown", []))
         if len({units.get(g) for g in breakdown}) > 1:
-            raise ConfigError(f"{key}/breakdown: the parts of a cycle must share one unit in 'units' "
-                              f"(found {', '.join(f'{g}: {units.get(g)}' for g in breakdown)})")
+            raise ConfigError(
+                f"{key}/breakdown: the parts of a cycle must share one unit in 'units' "
+                f"(found {', '.join(f'{g}: {units.get(g)}' for g in breakdown)})"
+            )
         identifiers = tuple(entry.get("identifiers", []))
         if set(identifiers) & set(breakdown):
-            raise ConfigError(f"{key}/identifiers: {', '.join(sorted(set(identifiers) & set(breakdown)))} is also "
-                              f"in breakdown; a breakdown part is a measure, not an identifier")
-        parsers.append(UserParser(name=name, regex=regex, units=units, breakdown=breakdown,
-                                  kinds=tuple(entry.get("engines", [])), skip_first=int(entry.get("skip_first", 0)),
-                                  identifiers=identifiers,
-                                  keep={g: _value_text(v) for g, v in entry.get("keep", {}).items()}))
+            raise ConfigError(
+                f"{key}/identifiers: {', '.join(sorted(set(identifiers) & set(breakdown)))} is also in breakdown; "
+                f"a breakdown part is a measure, not an identifier"
+            )
+        parsers.append(
+            UserParser(
+                name=name,
+                regex=regex,
+                units=units,
+                breakdown=breakdown,
+                kinds=tuple(entry.get("engines", [])),
+                skip_first=int(entry.get("skip_first", 0)),
+                identifiers=identifiers,
+                keep={group: _value_text(value) for group, value in entry.get("keep", {}).items()},
+            )
+        )
     return parsers
 
 
@@ -108,8 +125,7 @@ class UserRows:
             if any(match.group(g) != value for g, value in parser.keep.items()):
                 continue  # another rank's line (keep)
             if where is None:
-                row: dict[str, Any] = {"phase": "warmup" if seen <= parser.skip_first else "run",
-                                       "source": parser.name}
+                row: dict[str, Any] = {"phase": "warmup" if seen <= parser.skip_first else "run", "source": parser.name}
             else:
                 row = {"phase": where[0], "source": parser.name, "run": where[1] if where[0] == "run" else None}
             for column, value in match.groupdict().items():
@@ -126,8 +142,12 @@ class UserRows:
             return text
 
 
-def tap(lines: Iterable[str], parsers: list[UserParser], into: UserRows,
-        where: Callable[[], tuple[str, int | None]] | None = None) -> Iterator[str]:
+def tap(
+    lines: Iterable[str],
+    parsers: list[UserParser],
+    into: UserRows,
+    where: Callable[[], tuple[str, int | None]] | None = None,
+) -> Iterator[str]:
     """Pass lines through to the engine's parser while the user parsers read them (one pass over the log);
     ``where`` says which request the current line belongs to (segments.py)."""
     for line in lines:
