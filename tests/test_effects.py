@@ -10,7 +10,7 @@ import pytest
 from run_records import run_record
 
 from specsweep.config import Configuration
-from specsweep.effects import Cell, Design, analyses, estimate, table
+from specsweep.effects import Cell, Crossing, analyses, estimate, table
 from specsweep.results import Run
 
 # 2 x 3 design: A (reference a0, level a1) x B (reference b0, levels b1, b2), true cell means with main
@@ -51,8 +51,8 @@ def true_ratio(factor: str, level: str, reference: str) -> float:
     return sum(MEANS[key(level, o)] for o in LEVELS[other]) / sum(MEANS[key(reference, o)] for o in LEVELS[other])
 
 
-def simulated(rng: np.random.Generator, runs: int = 5) -> Design:
-    return Design(
+def simulated(rng: np.random.Generator, runs: int = 5) -> Crossing:
+    return Crossing(
         factors=LEVELS, cells={key: Cell.of(list(rng.normal(MEANS[key], SPREAD[key], runs))) for key in MEANS}
     )
 

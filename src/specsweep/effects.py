@@ -132,14 +132,14 @@ def _t(df: float) -> float:
 
 
 @dataclass(frozen=True)
-class Design:
+class Crossing:
     """Factors (in order) with their levels (reference first) and the cell of each level combination."""
 
     factors: dict[str, list[str]]
     cells: dict[tuple[str, ...], Cell]
 
 
-def designs(
+def crossings(
     configurations: Mapping[str, Configuration],
 ) -> list[tuple[str, dict[str, list[str]], dict[tuple[str, ...], str]]]:
     """Each set of crossed factors: (description, levels of each factor reference first, cell -> configuration)."""
@@ -176,27 +176,27 @@ def restrict(levels: dict[str, list[str]], cells: Mapping[tuple[str, ...], Cell]
     }
 
 
-def estimate(design: Design) -> list[dict[str, Any]]:
+def estimate(crossing: Crossing) -> list[dict[str, Any]]:
     """Main effects of every factor and interactions of every pair, one row per non-reference level (pair)."""
-    factors = list(design.factors)
+    factors = list(crossing.factors)
     rows = []
     for i, factor in enumerate(factors):
-        others = [design.factors[f] for f in factors if f != factor]
-        reference = design.factors[factor][0]
-        for level in design.factors[factor][1:]:
+        others = [crossing.factors[f] for f in factors if f != factor]
+        reference = crossing.factors[factor][0]
+        for level in crossing.factors[factor][1:]:
             combos = list(itertools.product(*others))
-            at = [design.cells[_key(factors, factor, level, combo, i)] for combo in combos]
-            ref = [design.cells[_key(factors, factor, reference, combo, i)] for combo in combos]
+            at = [crossing.cells[_key(factors, factor, level, combo, i)] for combo in combos]
+            ref = [crossing.cells[_key(factors, factor, reference, combo, i)] for combo in combos]
             weight = 1 / len(combos)
             result = contrast(at + ref, [weight] * len(at) + [-weight] * len(ref))
             ratio = fieller([(weight, c) for c in at], [(weight, c) for c in ref])
             rows.append(_row("main", factor, level, reference, result, ratio, at + ref))
     for (i, first), (j, second) in itertools.combinations(enumerate(factors), 2):
         rest = [k for k in range(len(factors)) if k not in (i, j)]
-        combos = list(itertools.product(*(design.factors[factors[k]] for k in rest)))
-        ref_a, ref_b = design.factors[first][0], design.factors[second][0]
-        for a in design.factors[first][1:]:
-            for b in design.factors[second][1:]:
+        combos = list(itertools.product(*(crossing.factors[factors[k]] for k in rest)))
+        ref_a, ref_b = crossing.factors[first][0], crossing.factors[second][0]
+        for a in crossing.factors[first][1:]:
+            for b in crossing.factors[second][1:]:
                 cells, weights = [], []
                 for combo in combos:
                     for la, lb, sign in ((a, b, 1), (a, ref_b, -1), (ref_a, b, -1), (ref_a, ref_b, 1)):
@@ -204,7 +204,7 @@ def estimate(design: Design) -> list[dict[str, Any]]:
                         key[i], key[j] = la, lb
                         for k, level in zip(rest, combo, strict=True):
                             key[k] = level
-                        cells.append(design.cells[tuple(key)])
+                        cells.append(crossing.cells[tuple(key)])
                         weights.append(sign / len(combos))
                 rows.append(
                     _row(
@@ -258,7 +258,7 @@ class Analysis:
 
     factors: str
     response: str
-    design: Design
+    crossing: Crossing
 
 
 def analyses(
@@ -266,7 +266,7 @@ def analyses(
 ) -> tuple[list[Analysis], list[str]]:
     """Every crossed design and response that can be analysed, and notes on what could not."""
     found, notes = [], []
-    for described, levels, names in designs(configurations):
+    for described, levels, names in crossings(configurations):
         expected = math.prod(len(v) for v in levels.values())
         if len(names) < expected:
             notes.append(
@@ -277,26 +277,26 @@ def analyses(
         for response in RESPONSES:
             cells = {key: Cell.of(response_values(runs.get(name, []), response)) for key, name in names.items()}
             usable = {f: v for f, v in restrict(levels, cells).items() if len(v) >= 2}
-            design = _collapse(levels, usable, cells) if usable else None
-            if design is None:
+            crossing = _collapse(levels, usable, cells) if usable else None
+            if crossing is None:
                 notes.append(
                     f"{described}: {response} is missing in some level combination (or no factor has "
                     f"two levels with it); its effects are not estimated"
                 )
                 continue
-            found.append(Analysis(described, response, design))
+            found.append(Analysis(described, response, crossing))
     return found, notes
 
 
 def table(found: Sequence[Analysis]) -> pd.DataFrame:
     """results/effects.csv: one row per main effect and per two-factor interaction of each analysis."""
-    rows = [{"response": a.response, **row} for a in found for row in estimate(a.design)]
+    rows = [{"response": a.response, **row} for a in found for row in estimate(a.crossing)]
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
 def _collapse(
     levels: dict[str, list[str]], usable: dict[str, list[str]], cells: Mapping[tuple[str, ...], Cell]
-) -> Design | None:
+) -> Crossing | None:
     """The design on the usable levels; a factor left with one level is held at it (not a factor any more)."""
     factors = list(levels)
     kept = [f for f in factors if f in usable]
@@ -315,17 +315,19 @@ def _collapse(
             if cell.n == 0:
                 return None
             reduced[tuple(key[factors.index(f)] for f in kept)] = cell
-    return Design(factors={f: usable[f] for f in kept}, cells=reduced)
+    return Crossing(factors={f: usable[f] for f in kept}, cells=reduced)
 
 
-def marginal_means(design: Design, rows: str, lines: str) -> dict[tuple[str, str], Contrast]:
+def marginal_means(crossing: Crossing, rows: str, lines: str) -> dict[tuple[str, str], Contrast]:
     """Mean of ``rows`` level x ``lines`` level over the other factors, with its 95 % interval (for the figure)."""
-    factors = list(design.factors)
+    factors = list(crossing.factors)
     found = {}
-    for a in design.factors[rows]:
-        for b in design.factors[lines]:
+    for a in crossing.factors[rows]:
+        for b in crossing.factors[lines]:
             chosen = [
-                c for key, c in design.cells.items() if key[factors.index(rows)] == a and key[factors.index(lines)] == b
+                c
+                for key, c in crossing.cells.items()
+                if key[factors.index(rows)] == a and key[factors.index(lines)] == b
             ]
             if not chosen:  # rows == lines (one factor): only a == b exists
                 continue

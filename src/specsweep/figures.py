@@ -291,15 +291,15 @@ def interaction(found: list[Any]) -> plt.Figure:
 
     panels = []
     for analysis in found:
-        factors = list(analysis.design.factors)
+        factors = list(analysis.crossing.factors)
         pairs = list(itertools.combinations(factors, 2)) or [(factors[0], factors[0])]
         panels += [(analysis, x, lines) for x, lines in pairs]
     columns = max(1, min(3, len(panels)))
     rows = max(1, -(-len(panels) // columns))
     figure, grid = plt.subplots(rows, columns, figsize=(4.5 * columns, 3.6 * rows), squeeze=False)
     for axes, (analysis, x, lines) in zip(grid.flat, panels, strict=False):
-        levels = analysis.design.factors
-        means = marginal_means(analysis.design, x, lines)
+        levels = analysis.crossing.factors
+        means = marginal_means(analysis.crossing, x, lines)
         positions = np.arange(len(levels[x]))
         for offset, line in enumerate(levels[lines] if lines != x else [None]):
             shown = [means[(level, line if line is not None else level)] for level in levels[x]]
