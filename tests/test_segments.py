@@ -106,3 +106,21 @@ def test_redacting_a_secret_moves_the_recorded_offsets_with_it(tmp_path):
     assert b"sk-long-secret" not in redacted
     for entry in moved:  # each segment still starts where its first line starts
         assert redacted[entry["start"] :].startswith(text[[s["start"] for s in segments][moved.index(entry)] :][:20])
+
+
+def test_a_segment_starts_after_the_previous_requests_trailing_lines(tmp_path):
+    """Engines log from their own threads: a line written 20 ms after the response still belongs to it."""
+    import threading
+    import time
+
+    from specsweep.session import _log_size
+
+    log = tmp_path / "server.log"
+    log.write_bytes(b"request 0 streamed\n")
+    late = threading.Timer(0.02, lambda: log.open("ab").write(b"request 0 print_timing (late)\n"))
+    late.start()
+    started = time.monotonic()
+    size = _log_size(log)
+    late.join()
+    assert size == log.stat().st_size  # the late line is before the next segment's start
+    assert time.monotonic() - started < 1.5

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -395,8 +396,24 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
     )
 
 
+LOG_QUIET_S = 0.05  # the log unchanged this long: the previous request's late lines are written
+LOG_SETTLE_MAX_S = 1.0  # an engine that logs all the time (periodic stats) is not waited for longer
+
+
 def _log_size(log: Path) -> int:
-    """The server log's size now: where the lines of the next request will start."""
+    """Where the lines of the next request will start: the server log's size once it has been quiet for
+    LOG_QUIET_S (engines log from their own threads, so a request's last lines may trail its response).
+    Called between requests only, never while a run is timed."""
+    size = _size(log)
+    quiet_since = started = time.monotonic()
+    while time.monotonic() - quiet_since < LOG_QUIET_S and time.monotonic() - started < LOG_SETTLE_MAX_S:
+        time.sleep(LOG_QUIET_S / 5)
+        if (now := _size(log)) != size:
+            size, quiet_since = now, time.monotonic()
+    return size
+
+
+def _size(log: Path) -> int:
     try:
         return log.stat().st_size
     except FileNotFoundError:  # an external endpoint without a readable log

@@ -45,8 +45,10 @@ def write_profile(
 
     Rows stream to the CSV, so a multi-GB log is never held; one progress line says what was read. With
     ``workers`` > 1, a chunked format's chunks are parsed by that many processes (the same bytes out).
-    With ``segments`` (the request offsets the session recorded), user parser rows and per-request engine
-    rows get their phase and a ``run`` column from where their line is in the log, not from counting.
+    With ``segments`` (the request offsets the session recorded), user parser rows get their phase and
+    ``run`` from where their line is in the log, not from counting matches. Engine per-request rows keep
+    their phase from the request order (exactly one row per request; the parser completes them from later
+    lines) and get ``run`` from it.
     """
     log_format = log_formats()[log_format_name]
     # User regex parsers read the same single pass over the log as the engine's own parser.
@@ -56,7 +58,7 @@ def write_profile(
     size = os.path.getsize(log)
     if size >= LARGE_LOG_BYTES:  # seconds per GB: say what is going on before it starts
         print(f"{label}: parsing {size / 1e6:,.0f} MB of server log", file=progress, flush=True)
-    by_offset = segments is not None and bool(user or log_format.per_request)
+    by_offset = segments is not None and bool(user)
     with atomic_open(output, newline="") as handle:
         # A user column named like an engine column (eval_ms) shares it; `source` tells the rows apart.
         columns = list(
@@ -65,26 +67,17 @@ def write_profile(
         writer = csv.DictWriter(handle, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
         written = [0]
-        reader: OffsetLines | None = None
 
         def write(row: dict[str, Any]) -> None:
-            if reader is not None and segments is not None:
-                phase, index = segments.locate(reader.start)
-                located = {"run": index if phase == "run" else None}
-                if log_format.per_request:
-                    located["phase"] = phase
-                writer.writerow({"phase": "interval", "source": log_format_name, **row, **located})
-            else:
-                phase = (
-                    ("warmup" if row["request"] < warmup_requests else "run") if log_format.per_request else "interval"
-                )
-                writer.writerow({"phase": phase, "source": log_format_name, **row})
+            phase = ("warmup" if row["request"] < warmup_requests else "run") if log_format.per_request else "interval"
+            run = {"run": row["request"] - warmup_requests if phase == "run" else None} if by_offset else {}
+            writer.writerow({"phase": phase, "source": log_format_name, **row, **run})
             written[0] += 1
 
         if by_offset:
             assert segments is not None
             with open(log, "rb") as raw:
-                reader = offsets = OffsetLines(raw)
+                offsets = OffsetLines(raw)
 
                 def where() -> tuple[str, int | None]:
                     assert segments is not None
