@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 
+import pandas as pd
 import pytest
 
 from specsweep import config as sweep_config
@@ -116,3 +117,28 @@ def test_existing_sweeps_keep_their_identity(default_config):
     configurations = sweep_config.expand(sweep_config.validate_schema(copy.deepcopy(default_config)))
     identity = configurations["ngram-m3"].identity()
     assert not {"levels", "unset_env", "baseline_factors", "compared_with"} & set(identity)
+
+
+def test_summary_compares_each_configuration_with_its_own_baseline(default_config):
+    from run_records import runs_of
+
+    from specsweep.aggregate import summarise
+
+    configurations = sweep_config.expand(sweep(default_config))
+    rates = {
+        "spec-off-plain": 50.0,
+        "spec-off-tuned": 100.0,
+        "spec-d1-plain": 75.0,
+        "spec-d1-tuned": 120.0,
+        "spec-d2-plain": 60.0,
+        "spec-d2-tuned": 90.0,
+    }
+    runs = runs_of(
+        {name: [{"client": {"decode_tokens_per_s": rate + d}} for d in (-1, 0, 1)] for name, rate in rates.items()}
+    )
+    summary = summarise(configurations, runs, {}).set_index("configuration")
+    assert summary.loc["spec-d1-tuned", "compared_with"] == "spec-off-tuned"
+    assert summary.loc["spec-d1-tuned", "speedup"] == pytest.approx(1.2)
+    assert summary.loc["spec-d1-plain", "speedup"] == pytest.approx(1.5)
+    assert summary.loc["spec-d2-tuned", "speedup_ci95_high"] < 1  # against 100, not 50
+    assert summary.loc["spec-off-tuned", "speedup"] == 1.0 and pd.isna(summary.loc["spec-off-tuned", "compared_with"])
