@@ -68,7 +68,7 @@ def _sweep_on_disk(root, configurations, failed=()):
 def test_the_error_path_and_the_summary_job_build_the_same_columns(default_config, tmp_path):
     configurations = expand(validate_schema(default_config))
     runs, launches, profiles = _sweep_on_disk(tmp_path, configurations)
-    normal = tables.build(configurations, runs, launches, profiles, PARSERS).summary
+    normal = tables.build(aggregate.Measured(configurations, runs, launches, profiles), PARSERS).summary
     path = incomplete.write_summary(configurations, 3, tmp_path, PARSERS, io.StringIO())
     partial = pd.read_csv(path)
     assert list(partial.columns) == list(normal.columns)
@@ -80,7 +80,7 @@ def test_the_error_path_and_the_summary_job_build_the_same_columns(default_confi
 def test_a_failed_configuration_keeps_the_columns_and_says_where_to_look(default_config, tmp_path):
     configurations = expand(validate_schema(default_config))
     runs, launches, profiles = _sweep_on_disk(tmp_path, configurations, failed={"ngram-m8"})
-    normal = tables.build(configurations, runs, launches, profiles, PARSERS).summary
+    normal = tables.build(aggregate.Measured(configurations, runs, launches, profiles), PARSERS).summary
     out = io.StringIO()
     partial = pd.read_csv(incomplete.write_summary(configurations, 3, tmp_path, PARSERS, out))
     assert list(partial.columns) == list(normal.columns)

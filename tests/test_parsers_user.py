@@ -51,7 +51,7 @@ def test_rows_per_matching_line():
 
 
 def test_tap_feeds_user_parsers_while_the_engine_parser_reads():
-    # llama.cpp b11434 print_timing line (tools/server/server-context.cpp), as in tests/test_llamacpp_log.py
+    # llama.cpp b11434 print_timing line (tools/server/server-context.cpp), as in tests/test_parsers_llamacpp.py
     line = (
         "0.16.113.834 I slot print_timing: id  0 | task 8 |        eval time =   14321.77 ms /   500 tokens "
         "(   28.70 ms per token,    34.84 tokens per second)"

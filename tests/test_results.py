@@ -58,6 +58,9 @@ def test_paths_name_the_rule_patterns_and_the_files():
     assert results.launch_file("a", "/tmp/r") == "/tmp/r/a/launch.json"
     assert results.configuration_of("results/a/runs/extra/run_7.json") == "a"
     assert results.configuration_of(results.run_file("b", 3)) == "b"
+    assert results.RUN_PATH.search("x/" + results.run_file("b", 3)).groups() == ("b", "3")
+    assert results.RUN_PATH.search(str(results.extra_run_file(results.runs_dir("b"), 7))).groups() == ("b", "7")
+    assert results.LAUNCH_PATH.search(results.launch_file("b"))[1] == "b"
 
 
 def test_the_loader_reads_declared_runs_then_adaptive_extras_in_order(tmp_path):

@@ -6,7 +6,7 @@ Every column is described in ``COLUMNS`` (and docs/summary.md is checked against
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -118,25 +118,30 @@ def summarise(
     return frame[ordered]
 
 
+@dataclass(frozen=True)
+class Measured:
+    """What a sweep measured, as the tables read it: per configuration its runs, launch and log profile."""
+
+    configurations: dict[str, Configuration]
+    runs: dict[str, list[Run]]
+    launches: dict[str, Launch]
+    profiles: dict[str, pd.DataFrame]  # profile.csv of each configuration whose server log was parsed
+    # what parsing each server log warned of (a profile parser that matched no line), per configuration
+    log_warnings: dict[str, list[str]] = field(default_factory=dict)
+
+
 def summary_table(
-    configurations: dict[str, Configuration],
-    runs: dict[str, list[Run]],
-    launches: dict[str, Launch],
-    profiles: dict[str, pd.DataFrame],
-    profile_parsers: dict[str, dict[str, Any]],
-    statuses: dict[str, str] | None = None,
-    parser_warnings: dict[str, list[str]] | None = None,
+    measured: Measured, profile_parsers: dict[str, dict[str, Any]], statuses: dict[str, str] | None = None
 ) -> pd.DataFrame:
     """summary.csv: the one builder, for a finished sweep (the summary job) and an unfinished one (the
-    ``onerror`` path, which passes each configuration's ``status``), so both have the same columns.
-    ``parser_warnings``: per configuration, what parsing its server log warned of (a parser matching nothing)."""
-    frame = summarise(configurations, runs, launches)
+    ``onerror`` path, which passes each configuration's ``status``), so both have the same columns."""
+    frame = summarise(measured.configurations, measured.runs, measured.launches)
     if statuses is not None:
         frame["status"] = frame["configuration"].map(statuses)
-    if parser_warnings:
-        frame = add_warnings(frame, parser_warnings)
-    frame = fill_speculation_from_logs(frame, profiles)
-    return add_profile_columns(frame, profiles, profile_parsers)
+    if measured.log_warnings:
+        frame = add_warnings(frame, measured.log_warnings)
+    frame = fill_speculation_from_logs(frame, measured.profiles)
+    return add_profile_columns(frame, measured.profiles, profile_parsers)
 
 
 def add_warnings(frame: pd.DataFrame, extra: dict[str, list[str]]) -> pd.DataFrame:

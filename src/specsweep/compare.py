@@ -11,7 +11,6 @@ for why these).
 from __future__ import annotations
 
 import json
-import re
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -20,10 +19,8 @@ from typing import Any
 import pandas as pd
 
 from specsweep import stats
-from specsweep.results import Launch, Run
+from specsweep.results import LAUNCH_PATH, ROOT, RUN_PATH, Launch, Run
 
-RUN = re.compile(r"(?:^|/)results/([^/]+)/runs/(?:extra/)?run_(\d+)\.json$")  # adaptive extras count too
-LAUNCH = re.compile(r"(?:^|/)results/([^/]+)/launch\.json$")
 MATCHED_KEYS = ("kind", "args", "env", "draft_model")
 
 COLUMNS: dict[str, str] = {
@@ -57,23 +54,25 @@ def load(path: str | Path) -> ResultSet:
     path = Path(path)
     files: dict[str, bytes] = {}
     if path.is_dir():
-        results = path / "results" if (path / "results").is_dir() else path  # a sweep folder or its results/
-        for member in sorted(results.glob("*/launch.json")) + sorted(results.glob("*/runs/**/run_*.json")):
-            files["results/" + member.relative_to(results).as_posix()] = member.read_bytes()
+        results = path / ROOT if (path / ROOT).is_dir() else path  # a sweep folder or its results/
+        for member in results.rglob("*.json"):
+            name = f"{ROOT}/{member.relative_to(results).as_posix()}"
+            if RUN_PATH.search(name) or LAUNCH_PATH.search(name):
+                files[name] = member.read_bytes()
     elif path.is_file() and tarfile.is_tarfile(path):
         with tarfile.open(path) as archive:
             for member in archive.getmembers():
-                if member.isfile() and (RUN.search(member.name) or LAUNCH.search(member.name)):
+                if member.isfile() and (RUN_PATH.search(member.name) or LAUNCH_PATH.search(member.name)):
                     files[PurePosixPath(member.name).as_posix()] = archive.extractfile(member).read()
     else:
         raise FileNotFoundError(f"{path}: not a results folder or a sweep archive (.tar.gz)")
     runs: dict[str, list[tuple[int, float]]] = {}
     parameters: dict[str, dict[str, Any]] = {}
     for name, data in sorted(files.items()):
-        if match := RUN.search(name):
+        if match := RUN_PATH.search(name):
             record = Run.from_json(json.loads(data))
             runs.setdefault(match[1], []).append((int(match[2]), record.decode_tokens_per_s))
-        elif match := LAUNCH.search(name):
+        elif match := LAUNCH_PATH.search(name):
             configuration = Launch.from_json(json.loads(data)).configuration
             parameters[match[1]] = {k: configuration.get(k) for k in MATCHED_KEYS}
     if not runs:

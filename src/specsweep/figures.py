@@ -48,18 +48,9 @@ def throughput(summary: pd.DataFrame, runs: pd.DataFrame) -> plt.Figure:
     y = runs["configuration"].map(positions) + rng.uniform(-0.15, 0.15, len(runs))
     axes.scatter(runs["decode_tokens_per_s"], y, s=14, color="0.55", zorder=2, label="single run")
     means = summary["tok_s_mean"].to_numpy()
-    low = (means - summary["tok_s_ci95_low"]).to_numpy()
-    high = (summary["tok_s_ci95_high"] - means).to_numpy()
     colors = ["tab:orange" if b else "tab:blue" for b in summary["baseline"]]
-    axes.errorbar(
-        means,
-        range(len(order)),
-        xerr=[np.nan_to_num(low), np.nan_to_num(high)],
-        fmt="none",
-        ecolor="black",
-        capsize=4,
-        zorder=3,
-        label="95 % CI of the mean (Student t)",
+    _interval_bars(
+        axes, means, summary["tok_s_ci95_low"], summary["tok_s_ci95_high"], "95 % CI of the mean (Student t)", zorder=3
     )
     axes.scatter(means, range(len(order)), s=60, c=colors, zorder=4, marker="D", label="mean")
     baseline = summary.loc[summary["baseline"], "tok_s_mean"].iloc[0]
@@ -209,6 +200,22 @@ def costmodel(model: Any, note: str = "") -> plt.Figure:
     return figure
 
 
+def _interval_bars(axes: plt.Axes, centers: np.ndarray, low: Any, high: Any, label: str, **style: Any) -> None:
+    """Horizontal interval bars from ``low`` to ``high`` around ``centers``, one row each (none where NaN)."""
+    below = centers - np.asarray(low, dtype=float)
+    above = np.asarray(high, dtype=float) - centers
+    axes.errorbar(
+        centers,
+        range(len(centers)),
+        xerr=[np.nan_to_num(below), np.nan_to_num(above)],
+        fmt="none",
+        ecolor="black",
+        capsize=4,
+        label=label,
+        **style,
+    )
+
+
 def comparison(frame: pd.DataFrame, before: str, after: str) -> plt.Figure:
     """Per-configuration change of mean tok/s between two result sets, with 95 % Fieller CIs."""
     sns.set_theme(style="whitegrid", context="notebook")
@@ -216,19 +223,10 @@ def comparison(frame: pd.DataFrame, before: str, after: str) -> plt.Figure:
     figure, axes = plt.subplots(figsize=(8, 1.4 + 0.5 * max(len(rows), 1)))
     names = list(rows["configuration"])
     delta = rows["delta_pct"].to_numpy(dtype=float)
-    low = delta - 100 * (rows["ratio_ci95_low"].to_numpy(dtype=float) - 1)
-    high = 100 * (rows["ratio_ci95_high"].to_numpy(dtype=float) - 1) - delta
     colors = ["tab:blue" if s else "0.6" for s in rows["significant"].fillna(False).astype(bool)]
     axes.barh(names, delta, color=colors)
-    axes.errorbar(
-        delta,
-        range(len(names)),
-        xerr=[np.nan_to_num(low), np.nan_to_num(high)],
-        fmt="none",
-        ecolor="black",
-        capsize=4,
-        label="95 % CI (Fieller)",
-    )
+    percent = 100 * (rows[["ratio_ci95_low", "ratio_ci95_high"]].to_numpy(dtype=float) - 1)
+    _interval_bars(axes, delta, percent[:, 0], percent[:, 1], "95 % CI (Fieller)")
     for i, p in enumerate(rows["p_value"]):
         axes.annotate(f"p={p:.2g}", (0, i), xytext=(4, 8), textcoords="offset points", fontsize=7)
     axes.axvline(0, color="black", linewidth=0.8)

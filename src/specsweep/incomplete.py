@@ -65,7 +65,9 @@ def write_summary(
         if statuses[name] == "ok"
         and _newer(profile := Path(results.profile_file(name, root)), Path(results.server_log(name, root)))
     }
-    frame = aggregate.summary_table(configurations, records, launches, profiles, profile_parsers, statuses)
+    frame = aggregate.summary_table(
+        aggregate.Measured(configurations, records, launches, profiles), profile_parsers, statuses
+    )
     path = Path(root) / Path(results.SUMMARY).name
     aggregate.write_csv(frame, path)
     finished = sum(status == "ok" for status in statuses.values())

@@ -94,7 +94,7 @@ def summarise(smk: Any) -> None:
     """Every table: profiles from server logs, then summary, runs, drift, paper and cost model (one job)."""
     import pandas as pd
 
-    from specsweep import tables
+    from specsweep import aggregate, tables
     from specsweep.parsers.profile import write_profile
     from specsweep.segments import Segments
 
@@ -119,7 +119,9 @@ def summarise(smk: Any) -> None:
                 Segments.of(launch.log_segments) if launch and launch.log_segments else None,
             )
         profiles = {results.configuration_of_file(p): pd.read_csv(p) for p in smk.output.profiles}
-        built = tables.build(configurations, runs, launches, profiles, smk.params.profile_parsers, parser_warnings)
+        built = tables.build(
+            aggregate.Measured(configurations, runs, launches, profiles, parser_warnings), smk.params.profile_parsers
+        )
         tables.write(
             built, tables.TableFiles(**{f: smk.output[f] for f in tables.TableFiles.__dataclass_fields__}), progress
         )

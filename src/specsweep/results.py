@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -38,26 +39,45 @@ def _under(*parts: str, root: str | Path = ROOT) -> str:
     return "/".join((str(root), *parts))
 
 
+def _in_configuration(*parts: str) -> Callable[..., str]:
+    """The path function of results/<cfg>/<parts> (``root`` replaces results/, e.g. an unpacked archive)."""
+
+    def path(cfg: str, root: str | Path = ROOT) -> str:
+        return _under(cfg, *parts, root=root)
+
+    return path
+
+
+def _record_in(folder: str) -> Callable[[str], str]:
+    """The path function of results/<folder>/<name>.json."""
+
+    def path(name: str) -> str:
+        return _under(folder, f"{name}.json")
+
+    return path
+
+
 # Per configuration: results/<cfg>/...
-def configuration_dir(cfg: str, root: str | Path = ROOT) -> str:
-    return _under(cfg, root=root)
-
-
-def launch_file(cfg: str, root: str | Path = ROOT) -> str:
-    return _under(cfg, "launch.json", root=root)
-
-
-def server_log(cfg: str, root: str | Path = ROOT) -> str:
-    return _under(cfg, "server.log", root=root)
-
-
-def runs_dir(cfg: str, root: str | Path = ROOT) -> str:
-    return _under(cfg, "runs", root=root)
+launch_file = _in_configuration("launch.json")
+server_log = _in_configuration("server.log")
+runs_dir = _in_configuration("runs")
+profile_file = _in_configuration("profile.csv")
+configuration_provenance = _in_configuration("provenance.json")
+# The process group of a running server, so a rerun can stop one that an interrupted job left behind.
+stale_pgid_file = _in_configuration("server.pgid")
+# failed/<timestamp>/: partial results of a failed session (Snakemake does not delete them).
+failed_dir = _in_configuration("failed")
 
 
 def run_file(cfg: str, i: int | str, root: str | Path = ROOT) -> str:
     """A declared run (a Snakemake output): results/<cfg>/runs/run_<i>.json."""
     return _under(cfg, "runs", f"run_{i}.json", root=root)
+
+
+# A run file (declared or adaptive extra) and a launch file in any path that holds results/ (a folder, an
+# archive member): group 1 is the configuration, group 2 the run index.
+RUN_PATH = re.compile(rf"(?:^|/){ROOT}/([^/]+)/runs/(?:extra/)?run_(\d+)\.json$")
+LAUNCH_PATH = re.compile(rf"(?:^|/){ROOT}/([^/]+)/launch\.json$")
 
 
 def extra_runs_dir(declared_runs_dir: str | Path) -> Path:
@@ -69,35 +89,10 @@ def extra_run_file(declared_runs_dir: str | Path, i: int) -> Path:
     return extra_runs_dir(declared_runs_dir) / f"run_{i}.json"
 
 
-def profile_file(cfg: str, root: str | Path = ROOT) -> str:
-    return _under(cfg, "profile.csv", root=root)
-
-
-def configuration_provenance(cfg: str, root: str | Path = ROOT) -> str:
-    return _under(cfg, "provenance.json", root=root)
-
-
-def stale_pgid_file(cfg: str, root: str | Path = ROOT) -> str:
-    """The process group of a running server, so a rerun can stop one an interrupted job left."""
-    return _under(cfg, "server.pgid", root=root)
-
-
-def failed_dir(cfg: str, root: str | Path = ROOT) -> str:
-    """results/<cfg>/failed/<timestamp>/: partial results of a failed session (Snakemake keeps these)."""
-    return _under(cfg, "failed", root=root)
-
-
-def plan_file(cfg: str) -> str:
-    return _under(PLAN_DIR, f"{cfg}.json")
-
-
-# Records the jobs share.
-def engine_record_file(engine: str) -> str:
-    return _under(ENGINES_DIR, f"{engine}.json")
-
-
-def model_record_file(model: str) -> str:
-    return _under(MODELS_DIR, f"{model}.json")
+# Per name: a configuration's plan, an engine's and a model's record.
+plan_file = _record_in(PLAN_DIR)
+engine_record_file = _record_in(ENGINES_DIR)
+model_record_file = _record_in(MODELS_DIR)
 
 
 # Sweep-wide tables and reports.

@@ -270,7 +270,7 @@ def wait_until_ready(
                 f"last lines of {log_path}:\n{log_tail(log_path)}"
             )
         # Start-up only (nothing is measured yet): 50 ms wastes 25 ms a session on average where 250 ms
-        # wasted 125 ms, for a /health request that costs the server microseconds (issue 7 overhead).
+        # wasted 125 ms, for a /health request that costs the server microseconds (the pipeline's overhead).
         time.sleep(READY_POLL_S)
 
 

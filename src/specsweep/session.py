@@ -15,7 +15,7 @@ import sys
 import time
 import traceback
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -29,7 +29,6 @@ from specsweep.config import Configuration
 from specsweep.engines import adapter, provenance_packages
 from specsweep.engines.base import Engine, EngineResources, GenerationRequest
 from specsweep.engines.external import attach
-from specsweep.environment import Policy
 from specsweep.locks import measuring
 from specsweep.machine import snapshot as machine_snapshot
 from specsweep.redact import (
@@ -41,6 +40,7 @@ from specsweep.redact import (
     secret_values,
 )
 from specsweep.results import Launch, Run, extra_run_file, extra_runs_dir, with_extra_runs
+from specsweep.environment import Policy
 from specsweep.segments import RUN, TEARDOWN, WARMUP, segment
 from specsweep.server import (
     ServerError,
@@ -99,7 +99,8 @@ def measure_configuration(
     progress: TextIO = sys.stderr,
     environment: Policy | None = None,
 ) -> None:
-    """The bench job: the engine adapter given its built executable and obtained models, then ``measure``."""
+    """The bench job: the engine adapter given its built executable and obtained models, then ``measure``.
+    ``environment``: the sweep's pass-through list and swept variables (environment.policy_of)."""
     executable = engine_record.get("executable")
     if executable and not Path(executable).is_file():
         raise FileNotFoundError(
@@ -111,7 +112,7 @@ def measure_configuration(
         draft_model=model_records[configuration.draft_model]["path"] if configuration.draft_model else None,
     )
     engine = adapter(configuration.kind, settings, resources)
-    measure(
+    session = Session(
         configuration,
         engine,
         benchmark,
@@ -119,54 +120,50 @@ def measure_configuration(
         settings["host"],
         settings["port"],
         paths,
-        progress,
-        environment,
+        environment or Policy(),
     )
+    measure(session, progress)
 
 
-def measure(
-    configuration: Configuration,
-    engine: Engine,
-    benchmark: dict[str, Any],
-    prompts: list[str],
-    host: str,
-    port: int,
-    paths: SessionPaths,
-    progress: TextIO = sys.stderr,
-    environment: Policy | None = None,
-) -> None:
-    """Run the whole session for one configuration; raise with a clear message on any failure.
+@dataclass(frozen=True)
+class Session:
+    """One server session: the configuration on its engine, what each run does, and where results go."""
 
-    ``environment``: the sweep's pass-through list and swept variables (default: none passed through,
-    only this configuration's variables count as swept)."""
-    name = configuration.name
-    grace = float(benchmark["stop_grace_s"])
+    configuration: Configuration
+    engine: Engine
+    benchmark: dict[str, Any]
+    prompts: list[str]
+    host: str
+    port: int  # 0: a free one, picked at launch
+    paths: SessionPaths
+    # what the engine's environment is made of (default: nothing passed through, only this configuration's
+    # variables count as swept)
+    environment: Policy = field(default_factory=Policy)
+
+
+def measure(session: Session, progress: TextIO = sys.stderr) -> None:
+    """Run the whole session for one configuration; raise with a clear message on any failure."""
+    name, paths = session.configuration.name, session.paths
     stale = StaleGroup(paths.stale_pgid)
-    if (pgid := stale.stop_if_running(grace)) is not None:
+    if (pgid := stale.stop_if_running(float(session.benchmark["stop_grace_s"]))) is not None:
         print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
     with measuring(progress, name):
         try:
-            _session(
-                configuration, engine, benchmark, prompts, host, port, paths, stale, progress, environment or Policy()
-            )
+            _session(session, stale, progress)
         except BaseException as error:
             kept = _keep_for_post_mortem(paths, error)
             print(f"{name}: FAILED ({error}); partial results kept in {kept}", file=progress, flush=True)
             raise
 
 
-def _session(
-    configuration: Configuration,
-    engine: Engine,
-    benchmark: dict[str, Any],
-    prompts: list[str],
-    host: str,
-    port: int,
-    paths: SessionPaths,
-    stale: StaleGroup,
-    progress: TextIO,
-    environment: Policy,
-) -> None:
+def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
+    configuration, engine, benchmark, prompts = (
+        session.configuration,
+        session.engine,
+        session.benchmark,
+        session.prompts,
+    )
+    host, port, paths = session.host, session.port, session.paths
     name = configuration.name
     if engine.launches:  # an external endpoint is already listening: nothing to pick or check
         port = port or free_port(host)
@@ -177,7 +174,7 @@ def _session(
             )
     base_url = engine.base_url(host, port)
     argv = engine.command(configuration, host, port)
-    built, inherited = environment.build(configuration, os.environ)
+    built, inherited = session.environment.build(configuration, os.environ)
     env = built.values
     # An external endpoint is bound by someone else: only a server we launch can be exposed by us.
     warnings = [w for w in [exposure_warning(host, configuration.engine)] if w and engine.launches] + inherited

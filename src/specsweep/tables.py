@@ -4,7 +4,7 @@ LaTeX, written by the summary job."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -12,8 +12,6 @@ import pandas as pd
 
 from specsweep import aggregate, costmodel, drift, paper, results
 from specsweep.atomic import atomic_write
-from specsweep.config import Configuration
-from specsweep.results import Launch, Run
 
 
 @dataclass(frozen=True)
@@ -39,20 +37,12 @@ class TableFiles:
     costmodel_report: str = results.COSTMODEL_REPORT
 
 
-def build(
-    configurations: dict[str, Configuration],
-    runs: dict[str, list[Run]],
-    launches: dict[str, Launch],
-    profiles: dict[str, pd.DataFrame],
-    profile_parsers: dict[str, dict[str, Any]],
-    parser_warnings: dict[str, list[str]] | None = None,
-) -> Tables:
-    runs = {name: [] for name in configurations} | runs
+def build(measured: aggregate.Measured, profile_parsers: dict[str, dict[str, Any]]) -> Tables:
+    configurations = measured.configurations
+    runs = {name: [] for name in configurations} | measured.runs
     model, text = costmodel.fit_or_reason(configurations, runs)
     return Tables(
-        summary=aggregate.summary_table(
-            configurations, runs, launches, profiles, profile_parsers, parser_warnings=parser_warnings
-        ),
+        summary=aggregate.summary_table(replace(measured, runs=runs), profile_parsers),
         runs=aggregate.runs_table(runs),
         drift=drift.report(configurations, runs),
         costmodel=model,

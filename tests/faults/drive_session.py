@@ -14,7 +14,7 @@ from typing import Any, TextIO
 from specsweep.config import Configuration
 from specsweep.engines.base import EngineResources
 from specsweep.engines.llamacpp import LlamaCpp
-from specsweep.session import SessionPaths, measure
+from specsweep.session import Session, SessionPaths, measure
 
 PROMPTS = ["Write a short story about a lighthouse keeper.", "Explain how a bicycle works."]
 
@@ -33,7 +33,7 @@ def drive(spec: dict[str, Any], progress: TextIO) -> None:
         stale_pgid=out / "server.pgid",
         failed_root=out / "failed",
     )
-    measure(configuration, engine, spec["benchmark"], PROMPTS, spec["host"], spec["port"], paths, progress)
+    measure(Session(configuration, engine, spec["benchmark"], PROMPTS, spec["host"], spec["port"], paths), progress)
 
 
 if __name__ == "__main__":

@@ -72,13 +72,13 @@ log_line = st.one_of(
 def test_log_parser_never_raises_and_counts_what_it_cannot_read(lines):
     parsed = llamacpp_log.parse(lines)
     assert parsed.lines == len(lines)
-    assert 0 <= parsed.malformed <= parsed.timing_lines <= len(lines)
-    assert len(parsed.rows) <= parsed.timing_lines
+    assert 0 <= parsed.malformed <= parsed.matched <= len(lines)
+    assert len(parsed.rows) <= parsed.matched
 
 
 def test_log_parser_counts_a_garbled_number():
     parsed = llamacpp_log.parse(["print_timing: id 0 | task 1 | prompt eval time = 1.2.3 ms / 5 tokens"])
-    assert parsed.malformed == 1 and parsed.timing_lines == 1
+    assert parsed.malformed == 1 and parsed.matched == 1
 
 
 json_leaf = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)

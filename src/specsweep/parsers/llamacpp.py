@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
+from specsweep.parsers.fields import LogRows
 from specsweep.parsers.formats import LogFormat
 
 TASK = re.compile(r"print_timing: id\s+(\d+) \| task (\d+) \|")
@@ -41,18 +41,12 @@ COLUMNS = [
 ]
 
 
-@dataclass
-class ParsedLog:
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    lines: int = 0
-    timing_lines: int = 0
-    malformed: int = 0  # print_timing lines whose content matched none of the known formats
-
-
-def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = None) -> ParsedLog:
-    """With ``sink``, the rows go to it at the end and are not kept (the log itself still streams;
+def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:
+    """Rows per request; ``matched`` counts print_timing lines, ``malformed`` those of no known format.
+    With ``sink``, the rows go to it at the end and are not kept (the log itself still streams;
     a row is completed by later lines, and there is one per request, not per line)."""
-    result = ParsedLog()
+    result = LogRows()
+    requests: list[dict[str, Any]] = []
     by_task: dict[tuple[int, int], dict[str, Any]] = {}
     current: dict[str, Any] | None = None  # b9093: the request whose unprefixed timing lines follow
     for line in lines:
@@ -60,11 +54,11 @@ def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = N
         head = TASK.search(line)
         if head is None:
             if current is not None and _continuation(current, line):
-                result.timing_lines += 1
+                result.matched += 1
             elif current is not None and not line.lstrip().startswith(("total time", "statistics")):
                 current = None
             continue
-        result.timing_lines += 1
+        result.matched += 1
         try:
             key = (int(head[1]), int(head[2]))
         except ValueError:  # an id of more than 4300 digits
@@ -73,9 +67,9 @@ def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = N
         row = by_task.get(key)
         if row is None:
             row = dict.fromkeys(COLUMNS)
-            row.update(request=len(result.rows), slot=key[0], task=key[1])
+            row.update(request=len(requests), slot=key[0], task=key[1])
             by_task[key] = row
-            result.rows.append(row)
+            requests.append(row)
         current = row
         if not line[head.end() :].strip():  # b9093's header: its timing lines follow unprefixed
             continue
@@ -88,10 +82,8 @@ def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = N
                 result.malformed += 1
         except ValueError:
             result.malformed += 1
-    if sink is not None:
-        for row in result.rows:
-            sink(row)
-        result.rows = []
+    result.sink = sink
+    result.add_all(requests)
     return result
 
 
