@@ -180,3 +180,15 @@ def test_every_effects_column_is_documented():
     readme = (Path(__file__).resolve().parents[1] / "config" / "README.md").read_text()
     section = readme[readme.index("## Effects of crossed factors") :]
     assert [c for c in COLUMNS if f"`{c}`" not in section] == []
+
+
+def test_a_deterministic_response_gives_an_exact_estimate_not_rounding_noise():
+    exact = Crossing(
+        factors={"A": ["a0", "a1"]},
+        cells={("a0",): Cell.of([0.44285714285714284] * 5), ("a1",): Cell.of([0.06818181818181818] * 5)},
+    )
+    [row] = estimate(exact)
+    assert row["ci95_low"] == row["estimate"] == row["ci95_high"] == 0.06818181818181818 - 0.44285714285714284
+    assert row["p_value"] == 0.0 and np.isnan(row["df"])
+    same = Crossing(factors={"A": ["a0", "a1"]}, cells={("a0",): Cell.of([0.5] * 5), ("a1",): Cell.of([0.5] * 5)})
+    assert np.isnan(estimate(same)[0]["p_value"]) and estimate(same)[0]["estimate"] == 0

@@ -46,7 +46,8 @@ COLUMNS: dict[str, str] = {
     "interaction: difference of differences (0 when the effects add up); response units",
     "ci95_low": "95 % Student-t interval of the estimate (Welch-Satterthwaite df), lower bound",
     "ci95_high": "95 % Student-t interval of the estimate, upper bound",
-    "p_value": "two-sided t-test of estimate = 0 with those degrees of freedom (Welch)",
+    "p_value": "two-sided t-test of estimate = 0 with those degrees of freedom (Welch); with identical runs in "
+    "every cell (a deterministic response) the interval has zero width and p is 0, or empty for no effect",
     "df": "Welch-Satterthwaite degrees of freedom",
     "ratio": "main only: marginal mean at the level / marginal mean at the reference",
     "ratio_ci95_low": "95 % Fieller interval of the ratio (Welch-Satterthwaite df), lower bound",
@@ -69,6 +70,8 @@ class Cell:
         data = np.asarray([v for v in values if v is not None and not math.isnan(v)], dtype=float)
         if len(data) < stats.MIN_RUNS_FOR_CI:
             return cls(float(data.mean()) if len(data) else math.nan, math.nan, len(data))
+        if np.ptp(data) == 0:  # identical runs (greedy acceptance of one prompt): exactly no spread
+            return cls(float(data[0]), 0.0, len(data))
         return cls(float(data.mean()), float(data.var(ddof=1) / len(data)), len(data))
 
 
@@ -87,8 +90,10 @@ def contrast(cells: Sequence[Cell], weights: Sequence[float]) -> Contrast:
     parts = [w * w * c.var_mean for w, c in zip(weights, cells, strict=True) if w]
     used = [c for w, c in zip(weights, cells, strict=True) if w]
     variance = sum(parts)
-    if any(math.isnan(p) for p in parts) or variance <= 0:
+    if any(math.isnan(p) for p in parts):
         return Contrast(estimate, math.nan, math.nan, math.nan, math.nan)
+    if variance == 0:  # identical runs in every cell: the estimate is exact (p as stats.welch_p_value gives it)
+        return Contrast(estimate, estimate, estimate, math.nan if estimate == 0 else 0.0, math.nan)
     df = variance**2 / sum(p * p / (c.n - 1) for p, c in zip(parts, used, strict=True))
     half = _t(df) * math.sqrt(variance)
     t = estimate / math.sqrt(variance)

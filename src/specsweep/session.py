@@ -29,6 +29,7 @@ from specsweep.config import Configuration
 from specsweep.engines import adapter, provenance_packages
 from specsweep.engines.base import Engine, EngineResources, GenerationRequest
 from specsweep.engines.external import attach
+from specsweep.environment import Policy
 from specsweep.locks import measuring
 from specsweep.machine import snapshot as machine_snapshot
 from specsweep.redact import (
@@ -40,7 +41,6 @@ from specsweep.redact import (
     secret_values,
 )
 from specsweep.results import Launch, Run, extra_run_file, extra_runs_dir, with_extra_runs
-from specsweep.environment import Policy
 from specsweep.segments import RUN, TEARDOWN, WARMUP, segment
 from specsweep.server import (
     ServerError,
