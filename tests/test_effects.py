@@ -192,3 +192,18 @@ def test_a_deterministic_response_gives_an_exact_estimate_not_rounding_noise():
     assert row["p_value"] == 0.0 and np.isnan(row["df"])
     same = Crossing(factors={"A": ["a0", "a1"]}, cells={("a0",): Cell.of([0.5] * 5), ("a1",): Cell.of([0.5] * 5)})
     assert np.isnan(estimate(same)[0]["p_value"]) and estimate(same)[0]["estimate"] == 0
+
+
+def test_cells_that_cancel_give_exactly_no_effect():
+    """Identical acceptance at both levels of A, in both levels of B: exactly 0, not -2.8e-17 with p = 0."""
+    cells = {
+        ("a0", "b0"): [0.06818181818181818] * 5,
+        ("a1", "b0"): [0.06818181818181818] * 5,
+        ("a0", "b1"): [0.44285714285714284] * 5,
+        ("a1", "b1"): [0.44285714285714284] * 5,
+    }
+    crossing = Crossing(
+        factors={"A": ["a0", "a1"], "B": ["b0", "b1"]}, cells={key: Cell.of(values) for key, values in cells.items()}
+    )
+    rows = {(r["factor"], r["level"]): r for r in estimate(crossing)}
+    assert rows["A", "a1"]["estimate"] == 0.0 and np.isnan(rows["A", "a1"]["p_value"])

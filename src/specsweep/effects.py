@@ -86,7 +86,8 @@ class Contrast:
 
 def contrast(cells: Sequence[Cell], weights: Sequence[float]) -> Contrast:
     """Σ w·mean with its Student-t interval (Welch-Satterthwaite df) and two-sided p-value."""
-    estimate = sum(w * c.mean for w, c in zip(weights, cells, strict=True))
+    # fsum: cells that cancel (the same mean with weights +w and -w) cancel exactly, whatever the order
+    estimate = math.fsum(w * c.mean for w, c in zip(weights, cells, strict=True))
     parts = [w * w * c.var_mean for w, c in zip(weights, cells, strict=True) if w]
     used = [c for w, c in zip(weights, cells, strict=True) if w]
     variance = sum(parts)
