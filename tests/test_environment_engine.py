@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from workflow_runs import snakemake
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.engine
@@ -26,23 +25,11 @@ def test_an_inherited_llama_arg_does_not_reach_an_untuned_launch(tmp_path):
     config["factors"] = {"context": {"default": {}, "tuned": {"env": {"LLAMA_ARG_CTX_SIZE": 768}}}}
     config["configurations"] = {"ctx": {"factors": ["context"], "baseline": True}}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    argv = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(tmp_path),
-        "--configfile",
-        str(tmp_path / "config.yaml"),
-        "--cores",
-        "1",
+    done = snakemake(
+        tmp_path,
         "results/ctx-default/launch.json",
         "results/ctx-tuned/launch.json",
-    ]
-    done = subprocess.run(
-        argv, capture_output=True, text=True, timeout=3600, env={**os.environ, "LLAMA_ARG_CTX_SIZE": "1280"}
+        env={**os.environ, "LLAMA_ARG_CTX_SIZE": "1280"},
     )
     assert done.returncode == 0, done.stderr[-4000:]
     console = done.stdout + done.stderr

@@ -14,7 +14,7 @@ import json
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TextIO
 
 import pandas as pd
 
@@ -155,3 +155,15 @@ def describe(frame: pd.DataFrame, before: str, after: str) -> list[str]:
             f"{100 * (row.ratio_ci95_high - 1):+.1f} %], p = {row.p_value:.3g} ({verdict})"
         )
     return lines
+
+
+def write(before: str, after: str, table: str, figure: str, progress: TextIO) -> None:
+    """The compare job: comparison.csv and its figure, and the findings in words."""
+    from specsweep import figures
+    from specsweep.aggregate import write_csv
+
+    frame = compare(load(before), load(after))
+    write_csv(frame, table)
+    figures.save(figures.comparison(frame, before, after), Path(figure).with_suffix(""))
+    for line in describe(frame, before, after):
+        print(line, file=progress)

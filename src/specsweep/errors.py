@@ -1,4 +1,7 @@
-"""The error every configuration check raises (config, design, environment), in one place."""
+"""The error a user's configuration causes, shared by the modules that check one (config, names, factors,
+environment)."""
+
+from __future__ import annotations
 
 
 class ConfigError(ValueError):

@@ -9,13 +9,14 @@ GPU node, not necessarily here).
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
-import sys
 from collections.abc import Iterable
-from typing import Any, TextIO
+from typing import Any
 
+from specsweep import references
 from specsweep.config import Configuration
-from specsweep.engines import ADAPTERS, adapter, adapter_class
+from specsweep.engines import adapter, adapter_class
 from specsweep.engines.base import EngineResources
 from specsweep.models import model_path
 from specsweep.redact import REDACTED, is_secret, redact_argv, redact_env
@@ -36,7 +37,17 @@ def plan(
     server = adapter(configuration.kind, engine, resources)
     host = engine.get("host", "127.0.0.1")
     port = engine.get("port") or server.default_port
-    argv = server.command(configuration, host, port) if server.launches else []
+    # A {from_env: NAME} flag value is shown as ${NAME}; commands.sh reads it from the caller's environment.
+    shown = dataclasses.replace(
+        configuration,
+        args={k: f"${{{name}}}" if (name := references.name_of(v)) else v for k, v in configuration.args.items()},
+    )
+    argv = server.command(shown, host, port) if server.launches else []
+    from_env = {
+        len(argv) - argv[::-1].index(flag): name
+        for flag, value in configuration.args.items()
+        if (name := references.name_of(value)) and flag in argv
+    }
     return {
         "configuration": configuration.name,
         "engine": configuration.engine,
@@ -44,7 +55,11 @@ def plan(
         "model": resources.model,
         "draft_model": resources.draft_model,
         "argv": redact_argv(argv),
-        "env_set": redact_env(configuration.env),
+        "argv_from_env": {str(i): name for i, name in from_env.items()},
+        "env_set": {
+            k: configuration.env[k] if references.name_of(configuration.env[k]) else v
+            for k, v in redact_env(configuration.env).items()
+        },
         "env_unset": sorted({*configuration.unset_env, *swept} - set(configuration.env)),
         "base_url": server.base_url(host, port),
         "port": "picked at launch (engines/*/port: 0); the plan shows the engine's usual port"
@@ -60,15 +75,20 @@ def shell_line(planned: dict[str, Any]) -> str:
     """One POSIX shell line; a redacted variable is taken from the caller's environment instead, and a
     variable the launch runs without is removed from it (``env -u``) whatever the caller exported."""
     assignments = [
-        f'{name}="${{{name}}}"' if is_secret(name) or value == REDACTED else f"{name}={shlex.quote(value)}"
+        f"{name}={references.shell_word(value)}"
+        if references.name_of(value)
+        else f'{name}="${{{name}}}"'
+        if is_secret(name) or value == REDACTED
+        else f"{name}={shlex.quote(value)}"
         for name, value in planned["env_set"].items()
     ]
+    from_env = planned.get("argv_from_env", {})
+    words = [
+        f'"${{{from_env[str(i)]}}}"' if str(i) in from_env else shlex.quote(word)
+        for i, word in enumerate(planned["argv"])
+    ]
     removals = [f"-u {shlex.quote(name)}" for name in planned.get("env_unset", [])]
-    return " ".join(
-        ["env", *removals, *assignments, shlex.join(planned["argv"])]
-        if assignments or removals
-        else [shlex.join(planned["argv"])]
-    )
+    return " ".join(["env", *removals, *assignments, *words] if assignments or removals else words)
 
 
 def commands_script(plans: list[dict[str, Any]]) -> str:
@@ -90,11 +110,3 @@ def commands_script(plans: list[dict[str, Any]]) -> str:
             lines.append(f"#   external endpoint {planned['base_url']}: nothing to launch")
         lines.append("")
     return "\n".join(lines)
-
-
-def check_configurations(configurations: dict[str, Configuration], out: TextIO = sys.stderr) -> list[str]:
-    """Each engine's domain checks (raise ConfigError when impossible); warnings are printed and returned."""
-    warnings = [w for c in configurations.values() for w in ADAPTERS[c.kind].check_configuration(c)]
-    for warning in warnings:
-        print(f"specsweep warning: {warning}", file=out)
-    return warnings

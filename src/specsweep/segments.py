@@ -47,16 +47,21 @@ class Segments:
         return (STARTUP, None) if position < 0 else self.phases[position]
 
 
-class OffsetLines:
-    """A log's lines as text, knowing the byte offset where the current line starts (``start``)."""
+class LogLine(str):
+    """A line of a log as text, carrying the byte offset where it starts in the file (``start``)."""
 
-    def __init__(self, handle: BinaryIO) -> None:
-        self.handle = handle
-        self.start = 0
-        self._next = 0
+    start: int
 
-    def __iter__(self) -> Iterator[str]:
-        for raw in self.handle:
-            self.start, self._next = self._next, self._next + len(raw)
-            text = raw.decode("utf-8", errors="replace")
-            yield text[:-2] + "\n" if text.endswith("\r\n") else text  # as text mode reads it
+    def __new__(cls, text: str, start: int) -> LogLine:
+        line = super().__new__(cls, text)
+        line.start = start
+        return line
+
+
+def lines_with_offsets(handle: BinaryIO) -> Iterator[LogLine]:
+    """The lines of a log opened in binary mode, decoded as text mode reads them, each with its offset."""
+    start = 0
+    for raw in handle:
+        text = raw.decode("utf-8", errors="replace")
+        yield LogLine(text[:-2] + "\n" if text.endswith("\r\n") else text, start)
+        start += len(raw)

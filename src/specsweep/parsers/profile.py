@@ -17,9 +17,9 @@ from typing import Any, TextIO, TypeVar
 from specsweep.atomic import atomic_open
 from specsweep.parsers import chunked, log_formats
 from specsweep.parsers.chunked import CsvLines
-from specsweep.parsers.fields import LogRows
-from specsweep.parsers.user import UserRows, compile_parsers, tap
-from specsweep.segments import OffsetLines, Segments
+from specsweep.parsers.fields import LogRows, whole_lines
+from specsweep.parsers.user import UserRows, compile_parsers
+from specsweep.segments import Segments, lines_with_offsets
 
 _Result = TypeVar("_Result")
 LARGE_LOG_BYTES = 100 * 10**6  # logs this large get a line before parsing starts
@@ -53,14 +53,13 @@ def write_profile(
     log_format = log_formats()[log_format_name]
     # User regex parsers read the same single pass over the log as the engine's own parser.
     user = [p for p in compile_parsers(profile_parsers) if p.applies_to(kind)]
-    found = UserRows()
     user_columns = list(dict.fromkeys(c for p in user for c in p.columns))
     size = os.path.getsize(log)
     if size >= LARGE_LOG_BYTES:  # seconds per GB: say what is going on before it starts
         print(f"{label}: parsing {size / 1e6:,.0f} MB of server log", file=progress, flush=True)
-    by_offset = segments is not None and bool(user)
     with atomic_open(output, newline="") as handle:
         # A user column named like an engine column (eval_ms) shares it; `source` tells the rows apart.
+        by_offset = segments is not None and bool(user)
         columns = list(
             dict.fromkeys(["phase", "source", *log_format.columns, *user_columns, *(["run"] if by_offset else [])])
         )
@@ -74,39 +73,35 @@ def write_profile(
             writer.writerow({"phase": phase, "source": log_format_name, **row, **run})
             written[0] += 1
 
-        if by_offset:
-            assert segments is not None
+        # The format's own rows: its chunked reader where it has one (parsers/chunked.py).
+        def write_lines(text: str, rows: int) -> None:
+            handle.write(text)
+            written[0] += rows
+
+        # Its common lines come as CSV text, the same as writer.writerow of their rows, ~3x faster.
+        fast = None if log_format.per_request else CsvLines(write_lines, lead=f"interval,{log_format_name},")
+        workers = min(workers, math.ceil(size / chunked.CHUNK_CHARS))  # no idle processes
+        if fast is not None and log_format.chunked is not None and workers > 1 and _FORK is not None:
+            parsed, cut_bytes = LogRows(), []
+            for text, counts in _in_order(
+                functools.partial(_chunk_profile, log_format_name=log_format_name),
+                chunked.chunks(log, cut_bytes),
+                workers,
+            ):
+                handle.write(text)
+                parsed.lines, parsed.malformed = parsed.lines + counts.lines, parsed.malformed + counts.malformed
+                written[0] += counts.emitted
+            chunked.count_cut(parsed, cut_bytes, log_format.chunked)
+        else:
+            parsed = log_format.read_file(log, sink=write, csv_lines=fast)
+        # User parsers read every line in a second pass, each row written as it is found (never held).
+        found = UserRows(sink=writer.writerow, segments=segments)
+        if user and segments is not None:  # each line with its byte offset: its request by position
             with open(log, "rb") as raw:
-                offsets = OffsetLines(raw)
-
-                def where() -> tuple[str, int | None]:
-                    assert segments is not None
-                    return segments.locate(offsets.start)
-
-                parsed = log_format.parse(tap(offsets, user, found, where), sink=write)
+                found.read_log(whole_lines(lines_with_offsets(raw), []), user, str(log), progress, label)
         elif user:
             with open(log, errors="replace") as lines:
-                parsed = log_format.parse(tap(lines, user, found), sink=write)
-        else:  # no user parser needs every line: the format's chunked reader (parsers/chunked.py)
-
-            def write_lines(text: str, rows: int) -> None:
-                handle.write(text)
-                written[0] += rows
-
-            # Its common lines come as CSV text, the same as writer.writerow of their rows, ~3x faster.
-            fast = None if log_format.per_request else CsvLines(write_lines, lead=f"interval,{log_format_name},")
-            workers = min(workers, math.ceil(size / chunked.CHUNK_CHARS))  # no idle processes
-            if fast is not None and log_format.chunked is not None and workers > 1 and _FORK is not None:
-                parsed = LogRows()
-                for text, counts in _in_order(
-                    functools.partial(_chunk_profile, log_format_name=log_format_name), chunked.chunks(log), workers
-                ):
-                    handle.write(text)
-                    parsed.lines, parsed.malformed = parsed.lines + counts.lines, parsed.malformed + counts.malformed
-                    written[0] += counts.emitted
-            else:
-                parsed = log_format.read_file(log, sink=write, csv_lines=fast)
-        writer.writerows(found.rows)
+                found.read_log(whole_lines(lines, []), user, str(log), progress, label)
     print(
         f"{label}: {parsed.lines} log lines, {written[0]} {log_format_name} rows, {parsed.malformed} "
         f"unrecognised lines; user parsers: "
@@ -124,6 +119,42 @@ def unmatched_warning(parser: str) -> str:
         f"profile parser {parser} matched no line of the server log (check its pattern against the log, "
         f"or its engines list)"
     )
+
+
+def write_profiles(
+    outputs: dict[str, str],
+    log_formats: dict[str, dict[str, str]],
+    profile_parsers: dict[str, Any],
+    warmup_requests: int,
+    progress: TextIO,
+    workers: int = 1,
+    segments: dict[str, Segments | None] | None = None,
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """Each server log (``outputs``: log -> its profile.csv) parsed; the profiles by configuration, and what
+    parsing each warned of. ``log_formats`` gives each configuration's engine ``kind`` and log ``format``,
+    ``segments`` where its session's requests start in its log (none for logs measured before)."""
+    import pandas as pd
+
+    from specsweep.results import configuration_of_file
+
+    profiles, warnings = {}, {}
+    for log, output in outputs.items():
+        name = configuration_of_file(log)
+        found = log_formats[name]
+        warnings[name] = write_profile(
+            log,
+            output,
+            found["kind"],
+            found["format"],
+            profile_parsers,
+            warmup_requests,
+            progress,
+            name,
+            workers,
+            (segments or {}).get(name),
+        )
+        profiles[name] = pd.read_csv(output)
+    return profiles, warnings
 
 
 def _chunk_profile(text: bytes, log_format_name: str) -> tuple[str, LogRows]:
