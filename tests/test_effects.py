@@ -98,7 +98,7 @@ def configuration(threads: str, speculation: str) -> Configuration:
         args={},
         env={},
         levels={"threads": threads, "speculation": speculation},
-        baseline_factors=("speculation",) if speculation == "off" else (),
+        baseline_factors=["speculation"] if speculation == "off" else [],
     )
 
 

@@ -27,8 +27,10 @@ CALLER = {
 }
 
 
-def configuration(name: str, env: dict[str, str], unset: tuple[str, ...] = ()) -> Configuration:
-    return Configuration(name=name, engine="e", kind="llamacpp", baseline=False, args={}, env=env, unset_env=unset)
+def configuration(name: str, env: dict[str, str], unset: list[str] | None = None) -> Configuration:
+    return Configuration(
+        name=name, engine="e", kind="llamacpp", baseline=False, args={}, env=env, unset_env=unset or []
+    )
 
 
 def test_only_defaults_pass_through_and_config_reach_the_engine():
@@ -63,7 +65,7 @@ def test_config_wins_and_null_removes_whatever_the_origin():
 
 def test_inherited_swept_variables_are_warned_about_once_each_with_secrets_hidden():
     swept = swept_variables(
-        [configuration("tuned", {"NCCL_PROTO": "LL", "HF_TOKEN": "x"}), configuration("plain", {}, ("NCCL_PROTO",))]
+        [configuration("tuned", {"NCCL_PROTO": "LL", "HF_TOKEN": "x"}), configuration("plain", {}, ["NCCL_PROTO"])]
     )
     assert swept == {"HF_TOKEN": ["tuned"], "NCCL_PROTO": ["tuned", "plain"]}
     warnings = inherited_warnings(CALLER, swept)

@@ -40,15 +40,15 @@ def test_levels_move_together_and_cross(default_config):
     ]
     tuned = configurations["s-d2-tuned"]
     assert (tuned.args["--steps"], tuned.args["--tokens"], tuned.args["--spec"]) == (2, 3, "on")
-    assert tuned.env["TUNE_A"] == "x" and tuned.env["TUNE_B"] == "7" and tuned.unset_env == ()
+    assert tuned.env["TUNE_A"] == "x" and tuned.env["TUNE_B"] == "7" and tuned.unset_env == []
     assert tuned.levels == {"depth": "d2", "tuning": "tuned"} and not tuned.baseline
 
 
 def test_null_unsets_a_flag_and_a_variable(default_config):
     plain_off = sweep_config.expand(sweep(default_config))["spec-off-plain"]
     assert plain_off.args["--spec"] is None  # not passed (render_flags leaves None out)
-    assert "TUNE_A" not in plain_off.env and plain_off.unset_env == ("TUNE_A", "TUNE_B")
-    assert plain_off.baseline and plain_off.baseline_factors == ("depth",)
+    assert "TUNE_A" not in plain_off.env and plain_off.unset_env == ["TUNE_A", "TUNE_B"]
+    assert plain_off.baseline and plain_off.baseline_factors == ["depth"]
 
 
 def test_each_configuration_gets_the_baseline_sharing_its_other_levels(default_config):

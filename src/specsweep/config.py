@@ -26,6 +26,12 @@ from specsweep.redact import fingerprint, is_secret, redact_mapping
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 
 
+# Free text that changes neither the launch nor the measurement: editing it reruns nothing.
+NOT_IDENTITY = frozenset({"description"})
+# An error message quotes at most this much of the offending value (never a whole expanded document).
+MAX_QUOTED = 300
+
+
 @dataclass(frozen=True)
 class Configuration:
     """One server configuration after grid expansion and merging with its engine's defaults."""
@@ -43,11 +49,12 @@ class Configuration:
     draft_model: str | None = None
     description: str = ""
     # Variables set to null: removed from the engine's environment even when inherited or passed through.
-    unset_env: tuple[str, ...] = ()
+    # Lists, not tuples, here and below: a configuration is compared with its JSON form in launch.json.
+    unset_env: list[str] = field(default_factory=list)
     # The level of each factor crossed into this configuration (factors.py), in the entry's order.
     levels: dict[str, str] = field(default_factory=dict)
     # The factors whose level (marked baseline: true) makes this configuration a baseline.
-    baseline_factors: tuple[str, ...] = ()
+    baseline_factors: list[str] = field(default_factory=list)
     # The baseline this configuration is compared with, when its entry names one (see factors.baseline_of).
     compared_with: str | None = None
 
@@ -64,7 +71,9 @@ class Configuration:
             for f in fields(self)
             if f.default is not MISSING or f.default_factory is not MISSING
         }
-        values = {k: v for k, v in asdict(self).items() if k not in defaults or v != defaults[k]}
+        values = {
+            k: v for k, v in asdict(self).items() if k not in NOT_IDENTITY and (k not in defaults or v != defaults[k])
+        }
         return redact_mapping(values, replace=fingerprint)
 
 
@@ -81,8 +90,9 @@ def validate_schema(raw: dict[str, Any]) -> dict[str, Any]:
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(raw))
     if error is not None:
         path = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        message = error.message if len(error.message) <= MAX_QUOTED else f"{error.message[:MAX_QUOTED]}... (cut)"
         raise ConfigError(
-            f"invalid configuration at '{path}': {error.message}. See config/README.md for the allowed keys and values."
+            f"invalid configuration at '{path}': {message}. See config/README.md for the allowed keys and values."
         )
     config = copy.deepcopy(raw)
     validate(config, str(SCHEMA), set_default=True)
@@ -166,9 +176,9 @@ def expand_entry(config: dict[str, Any], entry_name: str) -> dict[str, Configura
             group=entry_name,
             draft_model=entry.get("draft_model"),
             description=entry.get("description", ""),
-            unset_env=tuple(k for k, v in env.items() if v is None),
+            unset_env=[k for k, v in env.items() if v is None],
             levels=point.levels,
-            baseline_factors=point.baseline_factors,
+            baseline_factors=list(point.baseline_factors),
             compared_with=entry.get("compared_with"),
         )
     return expanded

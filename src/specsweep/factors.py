@@ -134,7 +134,7 @@ class Comparable(Protocol):
     name: str
     baseline: bool
     levels: dict[str, str]
-    baseline_factors: tuple[str, ...]
+    baseline_factors: Sequence[str]
     compared_with: str | None
 
 
