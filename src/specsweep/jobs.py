@@ -64,6 +64,7 @@ def obtain_model(smk: Any) -> None:
 
 
 def bench_configuration(smk: Any) -> None:
+    from specsweep.environment import policy_of
     from specsweep.job_guard import die_with_snakemake
     from specsweep.session import SessionPaths, measure_configuration
 
@@ -81,6 +82,7 @@ def bench_configuration(smk: Any) -> None:
             Path(smk.input.prompts),
             SessionPaths.of(configuration.name, len(smk.output.runs)),
             progress,
+            policy_of(smk.config),
         )
 
 
@@ -88,6 +90,7 @@ def summarise(smk: Any) -> None:
     """Every table: profiles from server logs, then summary, runs, drift, paper and cost model (one job)."""
     from specsweep import aggregate, tables
     from specsweep.parsers.profile import write_profiles
+    from specsweep.segments import Segments
 
     configurations = configurations_for(smk.config, smk.params.configurations.values())
     try:
@@ -99,15 +102,19 @@ def summarise(smk: Any) -> None:
             f"rerun the same command to measure its configuration again"
         ) from None
     with progress_to(smk.log[0]) as progress:
-        profiles = write_profiles(
+        profiles, parse_warnings = write_profiles(
             dict(zip(smk.input.server_logs, smk.output.profiles, strict=True)),
             smk.params.log_formats,
             smk.params.profile_parsers,
             smk.params.warmup_requests,
             progress,
             smk.threads,
+            {
+                name: Segments.of(launch.log_segments) if launch.log_segments else None
+                for name, launch in launches.items()
+            },
         )
-        measured = aggregate.Measured(configurations, runs, launches, profiles)
+        measured = aggregate.Measured(configurations, runs, launches, profiles, parse_warnings)
         files = tables.TableFiles(**{f: smk.output[f] for f in tables.TableFiles.__dataclass_fields__})
         tables.write(tables.build(measured, smk.params.profile_parsers), files, progress)
 
@@ -190,10 +197,13 @@ def check_rebuild(smk: Any) -> None:
 
 def plan_configuration(smk: Any) -> None:
     import specsweep.launchplan as launchplan
+    from specsweep.environment import variables_named
 
     configuration = configuration_for(smk.config, smk.params.configuration)
     with progress_to(smk.log[0]) as progress:
-        planned = launchplan.plan(configuration, smk.config["engines"][configuration.engine], smk.params.models)
+        planned = launchplan.plan(
+            configuration, smk.config["engines"][configuration.engine], smk.params.models, variables_named(smk.config)
+        )
         write_json(Path(smk.output[0]), planned)
         print(
             f"{configuration.name}: {launchplan.shell_line(planned) if planned['launches'] else 'external'}",
@@ -217,3 +227,19 @@ def plot_breakdown(smk: Any) -> None:
 
     with progress_to(smk.log[0]) as progress:
         figures.save_breakdown(pd.read_csv(smk.input.summary), smk.params.profile_parsers, smk.output.png, progress)
+
+
+def write_effects(smk: Any) -> None:
+    """results/effects.csv and the interaction figure of every crossed design (config factors)."""
+    from specsweep import aggregate, effects, figures
+
+    configurations = configurations_for(smk.config, smk.params.configurations.values())
+    runs = {name: [] for name in configurations} | results.load_runs(smk.input.runs)
+    with progress_to(smk.log[0]) as progress:
+        found, notes = effects.analyses(configurations, runs)
+        frame = effects.table(found)
+        aggregate.write_csv(frame, smk.output.table)
+        figures.save(figures.interaction(found), Path(smk.output.figure).with_suffix(""))
+        print(frame.to_string(index=False), file=progress)
+        for note in notes:
+            print(f"effects: {note}", file=progress)

@@ -103,6 +103,7 @@ model_record_file = _record_in(MODELS_DIR)
 SUMMARY = _under("summary.csv")
 RUNS_TABLE = _under("runs.csv")
 DRIFT = _under("drift.csv")
+EFFECTS = _under("effects.csv")  # crossed factors only (effects.py)
 COSTMODEL = _under("costmodel.csv")
 COSTMODEL_PARAMETERS = _under("costmodel_parameters.csv")
 COSTMODEL_REPORT = _under("costmodel.md")
@@ -246,7 +247,7 @@ def load_runs(declared: Iterable[str | Path]) -> dict[str, list[Run]]:
 
 
 # Written into launch.json only once known (absent, not null, before that).
-_LATER = ("ready_s", "engine", "repetitions", "stopped_at", "gpu_memory")
+_LATER = ("env_origin", "log_segments", "ready_s", "engine", "repetitions", "stopped_at", "gpu_memory")
 
 
 @dataclass
@@ -261,6 +262,11 @@ class Launch:
     env_set: dict[str, str]  # what the configuration sets (redacted)
     env: dict[str, str]  # the server's whole environment (redacted)
     launched_at: str
+    env_unset: list[str] = field(default_factory=list)  # what the configuration removes (null)
+    # where each variable of env came from: config, pass-through, default (environment.py); None: older record
+    env_origin: dict[str, str] | None = None
+    # where in server.log each warmup request, run and the teardown start (segments.py); None: older record
+    log_segments: list[dict[str, Any]] | None = None
     pid: int | None = None
     status: str = "launching"
     warnings: list[str] = field(default_factory=list)
@@ -287,6 +293,7 @@ class Launch:
             "port": self.port,
             "host": self.host,
             "env_set": self.env_set,
+            "env_unset": self.env_unset,
             "env": self.env,
             "pid": self.pid,
             "launched_at": self.launched_at,

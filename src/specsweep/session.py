@@ -12,9 +12,10 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import traceback
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -28,6 +29,7 @@ from specsweep.config import Configuration
 from specsweep.engines import adapter, provenance_packages
 from specsweep.engines.base import Engine, EngineResources, GenerationRequest, render_flags
 from specsweep.engines.external import attach
+from specsweep.environment import Policy
 from specsweep.inputs import not_a_text_file
 from specsweep.locks import measuring
 from specsweep.machine import snapshot as machine_snapshot
@@ -43,6 +45,7 @@ from specsweep.redact import (
     without_secrets,
 )
 from specsweep.results import Launch, Run, extra_run_file, extra_runs_dir, with_extra_runs
+from specsweep.segments import RUN, TEARDOWN, WARMUP, segment
 from specsweep.server import (
     ServerError,
     StaleGroup,
@@ -100,8 +103,10 @@ def measure_configuration(
     prompts: Path,
     paths: SessionPaths,
     progress: TextIO = sys.stderr,
+    environment: Policy | None = None,
 ) -> None:
-    """The bench job: the engine adapter given its built executable and obtained models, then ``measure``."""
+    """The bench job: the engine adapter given its built executable and obtained models, then ``measure``.
+    ``environment``: the sweep's pass-through list and swept variables (environment.policy_of)."""
     executable = engine_record.get("executable")
     if executable and not Path(executable).is_file():
         raise FileNotFoundError(
@@ -114,7 +119,14 @@ def measure_configuration(
     )
     engine = adapter(configuration.kind, settings, resources)
     session = Session(
-        configuration, engine, benchmark, read_prompts(prompts), settings["host"], settings["port"], paths
+        configuration,
+        engine,
+        benchmark,
+        read_prompts(prompts),
+        settings["host"],
+        settings["port"],
+        paths,
+        environment or Policy(),
     )
     measure(session, progress)
 
@@ -130,6 +142,9 @@ class Session:
     host: str
     port: int  # 0: a free one, picked at launch
     paths: SessionPaths
+    # what the engine's environment is made of (default: nothing passed through, only this configuration's
+    # variables count as swept)
+    environment: Policy = field(default_factory=Policy)
 
 
 def measure(session: Session, progress: TextIO = sys.stderr) -> None:
@@ -188,9 +203,13 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
     launched = references.resolve(configuration)
     hidden = [*references.values_of(configuration), engine.api_key() or ""]
     argv = engine.command(launched, host, port)
-    env = {**os.environ, **launched.env, **engine.launch_env()}
+    # the engine's clean environment (environment.py), with what the adapter itself sets (an API key)
+    built, inherited = session.environment.build(
+        replace(launched, env={**launched.env, **engine.launch_env()}), os.environ
+    )
+    env = built.values
     # An external endpoint is bound by someone else: only a server we launch can be exposed by us.
-    warnings = [w for w in [exposure_warning(host, configuration.engine)] if w and engine.launches]
+    warnings = [w for w in [exposure_warning(host, configuration.engine)] if w and engine.launches] + inherited
     for warning in warnings:
         print(f"{name}: WARNING: {warning}", file=progress, flush=True)
     launch = Launch(
@@ -200,7 +219,9 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
         port=port,
         host=host,
         env_set=redact_env(configuration.env),
+        env_unset=list(configuration.unset_env),
         env=_hide(redact_env(env), hidden),
+        env_origin=built.origins,
         launched_at=now_iso(),
         warnings=warnings,
         machine=machine_snapshot(
@@ -242,7 +263,9 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
                 file=progress,
                 flush=True,
             )
+            segments = launch.log_segments = []  # where each request starts in server.log (segments.py)
             for w in range(benchmark["warmup_requests"]):
+                segments.append(segment(WARMUP, w, _log_size(paths.log)))
                 with _server_death_named(process, f"warmup request {w + 1}", paths.log):
                     _generate(engine, base_url, prompts[w % len(prompts)], benchmark["warmup_max_tokens"], benchmark)
             if memory is not None:
@@ -252,6 +275,7 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
             while (run_path := _next_run_path(paths, len(rates), rates, benchmark, launch)) is not None:
                 index = len(rates)
                 label = f"run {index + 1}/{declared}" if index < declared else f"run {index + 1} (adaptive)"
+                segments.append(segment(RUN, index, _log_size(paths.log)))
                 with _server_death_named(process, f"{label} ({index} completed)", paths.log):
                     record = _measured_run(engine, base_url, prompts, index, benchmark)
                 tolerance = float(benchmark.get("rate_tolerance_pct", DEFAULT_TOLERANCE_PCT))
@@ -280,6 +304,7 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
                     print(f"{name}: WARNING: {launch.warnings[-1]}", file=progress, flush=True)
                 if process.poll() is not None:
                     raise ServerError(f"the server exited with status {process.returncode} during the runs")
+            segments.append(segment(TEARDOWN, None, _log_size(paths.log)))
             print(f"{name}: {launch.repetitions['stopped_because']}", file=progress, flush=True)
             launch.status = "completed"
     finally:
@@ -288,8 +313,9 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
             launch.status = "failed"
         unreleased = _check_gpu_release(memory, benchmark, launch)
         try:
+            # the log first: redaction moves the recorded segment starts, which launch.json then holds
+            _redact_log(paths.log, secret_values(env) + secret_arg_values(argv) + hidden, launch.log_segments or [])
             write_json(paths.launch, launch.to_json())
-            _redact_log(paths.log, secret_values(env) + secret_arg_values(argv) + hidden)
         except OSError as problem:  # e.g. a full disk: while a failure propagates, it must stay the error raised
             if launch.completed:
                 raise
@@ -437,9 +463,40 @@ def _hide(written: Any, values: list[str]) -> Any:
     return [REDACTED if v in secret else v for v in written]
 
 
-def _redact_log(log: Path, secrets: list[str]) -> None:
+LOG_QUIET_S = 0.05  # the log unchanged this long: the previous request's late lines are written
+LOG_SETTLE_MAX_S = 1.0  # an engine that logs all the time (periodic stats) is not waited for longer
+
+
+def _log_size(log: Path) -> int:
+    """Where the lines of the next request will start: the server log's size once it has been quiet for
+    LOG_QUIET_S (engines log from their own threads, so a request's last lines may trail its response).
+    Called between requests only, never while a run is timed."""
+    size = _size(log)
+    quiet_since = started = time.monotonic()
+    while time.monotonic() - quiet_since < LOG_QUIET_S and time.monotonic() - started < LOG_SETTLE_MAX_S:
+        time.sleep(LOG_QUIET_S / 5)
+        if (now := _size(log)) != size:
+            size, quiet_since = now, time.monotonic()
+    return size
+
+
+def _size(log: Path) -> int:
+    try:
+        return log.stat().st_size
+    except FileNotFoundError:  # an external endpoint without a readable log
+        return 0
+
+
+def _redact_log(log: Path, secrets: list[str], segments: list[dict[str, Any]]) -> None:
+    """Replace secret values in the log (as bytes: nothing else changes), and move the recorded segment
+    starts by what the replacements before them added or removed."""
     if secrets and log.exists():
-        atomic_write(log, redact_values(log.read_text(errors="replace"), secrets))
+        raw = log.read_bytes()
+        redacted = redact_values(raw, secrets)
+        if redacted != raw:
+            for entry in segments:
+                entry["start"] = len(redact_values(raw[: entry["start"]], secrets))
+            atomic_write(log, redacted)
 
 
 def _keep_for_post_mortem(paths: SessionPaths, error: BaseException, reserve: ErrorReserve) -> Path:

@@ -1,4 +1,5 @@
 import copy
+import os
 import re
 import sys
 from pathlib import Path
@@ -8,6 +9,7 @@ from snakemake.exceptions import WorkflowError
 # The library (src/specsweep) is installed into the venv by `make venv`.
 from specsweep import config as sweep_config
 from specsweep import design as sweep_design
+from specsweep import environment as sweep_environment
 from specsweep import names as sweep_names
 from specsweep import provenance as sweep_provenance
 from specsweep import results as results_tree
@@ -38,6 +40,11 @@ try:
     # Engine settings, files, then engine domain checks (e.g. SGLang EAGLE tree sizes): warnings, errors
     # when impossible.
     preflight.check(config, CONFIGURATIONS)
+    # Before anything starts: inherited variables that the sweep sets or unsets somewhere.
+    for warning in sweep_environment.inherited_warnings(
+        os.environ, sweep_environment.swept_variables(CONFIGURATIONS.values())
+    ):
+        print(f"specsweep warning: {warning}", file=sys.stderr)
 except sweep_config.ConfigError as error:
     raise WorkflowError(f"configuration error: {error}") from None
 
@@ -80,7 +87,15 @@ def final_outputs():
         results_tree.PROVENANCE,
         *PAPER,
         *breakdown_figures(),
+        *effects_outputs(),
     ]
+
+
+def effects_outputs():
+    """The effects table and interaction figure, when configurations are crossed from factors."""
+    if any(c.levels for c in CONFIGURATIONS.values()):
+        return [results_tree.EFFECTS, results_tree.figure("interaction")]
+    return []
 
 
 def breakdown_figures():
