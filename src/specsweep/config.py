@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from specsweep.redact import fingerprint, is_secret, redact_mapping
+from specsweep.workload import WorkloadError, read_workload
 
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -156,6 +157,10 @@ def check_files(config: dict[str, Any]) -> None:
     if not prompts.is_file():
         raise ConfigError(f"benchmark/prompts: {prompts} does not exist (relative paths are relative to the "
                           f"working directory); point it at a text file with one prompt per line")
+    try:
+        read_workload(prompts)  # a malformed dataset fails here, before anything is built or launched
+    except WorkloadError as error:
+        raise ConfigError(f"benchmark/prompts: {error}") from None
     local = local_models(config)
     for name, model in config.get("models", {}).items():
         # SGLang/vLLM models live on the GPU node (or are hub ids): planning elsewhere must work.

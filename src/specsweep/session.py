@@ -15,7 +15,7 @@ import subprocess
 import sys
 import traceback
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -23,10 +23,12 @@ from specsweep import gpu
 from specsweep.adaptive import extra_runs_dir, next_step, with_extra_runs
 from specsweep.atomic import atomic_write, write_json
 from specsweep.cache import measuring, sha256_bytes
-from specsweep.client import stream_post, timings_from_arrivals
+from specsweep.client import StreamedResponse, stream_post, timings_from_arrivals
 from specsweep.config import Configuration
 from specsweep.engines.base import Engine, GenerationRequest
 from specsweep.engines.external import attach
+from specsweep.latency import encode_arrivals
+from specsweep.load import LoadLevel, levels_of, run_window, window_seed
 from specsweep.provenance import machine as machine_snapshot
 from specsweep.redact import (
     redact_argv,
@@ -48,6 +50,8 @@ from specsweep.server import (
     port_in_use,
     wait_until_ready,
 )
+from specsweep.speculation import count as count_or_none
+from specsweep.workload import Prompt
 
 
 class RunError(RuntimeError):
@@ -61,21 +65,15 @@ class SessionPaths:
     runs: list[Path]
     stale_pgid: Path
     failed_root: Path
+    # results/<cfg>/load/<level>/window_<i>.json by level label (empty without benchmark.load)
+    windows: dict[str, list[Path]] = field(default_factory=dict)
 
 
 def now_iso() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def read_prompts(path: Path) -> list[str]:
-    prompts = [line.strip() for line in path.read_text().splitlines()]
-    prompts = [p for p in prompts if p and not p.startswith("#")]
-    if not prompts:
-        raise ValueError(f"{path}: no prompts (one per line; blank lines and # comments are ignored)")
-    return prompts
-
-
-def measure(configuration: Configuration, engine: Engine, benchmark: dict[str, Any], prompts: list[str],
+def measure(configuration: Configuration, engine: Engine, benchmark: dict[str, Any], prompts: list[Prompt],
             host: str, port: int, paths: SessionPaths, progress: TextIO = sys.stderr) -> None:
     """Run the whole session for one configuration; raise with a clear message on any failure."""
     name = configuration.name
@@ -92,7 +90,7 @@ def measure(configuration: Configuration, engine: Engine, benchmark: dict[str, A
             raise
 
 
-def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, Any], prompts: list[str],
+def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, Any], prompts: list[Prompt],
              host: str, port: int, paths: SessionPaths, stale: StaleGroup, progress: TextIO) -> None:
     name = configuration.name
     if engine.launches:  # an external endpoint is already listening: nothing to pick or check
@@ -134,11 +132,14 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
             write_json(paths.launch, launch)
             if launch["engine"].get("warning"):
                 print(f"{name}: WARNING: {launch['engine']['warning']}", file=progress, flush=True)
+            if benchmark.get("chat_template"):  # rendered by this server, so it is the served model's template
+                prompts = [replace(p, text=engine.apply_chat_template(base_url, p.text)) for p in prompts]
+                launch["chat_template"] = {"first_prompt": prompts[0].text}
             print(f"{name}: ready after {ready_s:.1f} s; {benchmark['warmup_requests']} warmup request(s)",
                   file=progress, flush=True)
             for w in range(benchmark["warmup_requests"]):
                 with _server_death_named(process, f"warmup request {w + 1}", paths.log):
-                    _generate(engine, base_url, prompts[w % len(prompts)], benchmark["warmup_max_tokens"],
+                    _generate(engine, base_url, prompts[w % len(prompts)].text, benchmark["warmup_max_tokens"],
                               benchmark)
             if memory is not None:
                 memory.read("while_serving")
@@ -157,6 +158,7 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
                 if process.poll() is not None:
                     raise ServerError(f"the server exited with status {process.returncode} during the runs")
             print(f"{name}: {launch['repetitions']['stopped_because']}", file=progress, flush=True)
+            _measure_load(engine, base_url, prompts, benchmark, paths, launch, process, progress, name)
             launch["status"] = "completed"
     finally:
         launch["stopped_at"] = now_iso()
@@ -237,36 +239,113 @@ def _generate(engine: Engine, base_url: str, prompt: str, max_tokens: int, bench
     return stream_post(base_url, path, payload, float(benchmark["request_timeout_s"]))
 
 
-def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
+def _measured_run(engine: Engine, base_url: str, prompts: list[Prompt], index: int,
                   benchmark: dict[str, Any]) -> dict[str, Any]:
-    max_tokens = benchmark["max_tokens"]
+    prompt = prompts[index % len(prompts)]
+    max_tokens = prompt.tokens_wanted(benchmark["max_tokens"])
     engine.flush_cache(base_url)
     before = engine.scrape_counters(base_url)
     started_at = now_iso()
-    response = _generate(engine, base_url, prompts[index % len(prompts)], max_tokens, benchmark)
+    response = _generate(engine, base_url, prompt.text, max_tokens, benchmark)
     after = engine.scrape_counters(base_url)
     delta = {k: after[k] - before.get(k, 0.0) for k in after}
-    fields = engine.engine_fields(response.events)
-    tokens = engine.tokens_generated(fields)
-    per_event = engine.tokens_per_event(response.events)
+    fields, tokens, per_event = _checked_response(engine, response, max_tokens, f"run {index}")
     streamed = sum(per_event)
-    if tokens is None:
-        raise RunError(f"run {index}: the stream ended after {len(response.events)} events without the engine's "
-                       f"final report (the server closed the connection early?)")
-    if tokens != max_tokens:
-        raise RunError(f"run {index}: the engine generated {tokens} tokens, not benchmark.max_tokens={max_tokens} "
-                       f"(streamed {streamed}); is ignore_eos honoured and the context large enough?")
     arrivals = [t for n, t in zip(per_event, response.arrivals_s, strict=True) if n]
     timings = timings_from_arrivals(arrivals, tokens, response.total_s)
     text = engine.response_text(response.events)
     spec = engine.speculation(fields, delta, tokens)
     return {
-        "run": index, "prompt_index": index % len(prompts), "started_at": started_at, "tokens": tokens,
+        "run": index, "prompt_index": index % len(prompts), "category": prompt.category, "started_at": started_at,
+        "tokens": tokens,
         "streamed_tokens": streamed, "client": asdict(timings), "engine": fields, "counter_delta": delta,
         "speculation": None if spec is None else {**asdict(spec), "acceptance_rate": spec.acceptance_rate,
                                                   "accept_length": spec.accept_length},
         "text_sha256": sha256_bytes(text), "text_chars": len(text),
         "malformed_events": response.malformed,  # data: lines of the stream that were not JSON objects
+    }
+
+
+def _checked_response(engine: Engine, response: StreamedResponse, max_tokens: int,
+                      label: str) -> tuple[dict[str, Any], int, list[int]]:
+    """The engine's own report of a finished request, its token count and tokens per event; raise
+    when the stream ended without the report or generated a different number of tokens."""
+    fields = engine.engine_fields(response.events)
+    tokens = engine.tokens_generated(fields)
+    per_event = engine.tokens_per_event(response.events)
+    if tokens is None:
+        raise RunError(f"{label}: the stream ended after {len(response.events)} events without the engine's "
+                       f"final report (the server closed the connection early?)")
+    if tokens != max_tokens:
+        raise RunError(f"{label}: the engine generated {tokens} tokens, not the {max_tokens} asked for "
+                       f"(benchmark.max_tokens or the prompt's max_tokens; streamed {sum(per_event)}); is "
+                       f"ignore_eos honoured and the context (per slot) large enough?")
+    return fields, tokens, per_event
+
+
+def _measure_load(engine: Engine, base_url: str, prompts: list[Prompt], benchmark: dict[str, Any],
+                  paths: SessionPaths, launch: dict[str, Any], process: subprocess.Popen[bytes], progress: TextIO,
+                  name: str) -> None:
+    """Every load level's windows, after the single-request runs, on the same server."""
+    levels = levels_of(benchmark)
+    if not levels:
+        return
+    load = benchmark["load"]
+    slots = count_or_none((launch.get("engine") or {}).get("total_slots"))
+    wanted = max((level.in_flight or 0 for level in levels), default=0)
+    if slots is not None and slots < wanted:  # llama.cpp -np unset: the server chose its slots itself
+        raise RunError(f"the server has {slots} slot(s) (/props total_slots) but benchmark.load.concurrency asks "
+                       f"for {wanted}; set -np {wanted} (or more) in the configuration's args")
+    for level in levels:
+        for window, path in enumerate(paths.windows[level.label]):
+            label = f"load {level.label} window {window + 1}/{len(paths.windows[level.label])}"
+            with _server_death_named(process, label, paths.log):
+                record = _measured_window(engine, base_url, prompts, level, window, load, benchmark)
+            write_json(path, record)
+            print(f"{name}: {label}: {record['output_tokens_per_s']:.1f} output tok/s, "
+                  f"{len(record['requests'])} requests in {record['duration_s']:.1f} s", file=progress, flush=True)
+            if process.poll() is not None:
+                raise ServerError(f"the server exited with status {process.returncode} during {label}")
+
+
+def _measured_window(engine: Engine, base_url: str, prompts: list[Prompt], level: LoadLevel, window: int,
+                     load: dict[str, Any], benchmark: dict[str, Any]) -> dict[str, Any]:
+    """One window of requests at ``level``. Request i of window w uses prompt (w * requests + i) mod n:
+    the same prompts, in the same order, for every configuration."""
+    requests = int(load["requests_per_window"])
+    first = window * requests
+
+    def send(index: int) -> dict[str, Any]:
+        prompt_index = (first + index) % len(prompts)
+        prompt = prompts[prompt_index]
+        max_tokens = prompt.tokens_wanted(benchmark["max_tokens"])
+        response = _generate(engine, base_url, prompt.text, max_tokens, benchmark)
+        fields, tokens, per_event = _checked_response(engine, response, max_tokens,
+                                                      f"{level.label} window {window} request {index}")
+        arrivals = [t for n, t in zip(per_event, response.arrivals_s, strict=True) if n]
+        spec = engine.speculation(fields, {}, tokens)  # per request: the response's own counts only
+        timings = fields.get("timings") or {}
+        return {
+            "prompt_index": prompt_index, "category": prompt.category, "tokens": tokens, "e2e_s": response.total_s,
+            "arrivals_us": encode_arrivals(arrivals), "event_tokens": [n for n in per_event if n],
+            "engine_decode_tok_s": timings.get("predicted_per_second"),
+            "drafted": spec.drafted if spec else None, "accepted": spec.accepted if spec else None,
+            "text_sha256": sha256_bytes(engine.response_text(response.events)),
+            "malformed_events": response.malformed,
+        }
+
+    engine.flush_cache(base_url)
+    before = engine.scrape_counters(base_url)
+    started_at = now_iso()
+    sent, duration = run_window(level, requests, send, window_seed(int(load["seed"]), window))
+    after = engine.scrape_counters(base_url)
+    output_tokens = sum(s.result["tokens"] for s in sent)
+    return {
+        "level": level.as_dict(), "window": window, "started_at": started_at, "duration_s": duration,
+        "output_tokens_per_s": output_tokens / duration, "requests_per_s": len(sent) / duration,
+        # window totals: per request they cannot be told apart while requests overlap
+        "counter_delta": {k: after[k] - before.get(k, 0.0) for k in after},
+        "requests": [{"index": s.index, "sent_s": s.sent_s, **s.result} for s in sent],
     }
 
 
@@ -279,7 +358,8 @@ def _keep_for_post_mortem(paths: SessionPaths, error: BaseException) -> Path:
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     kept = paths.failed_root / stamp
     kept.mkdir(parents=True, exist_ok=True)
-    for path in [paths.log, paths.launch, *with_extra_runs(paths.runs)]:
+    windows = [path for level in paths.windows.values() for path in level]
+    for path in [paths.log, paths.launch, *with_extra_runs(paths.runs), *windows]:
         if path.exists():
             target = kept / path.relative_to(paths.failed_root.parent)
             target.parent.mkdir(parents=True, exist_ok=True)

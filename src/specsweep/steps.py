@@ -85,7 +85,8 @@ def obtain_model(smk: Any) -> None:
 def bench_configuration(smk: Any) -> None:
     from specsweep.engines import adapter
     from specsweep.engines.base import EngineResources
-    from specsweep.session import SessionPaths, measure, read_prompts
+    from specsweep.session import SessionPaths, measure
+    from specsweep.workload import read_workload
 
     configuration = configurations_of(smk.config)[smk.wildcards.cfg]  # params hold fingerprints of secrets
     engine_record = json.loads(Path(smk.input.engine).read_text())
@@ -103,10 +104,18 @@ def bench_configuration(smk: Any) -> None:
     output = Path(smk.output.launch).parent
     paths = SessionPaths(log=Path(smk.output.log), launch=Path(smk.output.launch),
                          runs=[Path(p) for p in smk.output.runs], stale_pgid=output / "server.pgid",
-                         failed_root=output / "failed")
+                         failed_root=output / "failed", windows=_by_level(smk.output.windows))
     with progress_to(smk.log[0]) as progress:
-        measure(configuration, engine, smk.config["benchmark"], read_prompts(Path(smk.input.prompts)),
+        measure(configuration, engine, smk.config["benchmark"], read_workload(Path(smk.input.prompts)),
                 settings["host"], settings["port"], paths, progress)
+
+
+def _by_level(windows: list[str]) -> dict[str, list[Path]]:
+    """results/<cfg>/load/<level>/window_<i>.json grouped by level label, in order."""
+    grouped: dict[str, list[Path]] = {}
+    for window in map(Path, windows):
+        grouped.setdefault(window.parent.name, []).append(window)
+    return grouped
 
 
 def summarise(smk: Any) -> None:
@@ -172,6 +181,56 @@ def plot(smk: Any) -> None:
         model, text = costmodel.fit_or_reason(configurations, runs_by_configuration(smk.input.run_records))
         figures.save(figures.costmodel(model, text), Path(smk.output.costmodel).with_suffix(""))
         print(f"figures written to {Path(smk.output.throughput).parent}", file=progress)
+
+
+def _windows_by_configuration(paths: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """results/<cfg>/load/<level>/window_<i>.json records by configuration."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for path in map(Path, paths):
+        found.setdefault(path.parents[2].name, []).append(json.loads(path.read_text()))
+    return found
+
+
+def load_tables(smk: Any) -> None:
+    """requests.csv and categories.csv always; load.csv with benchmark.load."""
+    from specsweep import aggregate, loadsummary
+    from specsweep.adaptive import runs_by_configuration
+
+    configurations = {n: Configuration(**c) for n, c in smk.params.configurations.items()}
+    runs = runs_by_configuration(smk.input.runs)
+    windows = _windows_by_configuration(smk.input.windows)
+    slo = smk.params.slo
+    with progress_to(smk.log[0]) as progress:
+        requests = loadsummary.request_rows(configurations, runs, windows, slo)
+        aggregate.write_csv(requests, smk.output.requests)
+        categories = loadsummary.category_table(configurations, requests)
+        aggregate.write_csv(categories, smk.output.categories)
+        shown = categories[~categories["baseline"].astype(bool)]
+        print(shown[["configuration", "load", "category", "requests", "acceptance_rate", "accept_length",
+                     "speedup"]].to_string(index=False), file=progress)
+        if smk.output.get("load"):
+            table = loadsummary.load_table(configurations, windows, slo)
+            aggregate.write_csv(table, smk.output.load)
+            print(table[["configuration", "load", "windows", "output_tok_s_mean", "speedup", "speedup_ci95_low",
+                         "speedup_ci95_high", "tpot_ms_p50", "ttft_ms_p90", "goodput_mean",
+                         "acceptance_rate"]].to_string(index=False), file=progress)
+            for line in loadsummary.crossover_lines(table):
+                print(line, file=progress)
+
+
+def load_plots(smk: Any) -> None:
+    import pandas as pd
+
+    from specsweep import figures, loadfigures
+
+    with progress_to(smk.log[0]) as progress:
+        figures.save(loadfigures.categories(pd.read_csv(smk.input.categories)),
+                     Path(smk.output.categories).with_suffix(""))
+        if smk.input.get("load"):
+            table = pd.read_csv(smk.input.load)
+            figures.save(loadfigures.load_speedup(table), Path(smk.output.speedup).with_suffix(""))
+            figures.save(loadfigures.load_latency(table), Path(smk.output.latency).with_suffix(""))
+        print(f"load and category figures written to {Path(smk.output.categories).parent}", file=progress)
 
 
 def compare_results(smk: Any) -> None:

@@ -8,6 +8,11 @@ rule bench:
         launch="results/{cfg}/launch.json",
         log="results/{cfg}/server.log",
         runs=expand("results/{{cfg}}/runs/run_{i}.json", i=RUNS),
+        windows=expand(
+            "results/{{cfg}}/load/{level}/window_{w}.json",
+            level=LOAD_LABELS,
+            w=WINDOWS,
+        ),
     log:
         "logs/bench/{cfg}.log",
     priority: bench_priority

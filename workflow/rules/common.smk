@@ -10,6 +10,7 @@ from specsweep import drift as sweep_drift
 from specsweep import provenance as sweep_provenance
 from specsweep.redact import fingerprint, redact_mapping
 from specsweep.launchplan import check_configurations
+from specsweep.load import check_load, levels_of
 from specsweep.parsers import log_format_of as engine_log_format
 from specsweep.parsers.user import compile_parsers
 
@@ -28,6 +29,8 @@ try:
     PROFILE_PARSERS = compile_parsers(config.get("profile_parsers"))
     # Engine domain checks (e.g. SGLang EAGLE tree sizes): warnings, errors when impossible.
     check_configurations(CONFIGURATIONS)
+    # Load levels the engines' slots cannot hold, a chat template an engine cannot render.
+    check_load(config["benchmark"], CONFIGURATIONS)
 except sweep_config.ConfigError as error:
     raise WorkflowError(f"configuration error: {error}") from None
 
@@ -37,6 +40,10 @@ BENCH_IDENTITY = USER_CONFIG.get("benchmark", {})
 # (--report, --unlock, cluster executors): `workflow.cores` would raise there.
 SUMMARY_THREADS = workflow.resource_settings.cores or 1
 RUNS = list(range(BENCH["runs"]))
+# Load levels (benchmark.load): each configuration's session also measures windows of requests per level.
+LOAD_LEVELS = levels_of(BENCH)
+LOAD_LABELS = [level.label for level in LOAD_LEVELS]
+WINDOWS = list(range(BENCH["load"]["windows"])) if LOAD_LEVELS else []
 
 # Measuring jobs must never overlap, whatever --cores says: each takes the whole of this
 # resource (and a machine-wide file lock, for separate Snakemake invocations).
@@ -60,6 +67,7 @@ def final_outputs():
         "results/figures/costmodel.png",
         "results/drift.csv",
         "results/provenance.json",
+        *LOAD_OUTPUTS,
         *PAPER,
         *breakdown_figures(),
     ]
@@ -133,6 +141,15 @@ def all_configurations(wildcards):
     return IDENTITIES
 
 
+def window_files(wildcards):
+    return [
+        f"results/{name}/load/{label}/window_{w}.json"
+        for name in CONFIGURATIONS
+        for label in LOAD_LABELS
+        for w in WINDOWS
+    ]
+
+
 def run_files(wildcards):
     return [
         f"results/{name}/runs/run_{i}.json" for name in CONFIGURATIONS for i in RUNS
@@ -178,6 +195,17 @@ def compare_after(wildcards):
 CONFIG_SHA256 = sweep_provenance.config_sha256(config)
 ARCHIVE_NAME = f"specsweep-{CONFIG_SHA256[:12]}"
 ARCHIVE = f"results/archive/{ARCHIVE_NAME}.tar.gz"
+# The load and workload tables and figures (load.smk); the load ones only with benchmark.load.
+LOAD_TABLES = ["results/requests.csv", "results/categories.csv"] + (
+    ["results/load.csv"] if LOAD_LEVELS else []
+)
+LOAD_FIGURES = [
+    f"results/figures/{name}.{fmt}"
+    for name in ["categories"]
+    + (["load_speedup", "load_latency"] if LOAD_LEVELS else [])
+    for fmt in ("png", "svg")
+]
+LOAD_OUTPUTS = LOAD_TABLES + LOAD_FIGURES
 FIGURES = [
     f"results/figures/{name}.{fmt}"
     for name in ("throughput", "acceptance", "costmodel")
@@ -195,6 +223,7 @@ REBUILT = [
     "results/costmodel.md",
     *per_configuration("results/{cfg}/profile.csv"),
     *FIGURES,
+    *LOAD_OUTPUTS,
     *PAPER,
 ]
 
@@ -217,7 +246,8 @@ def archive_inputs(wildcards):
         "launches": per_configuration("results/{cfg}/launch.json"),
         "server_logs": per_configuration("results/{cfg}/server.log"),
         # adaptive extras (runs/extra/) exist once their session ran; the summary reads them too
-        "runs": [str(path) for path in with_extra_runs(run_files(wildcards))],
+        "runs": [str(path) for path in with_extra_runs(run_files(wildcards))]
+        + window_files(wildcards),
         "profiles": per_configuration("results/{cfg}/profile.csv"),
         "provenance": [
             "results/provenance.json",

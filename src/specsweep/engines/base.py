@@ -56,6 +56,25 @@ class Engine(abc.ABC):
         """Domain checks before launch: return warnings; raise ``ConfigError`` only when impossible."""
         return []
 
+    # Flags that set how many requests the engine serves at once (first found wins).
+    slot_flags: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def slots(cls, configuration: Configuration) -> int | None:
+        """Requests the configuration serves at once, when its flags say (None: the engine decides)."""
+        for flag in cls.slot_flags:
+            value = configuration.args.get(flag)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+            if isinstance(value, str) and value.strip().isdigit() and int(value) > 0:
+                return int(value)
+        return None
+
+    def apply_chat_template(self, base_url: str, text: str) -> str:
+        """``text`` as one user turn in the served model's chat template (engines that can say override)."""
+        raise NotImplementedError(f"benchmark.chat_template is not supported for engine kind {self.kind}; "
+                                  f"set it to false")
+
     @abc.abstractmethod
     def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
         """argv of the server (no shell ever sees it)."""

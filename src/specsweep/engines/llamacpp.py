@@ -22,6 +22,7 @@ from specsweep.speculation import SpeculationCounts, count
 class LlamaCpp(Engine):
     kind: ClassVar[str] = "llamacpp"
     counters: ClassVar[tuple[str, ...]] = openai.LLAMACPP_COUNTERS
+    slot_flags: ClassVar[tuple[str, ...]] = ("-np", "--parallel")  # unset: auto, read from /props after launch
 
     def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
         if not self.resources.executable or not self.resources.model:
@@ -43,6 +44,13 @@ class LlamaCpp(Engine):
                 f"(draft-simple needs -md DRAFT.gguf)")
         return {"version": props.get("build_info"), "speculative": speculative,
                 "model_path": props.get("model_path"), "total_slots": props.get("total_slots")}
+
+    def apply_chat_template(self, base_url: str, text: str) -> str:
+        # POST /apply-template (tools/server/README.md): the model's template, rendered by the server itself
+        response = requests.post(base_url + "/apply-template",
+                                 json={"messages": [{"role": "user", "content": text}]}, timeout=30)
+        response.raise_for_status()
+        return str(response.json()["prompt"])
 
     def generation(self, request: GenerationRequest) -> tuple[str, dict[str, Any]]:
         return "/completion", {

@@ -1,0 +1,249 @@
+"""Tables of the load levels and the prompt categories, from run and window records.
+
+* ``requests.csv``: one row per request - every single-request run (load ``single``) and every
+  request of every load window - with its latencies, tokens and speculation counts;
+* ``load.csv``: one row per configuration and load level - output tok/s over windows with its
+  95 % Student-t interval, the speedup against the baseline at the same level (Fieller interval,
+  Welch p), request throughput, goodput under the SLOs, latency percentiles over requests with
+  95 % bootstrap intervals over windows, speculation counts;
+* ``categories.csv``: one row per configuration, load and prompt category - acceptance, accept
+  length and the speedup of the per-request decode rate against the baseline's same category.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from specsweep import stats
+from specsweep.config import Configuration
+from specsweep.engines.openai import counter_speculation
+from specsweep.latency import PERCENTILES, meets_slo, pooled_percentiles, request_latency
+from specsweep.load import CONCURRENCY
+
+SINGLE = "single"  # the load label of the single-request runs (an idle server, one request at a time)
+LATENCIES = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
+
+LOAD_COLUMNS: dict[str, str] = {
+    "configuration": "configuration name",
+    "baseline": "true for the baseline configuration",
+    "load": "load level: c<N> (closed loop, N requests in flight) or r<R> (open loop, R requests/s Poisson)",
+    "load_kind": "concurrency or request_rate",
+    "load_value": "the level's concurrency or request rate",
+    "windows": "measured windows (the repetitions)",
+    "requests": "requests over all windows",
+    "output_tok_s_mean": "generated tokens / window duration (first send to last end), mean over windows",
+    "output_tok_s_ci95_low": "95 % Student-t interval of that mean over windows, lower bound (NaN with < 3)",
+    "output_tok_s_ci95_high": "upper bound",
+    "speedup": "output_tok_s_mean / the baseline's at the same load level",
+    "speedup_ci95_low": "95 % Fieller interval of the speedup over windows, lower bound",
+    "speedup_ci95_high": "upper bound",
+    "speedup_p_value": "Welch t-test of the windows' output tok/s against the baseline's at the same level",
+    "request_throughput_mean": "requests / window duration, mean over windows (requests/s)",
+    "goodput_mean": "requests that met every benchmark.load.slo objective / window duration, mean over "
+                    "windows (requests/s; all requests when no SLO is set)",
+    "goodput_ci95_low": "95 % Student-t interval of the goodput over windows, lower bound",
+    "goodput_ci95_high": "upper bound",
+    "slo_met_pct": "share of requests that met every objective (%)",
+    "decode_tok_s_mean": "per-request decode rate 1 / TPOT, mean over requests",
+    **{f"{metric}_p{q}{suffix}": f"{what} over requests, {q}th percentile{note}"
+       for metric, what in (("ttft_ms", "time to first token (ms)"),
+                            ("tpot_ms", "decode time per output token, first token excluded (ms)"),
+                            ("itl_ms", "gap between token-carrying events (ms)"),
+                            ("e2e_ms", "end-to-end latency, send to end of response (ms)"))
+       for q in PERCENTILES
+       for suffix, note in (("", ""), ("_low", ": 95 % bootstrap interval over windows, lower bound"),
+                            ("_high", ": upper bound"))},
+    "drafted": "draft tokens proposed, from the responses (sum over requests)",
+    "accepted": "draft tokens accepted, from the responses",
+    "acceptance_rate": "accepted / drafted",
+    "verify_steps": "verification steps over the windows (engine counters, window totals)",
+    "accept_length": "1 + accepted / verify_steps (tokens per verify step, bonus included)",
+    "text_matches_baseline": "true when every request's text equals the baseline's same request",
+}
+
+
+def request_rows(configurations: dict[str, Configuration], runs: dict[str, list[dict[str, Any]]],
+                 windows: dict[str, list[dict[str, Any]]], slo: dict[str, float]) -> pd.DataFrame:
+    """Every single-request run and every window request as one row each."""
+    rows: list[dict[str, Any]] = []
+    for name in configurations:
+        for run in sorted(runs.get(name, []), key=lambda r: r["run"]):
+            client, spec = run["client"], run.get("speculation") or {}
+            tokens = run["tokens"]
+            tpot = client["decode_s"] / (tokens - 1) if tokens > 1 and client["decode_s"] > 0 else math.nan
+            rows.append({
+                "configuration": name, "load": SINGLE, "window": run["run"], "request": 0,
+                "prompt_index": run["prompt_index"], "category": run.get("category", "uncategorised"),
+                "tokens": tokens, "sent_s": 0.0, "ttft_ms": 1000 * client["ttft_s"], "tpot_ms": 1000 * tpot,
+                "e2e_ms": 1000 * client["e2e_s"], "decode_tok_s": client["decode_tokens_per_s"],
+                "engine_decode_tok_s": (run["engine"].get("timings") or {}).get("predicted_per_second"),
+                "drafted": spec.get("drafted"), "accepted": spec.get("accepted"),
+                "verify_steps": spec.get("verify_steps"), "meets_slo": None, "text_sha256": run["text_sha256"]})
+        for window in sorted(windows.get(name, []), key=lambda w: (w["level"]["label"], w["window"])):
+            for request in window["requests"]:
+                latency = request_latency(request["arrivals_us"], request["tokens"], request["e2e_s"])
+                rows.append({
+                    "configuration": name, "load": window["level"]["label"], "window": window["window"],
+                    "request": request["index"], "prompt_index": request["prompt_index"],
+                    "category": request["category"], "tokens": request["tokens"], "sent_s": request["sent_s"],
+                    "ttft_ms": 1000 * latency.ttft_s, "tpot_ms": 1000 * latency.tpot_s,
+                    "e2e_ms": 1000 * latency.e2e_s, "decode_tok_s": latency.decode_tokens_per_s,
+                    "engine_decode_tok_s": request.get("engine_decode_tok_s"), "drafted": request.get("drafted"),
+                    "accepted": request.get("accepted"), "verify_steps": None,
+                    "meets_slo": meets_slo(latency, slo), "text_sha256": request["text_sha256"]})
+    return pd.DataFrame(rows)
+
+
+def load_table(configurations: dict[str, Configuration], windows: dict[str, list[dict[str, Any]]],
+               slo: dict[str, float]) -> pd.DataFrame:
+    """One row per configuration and load level (see LOAD_COLUMNS)."""
+    baseline = next(c.name for c in configurations.values() if c.baseline)
+    levels = {w["level"]["label"]: w["level"] for records in windows.values() for w in records}
+    rows = []
+    for label, level in sorted(levels.items(), key=lambda item: (item[1]["kind"] != CONCURRENCY,
+                                                                   item[1]["value"])):
+        at_level = {name: sorted((w for w in windows.get(name, []) if w["level"]["label"] == label),
+                                 key=lambda w: w["window"]) for name in configurations}
+        reference = [w["output_tokens_per_s"] for w in at_level[baseline]]
+        reference_texts = _texts(at_level[baseline])
+        for name, configuration in configurations.items():
+            rows.append(_level_row(configuration, level, at_level[name], reference, reference_texts, slo))
+    frame = pd.DataFrame(rows)
+    return frame[[c for c in LOAD_COLUMNS if c in frame.columns]]
+
+
+def _texts(records: list[dict[str, Any]]) -> dict[tuple[int, int], str]:
+    return {(w["window"], r["index"]): r["text_sha256"] for w in records for r in w["requests"]}
+
+
+def _level_row(configuration: Configuration, level: dict[str, Any], records: list[dict[str, Any]],
+               reference: list[float], reference_texts: dict[tuple[int, int], str],
+               slo: dict[str, float]) -> dict[str, Any]:
+    throughput = [w["output_tokens_per_s"] for w in records]
+    (summary, speedup), = stats.describe_many([throughput], reference)
+    requests = [r for w in records for r in w["requests"]]
+    latencies = [[request_latency(r["arrivals_us"], r["tokens"], r["e2e_s"]) for r in w["requests"]]
+                 for w in records]
+    goodput = stats.describe([sum(meets_slo(x, slo) for x in per_window) / w["duration_s"]
+                              for w, per_window in zip(records, latencies, strict=True)])
+    met = sum(meets_slo(x, slo) for per_window in latencies for x in per_window)
+    row: dict[str, Any] = {
+        "configuration": configuration.name, "baseline": configuration.baseline, "load": level["label"],
+        "load_kind": level["kind"], "load_value": level["value"], "windows": len(records),
+        "requests": len(requests), "output_tok_s_mean": summary.mean, "output_tok_s_ci95_low": summary.ci_low,
+        "output_tok_s_ci95_high": summary.ci_high,
+        "speedup": None if configuration.baseline else speedup.ratio,
+        "speedup_ci95_low": None if configuration.baseline else speedup.ci_low,
+        "speedup_ci95_high": None if configuration.baseline else speedup.ci_high,
+        "speedup_p_value": None if configuration.baseline else speedup.p_value,
+        "request_throughput_mean": float(np.mean([w["requests_per_s"] for w in records])) if records else None,
+        "goodput_mean": goodput.mean, "goodput_ci95_low": goodput.ci_low, "goodput_ci95_high": goodput.ci_high,
+        "slo_met_pct": 100 * met / len(requests) if requests else None,
+        "decode_tok_s_mean": float(np.nanmean([x.decode_tokens_per_s for w in latencies for x in w]))
+        if requests else None,
+    }
+    samples = {"ttft_ms": [[x.ttft_s for x in w] for w in latencies],
+               "tpot_ms": [[x.tpot_s for x in w if not math.isnan(x.tpot_s)] for w in latencies],
+               "itl_ms": [[gap for x in w for gap in x.itl_s] for w in latencies],
+               "e2e_ms": [[x.e2e_s for x in w] for w in latencies]}
+    for metric, per_window in samples.items():
+        for q, found in zip(PERCENTILES, pooled_percentiles(per_window), strict=True):
+            row[f"{metric}_p{q}"], row[f"{metric}_p{q}_low"], row[f"{metric}_p{q}_high"] = \
+                1000 * found.value, 1000 * found.low, 1000 * found.high
+    row.update(_speculation(requests, records))
+    row["text_matches_baseline"] = all(reference_texts.get((w["window"], r["index"])) == r["text_sha256"]
+                                       for w in records for r in w["requests"]) if requests else None
+    return row
+
+
+def _speculation(requests: list[dict[str, Any]], records: list[dict[str, Any]]) -> dict[str, Any]:
+    drafted = sum(r["drafted"] or 0 for r in requests)
+    accepted = sum(r["accepted"] or 0 for r in requests)
+    steps = 0
+    for window in records:
+        counts = counter_speculation(window.get("counter_delta") or {}, 0)
+        steps += (counts.verify_steps or 0) if counts else 0
+    return {"drafted": drafted or None, "accepted": accepted if drafted else None,
+            "acceptance_rate": accepted / drafted if drafted else None, "verify_steps": steps or None,
+            "accept_length": 1 + accepted / steps if steps and drafted else None}
+
+
+CATEGORY_COLUMNS: dict[str, str] = {
+    "configuration": "configuration name",
+    "baseline": "true for the baseline configuration",
+    "load": "single (one request at a time, idle server) or the load level of the windows",
+    "category": "prompt category of the dataset (benchmark.prompts)",
+    "requests": "requests of this category",
+    "decode_tok_s_mean": "per-request decode rate (first token excluded), mean over the category's requests",
+    "speedup": "decode_tok_s_mean / the baseline's for the same category and load",
+    "speedup_ci95_low": "95 % Fieller interval of the speedup, requests as samples (NaN with < 3 a side)",
+    "speedup_ci95_high": "upper bound",
+    "drafted": "draft tokens proposed (sum over the category's requests)",
+    "accepted": "draft tokens accepted",
+    "acceptance_rate": "accepted / drafted",
+    "accept_length": "1 + accepted / verify_steps where the engine gave verify steps per request "
+                     "(single-request runs), else empty",
+}
+
+
+def category_table(configurations: dict[str, Configuration], requests: pd.DataFrame) -> pd.DataFrame:
+    """One row per configuration, load and category (see CATEGORY_COLUMNS)."""
+    baseline = next(c.name for c in configurations.values() if c.baseline)
+    rows = []
+    if requests.empty:
+        return pd.DataFrame(columns=list(CATEGORY_COLUMNS))
+    for (load, category), group in requests.groupby(["load", "category"], sort=False):
+        reference = group.loc[group["configuration"] == baseline, "decode_tok_s"].tolist()
+        for name, configuration in configurations.items():
+            mine = group[group["configuration"] == name]
+            rates = mine["decode_tok_s"].tolist()
+            (summary, speedup), = stats.describe_many([rates], reference, intervals=False)
+            drafted = _total(mine["drafted"])
+            accepted = _total(mine["accepted"])
+            steps = _total(mine["verify_steps"])
+            rows.append({
+                "configuration": name, "baseline": configuration.baseline, "load": load, "category": category,
+                "requests": len(mine), "decode_tok_s_mean": summary.mean,
+                "speedup": None if configuration.baseline else speedup.ratio,
+                "speedup_ci95_low": None if configuration.baseline else speedup.ci_low,
+                "speedup_ci95_high": None if configuration.baseline else speedup.ci_high,
+                "drafted": drafted, "accepted": accepted if drafted else None,
+                "acceptance_rate": accepted / drafted if drafted else None,
+                "accept_length": 1 + accepted / steps if steps and drafted else None})
+    return pd.DataFrame(rows, columns=list(CATEGORY_COLUMNS))
+
+
+def _total(values: pd.Series) -> float | None:
+    known = pd.to_numeric(values, errors="coerce").dropna()
+    return float(known.sum()) if len(known) else None
+
+
+def crossover(levels: Sequence[float], speedups: Sequence[float]) -> float | None:
+    """The load at which the speedup falls through 1 between two measured levels (linear interpolation),
+    or None when it never does in the measured range."""
+    points = sorted((x, y) for x, y in zip(levels, speedups, strict=True) if not math.isnan(y))
+    for (x0, y0), (x1, y1) in zip(points, points[1:], strict=False):
+        if y0 >= 1.0 > y1:
+            return x0 + (1.0 - y0) * (x1 - x0) / (y1 - y0)
+    return None
+
+
+def crossover_lines(table: pd.DataFrame) -> list[str]:
+    """One console line per speculative configuration: where its speedup crosses 1, per load kind."""
+    lines = []
+    for (name, kind), group in table[~table["baseline"]].groupby(["configuration", "load_kind"], sort=False):
+        unit = "concurrency" if kind == CONCURRENCY else "requests/s"
+        found = crossover(group["load_value"].tolist(), group["speedup"].astype(float).tolist())
+        low, high = group["load_value"].min(), group["load_value"].max()
+        if found is not None:
+            lines.append(f"{name}: speedup falls below 1 at {unit} ~{found:.3g}")
+        elif (group["speedup"] < 1).all():
+            lines.append(f"{name}: speedup below 1 already at {unit} {low:g}")
+        else:
+            lines.append(f"{name}: no crossover up to {unit} {high:g}")
+    return lines
