@@ -54,19 +54,20 @@ def levels_of(benchmark: dict[str, Any]) -> list[LoadLevel]:
 
 
 def check_slots(configurations: dict[str, Configuration], levels: list[LoadLevel],
-                slots_of: Callable[[Configuration], int | None], requests_per_window: int) -> None:
+                slots_of: Callable[[Configuration], tuple[str, int] | None], requests_per_window: int) -> None:
     """Before anything starts: every configuration's engine can hold the highest concurrency at once."""
     wanted = max((level.in_flight or 0 for level in levels), default=0)
     if wanted > requests_per_window:
         raise ConfigError(f"benchmark/load/requests_per_window: {requests_per_window} requests cannot keep "
                           f"concurrency {wanted} in flight; set it to at least {wanted}")
     for configuration in configurations.values():
-        slots = slots_of(configuration)
-        if slots is not None and slots < wanted:
-            raise ConfigError(f"configurations/{configuration.group or configuration.name}: the engine holds "
-                              f"{slots} request(s) at once but benchmark/load/concurrency asks for {wanted}; raise "
-                              f"its slot setting (llama.cpp -np, SGLang --max-running-requests, vLLM "
-                              f"--max-num-seqs) to at least {wanted}, or lower the concurrency")
+        setting = slots_of(configuration)
+        if setting is not None and setting[1] < wanted:
+            flag, slots = setting
+            raise ConfigError(f"configuration {configuration.name}: {flag} {slots} serves {slots} request(s) at once "
+                              f"but benchmark/load/concurrency asks for {wanted}; set {flag} to at least {wanted} "
+                              f"(engines/{configuration.engine}/args or configurations/{configuration.group}/args), "
+                              f"or lower the concurrency")
 
 
 def arrival_times(rate: float, requests: int, seed: int) -> list[float]:

@@ -60,14 +60,15 @@ class Engine(abc.ABC):
     slot_flags: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
-    def slots(cls, configuration: Configuration) -> int | None:
-        """Requests the configuration serves at once, when its flags say (None: the engine decides)."""
+    def slots(cls, configuration: Configuration) -> tuple[str, int] | None:
+        """The flag that sets how many requests the configuration serves at once, and its value
+        (None: not set, the engine decides)."""
         for flag in cls.slot_flags:
             value = configuration.args.get(flag)
             if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                return value
+                return flag, value
             if isinstance(value, str) and value.strip().isdigit() and int(value) > 0:
-                return int(value)
+                return flag, int(value)
         return None
 
     def apply_chat_template(self, base_url: str, text: str) -> str:
