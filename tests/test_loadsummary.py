@@ -101,3 +101,14 @@ def test_request_rows_and_category_table():
     under_load = categories[(categories["configuration"] == "spec") & (categories["load"] == "c4")]
     assert math.isnan(under_load["accept_length"].astype(float).iloc[0])  # no verify steps per request under load
     assert isinstance(categories, pd.DataFrame)
+
+
+def test_every_column_is_documented_with_its_meaning():
+    from pathlib import Path
+
+    from specsweep.loadsummary import CATEGORY_COLUMNS, LOAD_COLUMNS, REQUEST_COLUMNS
+
+    documented = (Path(__file__).resolve().parents[1] / "docs" / "load.md").read_text()
+    for columns in (LOAD_COLUMNS, REQUEST_COLUMNS, CATEGORY_COLUMNS):
+        missing = [c for c, meaning in columns.items() if f"| `{c}` | {meaning} |" not in documented]
+        assert not missing, f"docs/load.md: document (or update the meaning of) {missing}"

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -67,6 +68,28 @@ LOAD_COLUMNS: dict[str, str] = {
 }
 
 
+REQUEST_COLUMNS: dict[str, str] = {
+    "configuration": "configuration name",
+    "load": "single (a single-request run, idle server) or the load level of the window",
+    "window": "run index (single) or window index",
+    "request": "request index within the window (0 for a single-request run)",
+    "prompt_index": "line of benchmark.prompts the request used (0-based, comments and blanks skipped)",
+    "category": "prompt category of the dataset",
+    "tokens": "tokens generated",
+    "sent_s": "when the request was sent, seconds after its window started",
+    "ttft_ms": "time to first token (ms)",
+    "tpot_ms": "decode time per output token, first token excluded (ms)",
+    "e2e_ms": "send to end of the response (ms)",
+    "decode_tok_s": "per-request decode rate as the client saw it, (tokens - 1) / decode time",
+    "engine_decode_tok_s": "the engine's own per-request decode rate (llama.cpp predicted_per_second)",
+    "drafted": "draft tokens proposed for this request, as the response reported them",
+    "accepted": "draft tokens accepted for this request",
+    "verify_steps": "verify steps of a single-request run (engine counters); empty under load",
+    "meets_slo": "true when the request met every benchmark.load.slo objective (empty for single runs)",
+    "text_sha256": "sha256 of the generated text",
+}
+
+
 def request_rows(configurations: dict[str, Configuration], runs: dict[str, list[dict[str, Any]]],
                  windows: dict[str, list[dict[str, Any]]], slo: dict[str, float]) -> pd.DataFrame:
     """Every single-request run and every window request as one row each."""
@@ -96,7 +119,7 @@ def request_rows(configurations: dict[str, Configuration], runs: dict[str, list[
                     "engine_decode_tok_s": request.get("engine_decode_tok_s"), "drafted": request.get("drafted"),
                     "accepted": request.get("accepted"), "verify_steps": None,
                     "meets_slo": meets_slo(latency, slo), "text_sha256": request["text_sha256"]})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=list(REQUEST_COLUMNS))
 
 
 def load_table(configurations: dict[str, Configuration], windows: dict[str, list[dict[str, Any]]],
@@ -227,7 +250,7 @@ def crossover(levels: Sequence[float], speedups: Sequence[float]) -> float | Non
     """The load at which the speedup falls through 1 between two measured levels (linear interpolation),
     or None when it never does in the measured range."""
     points = sorted((x, y) for x, y in zip(levels, speedups, strict=True) if not math.isnan(y))
-    for (x0, y0), (x1, y1) in zip(points, points[1:], strict=False):
+    for (x0, y0), (x1, y1) in itertools.pairwise(points):
         if y0 >= 1.0 > y1:
             return x0 + (1.0 - y0) * (x1 - x0) / (y1 - y0)
     return None

@@ -280,10 +280,11 @@ def pack_archive(smk: Any) -> None:
     from specsweep.redact import REDACTED, secret_values
 
     config = smk.params.config
-    config["benchmark"]["prompts"] = "config/prompts.txt"  # where the archive keeps it
+    prompts = f"config/prompts{Path(smk.input.prompts).suffix}"  # where the archive keeps it (.txt or .jsonl)
+    config["benchmark"]["prompts"] = prompts
     members: dict[str, bytes | Path] = {
         "config/config.yaml": yaml.safe_dump(config, sort_keys=False).encode(),
-        "config/prompts.txt": Path(smk.input.prompts)}
+        prompts: Path(smk.input.prompts)}
     for name, paths in smk.input.items():
         if name != "prompts":
             members.update({str(p): Path(p) for p in paths})
