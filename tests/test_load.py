@@ -101,3 +101,17 @@ def test_chat_template_only_where_the_engine_renders_it():
     check_load({"chat_template": True}, {"c": configuration()})
     with pytest.raises(ConfigError, match="benchmark/chat_template: engine kind vllm"):
         check_load({"chat_template": True}, {"c": configuration("vllm")})
+
+
+@pytest.mark.parametrize(("name", "labels", "configurations"), [
+    ("load-cpu.yaml", ["c1", "c2", "c4", "r1"], {"baseline", "ngram"}),
+    ("h200-load.yaml", ["c1", "c2", "c4", "c8", "c16", "c32", "c64", "r8", "r32"],
+     {"baseline", "ngram-default", "draft-model"}),
+    ("h200x2-load-split.yaml", ["c1", "c8", "c64"], {"baseline", "ngram-default", "draft-model"}),
+])
+def test_load_examples_pass_their_checks(example_campaign, name, labels, configurations):
+    config, expanded = example_campaign(name)
+    assert [level.label for level in levels_of(config["benchmark"])] == labels
+    assert set(expanded) == configurations
+    check_load(config["benchmark"], expanded)
+    assert config["benchmark"]["prompts"] == "config/workloads/categories.jsonl"
