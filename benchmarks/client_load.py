@@ -43,9 +43,11 @@ ERROR_LIMIT = 0.005
 
 def _synthetic_window(port: int, streams: int, interval_us: int) -> list[float]:
     """Per-request |client rate ÷ server rate - 1| of one window of ``streams`` concurrent requests."""
+
     def send(_index: int):
-        return stream_post(f"http://127.0.0.1:{port}", "/completion",
-                           {"n_predict": CAPACITY_EVENTS, "interval_us": interval_us}, 30.0)
+        return stream_post(
+            f"http://127.0.0.1:{port}", "/completion", {"n_predict": CAPACITY_EVENTS, "interval_us": interval_us}, 30.0
+        )
 
     sent, _ = run_window(LoadLevel(CONCURRENCY, streams), streams, send, seed=0)
     errors = []
@@ -58,8 +60,9 @@ def _synthetic_window(port: int, streams: int, interval_us: int) -> list[float]:
 
 def capacity() -> dict:
     port = free_port("127.0.0.1")
-    server = subprocess.Popen([PYTHON, str(Path(__file__).with_name("synthetic_server.py")), str(port)],
-                              stdout=subprocess.PIPE)
+    server = subprocess.Popen(
+        [PYTHON, str(Path(__file__).with_name("synthetic_server.py")), str(port)], stdout=subprocess.PIPE
+    )
     try:
         assert server.stdout is not None and server.stdout.readline().strip() == b"ready"
         steps, highest = [], None
@@ -67,37 +70,69 @@ def capacity() -> dict:
             interval_us = round(1e6 * CAPACITY_STREAMS / rate)
             errors = _synthetic_window(port, CAPACITY_STREAMS, interval_us)
             median = statistics.median(errors)
-            steps.append({"events_per_s": rate, "interval_us": interval_us, "error_median": median,
-                          "error_max": max(errors)})
+            steps.append(
+                {"events_per_s": rate, "interval_us": interval_us, "error_median": median, "error_max": max(errors)}
+            )
             if median > ERROR_LIMIT:
                 break
             highest = rate
     finally:
         server.terminate()
         server.wait(timeout=10)
-    return {"streams": CAPACITY_STREAMS, "events_per_request": CAPACITY_EVENTS, "highest_events_per_s": highest,
-            "limit": ERROR_LIMIT, "steps": steps}
+    return {
+        "streams": CAPACITY_STREAMS,
+        "events_per_request": CAPACITY_EVENTS,
+        "highest_events_per_s": highest,
+        "limit": ERROR_LIMIT,
+        "steps": steps,
+    }
 
 
 def fidelity() -> dict:
     config = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
     config["engines"]["llama"]["args"].update({"-c": 16 * 1024, "-np": 16})
-    config["benchmark"].update(prompts=str(REPO / "config" / "workloads" / "categories.jsonl"), runs=1,
-                               load={"concurrency": FIDELITY_LEVELS, "requests_per_window": 16, "windows": 1})
+    config["benchmark"].update(
+        prompts=str(REPO / "config" / "workloads" / "categories.jsonl"),
+        runs=1,
+        load={"concurrency": FIDELITY_LEVELS, "requests_per_window": 16, "windows": 1},
+    )
     config["configurations"] = {"baseline": {"baseline": True}}
     workdir = Path(tempfile.mkdtemp(prefix="specsweep-load-fidelity-"))
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    run_child([PYTHON, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-               "--configfile", str(workdir / "config.yaml"), "--cores", "1", "results/baseline/launch.json"])
+    run_child(
+        [
+            PYTHON,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(workdir),
+            "--configfile",
+            str(workdir / "config.yaml"),
+            "--cores",
+            "1",
+            "results/baseline/launch.json",
+        ]
+    )
     levels = []
     for level in FIDELITY_LEVELS:
         window = json.loads((workdir / f"results/baseline/load/c{level}/window_0.json").read_text())
-        ratios = [request_latency(r["arrivals_us"], r["tokens"], r["e2e_s"]).decode_tokens_per_s
-                  / r["engine_decode_tok_s"] for r in window["requests"]]
+        ratios = [
+            request_latency(r["arrivals_us"], r["tokens"], r["e2e_s"]).decode_tokens_per_s / r["engine_decode_tok_s"]
+            for r in window["requests"]
+        ]
         median = statistics.median(ratios)
-        levels.append({"concurrency": level, "requests": len(ratios), "ratio_median": median,
-                       "ratio_min": min(ratios), "ratio_max": max(ratios),
-                       "target_met": abs(median - 1.0) <= 0.005})
+        levels.append(
+            {
+                "concurrency": level,
+                "requests": len(ratios),
+                "ratio_median": median,
+                "ratio_min": min(ratios),
+                "ratio_max": max(ratios),
+                "target_met": abs(median - 1.0) <= 0.005,
+            }
+        )
     return {"workdir": str(workdir), "levels": levels}
 
 

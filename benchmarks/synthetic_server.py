@@ -19,8 +19,9 @@ import time
 
 async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     headers = await reader.readuntil(b"\r\n\r\n")
-    length = next(int(line.split(b":", 1)[1]) for line in headers.split(b"\r\n")
-                  if line.lower().startswith(b"content-length:"))
+    length = next(
+        int(line.split(b":", 1)[1]) for line in headers.split(b"\r\n") if line.lower().startswith(b"content-length:")
+    )
     request = json.loads(await reader.readexactly(length))
     tokens, interval = int(request["n_predict"]), int(request["interval_us"]) / 1e6
     writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
@@ -35,8 +36,11 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
         await writer.drain()
         sent.append(time.perf_counter())
     decode_ms = 1000 * (sent[-1] - sent[0])
-    timings = {"predicted_n": tokens, "predicted_ms": decode_ms,
-               "predicted_per_second": (tokens - 1) / (decode_ms / 1000) if decode_ms > 0 else None}
+    timings = {
+        "predicted_n": tokens,
+        "predicted_ms": decode_ms,
+        "predicted_per_second": (tokens - 1) / (decode_ms / 1000) if decode_ms > 0 else None,
+    }
     final = {"content": "", "stop": True, "tokens_predicted": tokens, "timings": timings}
     writer.write(b"data: " + json.dumps(final).encode() + b"\n\n")
     await writer.drain()

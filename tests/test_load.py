@@ -78,10 +78,14 @@ def benchmark(**load):
     return {"load": {"requests_per_window": 16, **load}}
 
 
-@pytest.mark.parametrize(("kind", "flag"), [("llamacpp", "-np"), ("llamacpp", "--parallel"),
-                                            ("sglang", "--max-running-requests"), ("vllm", "--max-num-seqs")])
+@pytest.mark.parametrize(
+    ("kind", "flag"),
+    [("llamacpp", "-np"), ("llamacpp", "--parallel"), ("sglang", "--max-running-requests"), ("vllm", "--max-num-seqs")],
+)
 def test_too_few_slots_fail_before_launch(kind, flag):
-    with pytest.raises(ConfigError, match=f"{flag} 2 serves 2 request.*concurrency asks for 4; set {flag} to at least 4"):
+    with pytest.raises(
+        ConfigError, match=f"{flag} 2 serves 2 request.*concurrency asks for 4; set {flag} to at least 4"
+    ):
         check_load(benchmark(concurrency=[1, 4]), {"c": configuration(kind, **{flag: 2})})
     check_load(benchmark(concurrency=[1, 2]), {"c": configuration(kind, **{flag: 2})})
 
@@ -103,12 +107,18 @@ def test_chat_template_only_where_the_engine_renders_it():
         check_load({"chat_template": True}, {"c": configuration("vllm")})
 
 
-@pytest.mark.parametrize(("name", "labels", "configurations"), [
-    ("load-cpu.yaml", ["c1", "c2", "c4", "r1"], {"baseline", "ngram"}),
-    ("h200-load.yaml", ["c1", "c2", "c4", "c8", "c16", "c32", "c64", "r8", "r32"],
-     {"baseline", "ngram-default", "draft-model"}),
-    ("h200x2-load-split.yaml", ["c1", "c8", "c64"], {"baseline", "ngram-default", "draft-model"}),
-])
+@pytest.mark.parametrize(
+    ("name", "labels", "configurations"),
+    [
+        ("load-cpu.yaml", ["c1", "c2", "c4", "r1"], {"baseline", "ngram"}),
+        (
+            "h200-load.yaml",
+            ["c1", "c2", "c4", "c8", "c16", "c32", "c64", "r8", "r32"],
+            {"baseline", "ngram-default", "draft-model"},
+        ),
+        ("h200x2-load-split.yaml", ["c1", "c8", "c64"], {"baseline", "ngram-default", "draft-model"}),
+    ],
+)
 def test_load_examples_pass_their_checks(example_campaign, name, labels, configurations):
     config, expanded = example_campaign(name)
     assert [level.label for level in levels_of(config["benchmark"])] == labels

@@ -26,12 +26,33 @@ def sweep(tmp_path_factory) -> Path:
     config = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
     config["engines"]["llama"]["args"].update({"-c": 2048, "-np": 2})
     config["benchmark"].update(
-        prompts=str(REPO / "config" / "workloads" / "categories.jsonl"), runs=2, max_tokens=32, chat_template=True,
-        load={"concurrency": [1, 2], "request_rate": [8.0], "requests_per_window": 4, "windows": 2,
-              "slo": {"ttft_ms": 60000}})
+        prompts=str(REPO / "config" / "workloads" / "categories.jsonl"),
+        runs=2,
+        max_tokens=32,
+        chat_template=True,
+        load={
+            "concurrency": [1, 2],
+            "request_rate": [8.0],
+            "requests_per_window": 4,
+            "windows": 2,
+            "slo": {"ttft_ms": 60000},
+        },
+    )
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    argv = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-            "--configfile", str(workdir / "config.yaml"), "--cores", "1", "all"]
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        "--cores",
+        "1",
+        "all",
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=3600)
     assert done.returncode == 0, done.stderr[-4000:]
     return workdir

@@ -10,6 +10,7 @@ from specsweep.config import Configuration
 from specsweep.latency import encode_arrivals
 from specsweep.load import CONCURRENCY, LoadLevel
 from specsweep.loadsummary import SINGLE, category_table, crossover, crossover_lines, load_table, request_rows
+from specsweep.results import Run, Window
 
 CATEGORIES = ("code", "rewrite")
 
@@ -23,26 +24,50 @@ CONFIGURATIONS = {"base": configuration("base", True), "spec": configuration("sp
 
 def request(index: int, tpot_s: float, tokens: int = 11, ttft_s: float = 0.1, drafted=None, accepted=None):
     arrivals = [ttft_s + tpot_s * i for i in range(tokens)]
-    return {"index": index, "sent_s": 0.01 * index, "prompt_index": index, "category": CATEGORIES[index % 2],
-            "tokens": tokens, "e2e_s": arrivals[-1] + 0.001, "arrivals_us": encode_arrivals(arrivals),
-            "event_tokens": [1] * tokens, "engine_decode_tok_s": 1 / tpot_s, "drafted": drafted,
-            "accepted": accepted, "text_sha256": f"text{index}", "malformed_events": 0}
+    return {
+        "index": index,
+        "sent_s": 0.01 * index,
+        "prompt_index": index,
+        "category": CATEGORIES[index % 2],
+        "tokens": tokens,
+        "e2e_s": arrivals[-1] + 0.001,
+        "arrivals_us": encode_arrivals(arrivals),
+        "event_tokens": [1] * tokens,
+        "engine_decode_tok_s": 1 / tpot_s,
+        "drafted": drafted,
+        "accepted": accepted,
+        "text_sha256": f"text{index}",
+        "malformed_events": 0,
+    }
 
 
 def window(level: LoadLevel, number: int, throughput: float, tpot_s: float, spec: bool) -> dict:
-    requests = [request(i, tpot_s * (1 + 0.01 * number), drafted=10 if spec else None, accepted=8 if spec else None)
-                for i in range(4)]
-    return {"level": level.as_dict(), "window": number, "duration_s": 2.0, "output_tokens_per_s": throughput,
-            "requests_per_s": 2.0, "requests": requests,
-            "counter_delta": {"llamacpp:spec_decode_num_drafts_total": 4.0,
-                              "llamacpp:spec_decode_num_draft_tokens_total": 40.0,
-                              "llamacpp:spec_decode_num_accepted_tokens_total": 32.0} if spec else {}}
+    requests = [
+        request(i, tpot_s * (1 + 0.01 * number), drafted=10 if spec else None, accepted=8 if spec else None)
+        for i in range(4)
+    ]
+    # duration chosen so that the window's output tok/s is ``throughput`` (44 tokens in all)
+    return Window.from_json(
+        {
+            "level": level.as_dict(),
+            "window": number,
+            "duration_s": 44 / throughput,
+            "requests": requests,
+            "counter_delta": {
+                "llamacpp:spec_decode_num_drafts_total": 4.0,
+                "llamacpp:spec_decode_num_draft_tokens_total": 40.0,
+                "llamacpp:spec_decode_num_accepted_tokens_total": 32.0,
+            }
+            if spec
+            else {},
+        }
+    )
 
 
-def windows_of() -> dict[str, list[dict]]:
+def windows_of() -> dict[str, list[Window]]:
     # spec is 1.5x faster at c1, equal at c2, 0.5x at c4: the crossover lies between 2 and 4
     levels = {1: 1.5, 2: 1.0, 4: 0.5}
-    found: dict[str, list[dict]] = {"base": [], "spec": []}
+    found: dict[str, list[Window]] = {"base": [], "spec": []}
     for n, factor in levels.items():
         level = LoadLevel(CONCURRENCY, n)
         for w, noise in enumerate((-1.0, 0.0, 1.0)):
@@ -62,7 +87,7 @@ def test_load_table_speedup_percentiles_goodput_and_speculation():
     # TPOT of every c4 request of spec is 20.0-20.4 ms: p50 among them, goodput 0 under a 12 ms SLO
     assert 20.0 <= spec.loc["c4", "tpot_ms_p50"] <= 20.4
     assert spec.loc["c4", "goodput_mean"] == 0.0 and spec.loc["c4", "slo_met_pct"] == 0.0
-    assert spec.loc["c1", "goodput_mean"] == pytest.approx(2.0)  # 4 requests in 2 s, all within the SLO
+    assert spec.loc["c1", "goodput_mean"] == pytest.approx(4 * 150 / 44)  # every request within the SLO
     assert spec.loc["c1", "acceptance_rate"] == pytest.approx(0.8)
     assert spec.loc["c1", "accept_length"] == pytest.approx(1 + 96 / 12)
     assert spec.loc["c1", "itl_ms_p50"] == pytest.approx(1000 * 0.01 / 1.5, rel=0.02)
@@ -80,12 +105,31 @@ def test_crossover_is_interpolated_and_reported():
 
 
 def test_request_rows_and_category_table():
-    runs = {name: [{"run": r, "prompt_index": r, "category": CATEGORIES[r % 2], "tokens": 11,
-                    "client": {"ttft_s": 0.1, "decode_s": 0.1 * (1 if name == "base" else 0.5), "e2e_s": 0.3,
-                               "decode_tokens_per_s": 100.0 * (1 if name == "base" else 2) + r},
-                    "engine": {"timings": {}}, "text_sha256": "t",
-                    "speculation": {"drafted": 10, "accepted": 5 + r % 2, "verify_steps": 5} if name == "spec"
-                    else None} for r in range(6)] for name in CONFIGURATIONS}
+    runs = {
+        name: [
+            Run.from_json(
+                {
+                    "run": r,
+                    "prompt_index": r,
+                    "category": CATEGORIES[r % 2],
+                    "tokens": 11,
+                    "client": {
+                        "ttft_s": 0.1,
+                        "decode_s": 0.1 * (1 if name == "base" else 0.5),
+                        "e2e_s": 0.3,
+                        "decode_tokens_per_s": 100.0 * (1 if name == "base" else 2) + r,
+                    },
+                    "engine": {"timings": {}},
+                    "text_sha256": "t",
+                    "speculation": {"drafted": 10, "accepted": 5 + r % 2, "verify_steps": 5}
+                    if name == "spec"
+                    else None,
+                }
+            )
+            for r in range(6)
+        ]
+        for name in CONFIGURATIONS
+    }
     rows = request_rows(CONFIGURATIONS, runs, windows_of(), slo={})
     assert len(rows) == 2 * 6 + 2 * 9 * 4
     assert set(rows["load"]) == {SINGLE, "c1", "c2", "c4"}
@@ -104,11 +148,13 @@ def test_request_rows_and_category_table():
 
 
 def test_every_column_is_documented_with_its_meaning():
-    from pathlib import Path
+    from doc_tables import documented_columns
 
     from specsweep.loadsummary import CATEGORY_COLUMNS, LOAD_COLUMNS, REQUEST_COLUMNS
 
-    documented = (Path(__file__).resolve().parents[1] / "docs" / "load.md").read_text()
-    for columns in (LOAD_COLUMNS, REQUEST_COLUMNS, CATEGORY_COLUMNS):
-        missing = [c for c, meaning in columns.items() if f"| `{c}` | {meaning} |" not in documented]
-        assert not missing, f"docs/load.md: document (or update the meaning of) {missing}"
+    for heading, columns in (
+        ("## load.csv", LOAD_COLUMNS),
+        ("## requests.csv", REQUEST_COLUMNS),
+        ("## categories.csv", CATEGORY_COLUMNS),
+    ):
+        assert list(documented_columns("load.md", heading).items()) == list(columns.items()), heading

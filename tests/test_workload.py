@@ -18,22 +18,26 @@ def test_text_file_is_one_prompt_a_line(tmp_path):
 
 def test_jsonl_dataset_with_categories_and_max_tokens(tmp_path):
     path = tmp_path / "set.jsonl"
-    path.write_text(json.dumps({"prompt": "a", "category": "code", "max_tokens": 7}) + "\n\n"
-                    + json.dumps({"prompt": "b"}) + "\n")
+    path.write_text(
+        json.dumps({"prompt": "a", "category": "code", "max_tokens": 7}) + "\n\n" + json.dumps({"prompt": "b"}) + "\n"
+    )
     prompts = read_workload(path)
     assert prompts == [Prompt("a", "code", 7), Prompt("b", UNCATEGORISED, None)]
     assert prompts[0].tokens_wanted(500) == 7 and prompts[1].tokens_wanted(500) == 500
 
 
-@pytest.mark.parametrize(("line", "words"), [
-    ("{not json", ["line 1", "not JSON"]),
-    ('["a"]', ["line 1", "JSON object"]),
-    ('{"prompt": ""}', ["'prompt' must be a non-empty string"]),
-    ('{"prompt": "a", "category": 3}', ["'category'"]),
-    ('{"prompt": "a", "max_tokens": 0}', ["'max_tokens' must be a positive integer"]),
-    ('{"prompt": "a", "max_tokens": true}', ["'max_tokens'"]),
-    ('{"prompt": "a", "temperature": 1}', ["unknown key(s) temperature"]),
-])
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("{not json", ["line 1", "not JSON"]),
+        ('["a"]', ["line 1", "JSON object"]),
+        ('{"prompt": ""}', ["'prompt' must be a non-empty string"]),
+        ('{"prompt": "a", "category": 3}', ["'category'"]),
+        ('{"prompt": "a", "max_tokens": 0}', ["'max_tokens' must be a positive integer"]),
+        ('{"prompt": "a", "max_tokens": true}', ["'max_tokens'"]),
+        ('{"prompt": "a", "temperature": 1}', ["unknown key(s) temperature"]),
+    ],
+)
 def test_bad_dataset_lines_name_the_file_line_and_fix(tmp_path, line, words):
     path = tmp_path / "set.jsonl"
     path.write_text(line + "\n")
@@ -57,4 +61,4 @@ def test_shipped_set_has_at_least_six_categories_interleaved():
     assert len(found) >= 6 and "rewrite" in found
     assert all(sum(p.category == c for p in prompts) >= 3 for c in found)
     # any len(found) consecutive requests cover every category (request i uses prompt i mod n)
-    assert [p.category for p in prompts[:len(found)]] == found
+    assert [p.category for p in prompts[: len(found)]] == found

@@ -16,16 +16,26 @@ import tarfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any, TextIO
 
 from specsweep.atomic import atomic_open
-from specsweep.cache import sha256_bytes
+from specsweep.cache import sha256_bytes, sha256_file
 from specsweep.redact import redact_values
 
 MANIFEST = "MANIFEST.sha256"
 MTIME = 946684800  # 2000-01-01T00:00:00Z: the same for every member, so no input looks newer than its output
 # What the code snapshot holds: enough to rerun aggregation and figures with the code that made them.
-CODE_PATTERNS = ("Snakefile", "pyproject.toml", "envs/*", "scripts/*.py", "workflow/**/*.smk",
-                 "workflow/**/*.rst", "workflow/**/*.yaml", "src/specsweep/**/*.py", "docs/*.md")
+CODE_PATTERNS = (
+    "Snakefile",
+    "pyproject.toml",
+    "envs/*",
+    "scripts/*.py",
+    "workflow/**/*.smk",
+    "workflow/**/*.rst",
+    "workflow/**/*.yaml",
+    "src/specsweep/**/*.py",
+    "docs/*.md",
+)
 
 
 @dataclass
@@ -74,8 +84,11 @@ def pack(members: dict[str, bytes | Path], out: Path, top: str, secrets: Iterabl
         contents[name] = clean
     files = {name: sha256_bytes(data) for name, data in contents.items()}
     contents[MANIFEST] = manifest_text(files).encode()
-    with atomic_open(out, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz, \
-            tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
+    with (
+        atomic_open(out, "wb") as raw,
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
+    ):
         for name in sorted(contents):
             info = tarfile.TarInfo(f"{top}/{name}")
             info.size, info.mtime, info.mode = len(contents[name]), MTIME, 0o644
@@ -114,15 +127,19 @@ def verify(archive: Path) -> list[str]:
     _top, files = read_members(archive)
     if MANIFEST not in files:
         return [f"{MANIFEST} is missing"]
-    return verify_files(parse_manifest(files.pop(MANIFEST).decode()),
-                        {name: sha256_bytes(data) for name, data in files.items()})
+    return verify_files(
+        parse_manifest(files.pop(MANIFEST).decode()), {name: sha256_bytes(data) for name, data in files.items()}
+    )
 
 
 def verify_files(expected: dict[str, str], actual: dict[str, str]) -> list[str]:
     problems = [f"{name}: listed in {MANIFEST} but missing" for name in sorted(expected.keys() - actual.keys())]
     problems += [f"{name}: present but not listed in {MANIFEST}" for name in sorted(actual.keys() - expected.keys())]
-    problems += [f"{name}: sha256 {actual[name]} differs from {MANIFEST} ({expected[name]})"
-                 for name in sorted(expected.keys() & actual.keys()) if expected[name] != actual[name]]
+    problems += [
+        f"{name}: sha256 {actual[name]} differs from {MANIFEST} ({expected[name]})"
+        for name in sorted(expected.keys() & actual.keys())
+        if expected[name] != actual[name]
+    ]
     return problems
 
 
@@ -135,8 +152,10 @@ def rebuild_problems(folder: Path, names: Iterable[str]) -> list[str]:
     return missing + verify_files(wanted, actual)
 
 
-REBUILD_COMMAND = ("PYTHONPATH=code/src snakemake --snakefile code/Snakefile --cores 1 --forcerun summary "
-                   "--allowed-rules summary figures rebuild -- rebuild")
+REBUILD_COMMAND = (
+    "PYTHONPATH=code/src snakemake --snakefile code/Snakefile --cores 1 --forcerun summary "
+    "--allowed-rules summary figures rebuild -- rebuild"
+)
 
 
 def readme(top: str, commit: str | None, dirty: bool | None) -> str:
@@ -167,6 +186,71 @@ can be launched and nothing rebuilt upstream), then checks each against this man
 Environment variables and flags named like secrets (a word ending in token, key, secret, password or
 credential) were redacted.
 """
+
+
+def pack_sweep(
+    config: dict[str, Any],
+    prompts: str,
+    inputs: dict[str, list[str]],
+    source: str,
+    name: str,
+    out: str,
+    progress: TextIO,
+) -> Packed:
+    """The archive job: the redacted config with its prompts, every input file, the code and a README."""
+    import os
+
+    import yaml
+
+    from specsweep import machine
+    from specsweep.redact import REDACTED, secret_values
+
+    kept = f"config/prompts{Path(prompts).suffix}"  # where the archive keeps the prompts (.txt or .jsonl)
+    config = {**config, "benchmark": {**config["benchmark"], "prompts": kept}}
+    members: dict[str, bytes | Path] = {
+        "config/config.yaml": yaml.safe_dump(config, sort_keys=False).encode(),
+        kept: Path(prompts),
+    }
+    members.update({path: Path(path) for paths in inputs.values() for path in paths})
+    members.update({f"code/{n}": path for n, path in code_files(Path(source)).items()})
+    git = machine.git_state(source) or {}
+    members["README.md"] = readme(name, git.get("commit"), git.get("dirty")).encode()
+    packed = pack(members, Path(out), name, secret_values(dict(os.environ)))
+    for member in packed.redacted:
+        print(f"WARNING: {member}: a secret value from the environment was replaced by {REDACTED}", file=progress)
+    print(f"{packed.path}: {len(packed.files)} files + manifest, {packed.path.stat().st_size} bytes", file=progress)
+    return packed
+
+
+def write_verification(archive: str, out: str, progress: TextIO) -> None:
+    """The verify job: every member against the manifest; a short certificate, or an error listing problems."""
+    from specsweep.atomic import atomic_write
+
+    path = Path(archive)
+    problems = verify(path)
+    for problem in problems:
+        print(problem, file=progress)
+    if problems:
+        raise RuntimeError(f"{path}: the manifest does not verify ({len(problems)} problems, see above)")
+    _top, files = read_members(path)
+    atomic_write(
+        out,
+        f"{path.name}\nsha256 {sha256_file(path)}\n{len(files) - 1} files, every sha256 matches {MANIFEST}\n",
+    )
+    print(f"{path}: {len(files) - 1} files verified against {MANIFEST}", file=progress)
+
+
+def write_rebuild_check(folder: Path, names: list[str], out: str, progress: TextIO) -> None:
+    """The rebuild job: rebuilt files must equal the archived ones byte for byte."""
+    from specsweep.atomic import atomic_write
+
+    problems = rebuild_problems(folder, names)
+    for problem in problems:
+        print(problem, file=progress)
+    if problems:
+        raise RuntimeError(f"the rebuild differs from the archive in {len(problems)} files (see above)")
+    atomic_write(out, "".join(f"identical  {n}\n" for n in names))
+    print(f"rebuilt {len(names)} files, all byte-identical to the archive", file=progress)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,18 +11,16 @@ for why these).
 from __future__ import annotations
 
 import json
-import re
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TextIO
 
 import pandas as pd
 
 from specsweep import stats
+from specsweep.results import LAUNCH_PATH, ROOT, RUN_PATH, Launch, Run
 
-RUN = re.compile(r"(?:^|/)results/([^/]+)/runs/(?:extra/)?run_(\d+)\.json$")  # adaptive extras count too
-LAUNCH = re.compile(r"(?:^|/)results/([^/]+)/launch\.json$")
 MATCHED_KEYS = ("kind", "args", "env", "draft_model")
 
 COLUMNS: dict[str, str] = {
@@ -56,24 +54,26 @@ def load(path: str | Path) -> ResultSet:
     path = Path(path)
     files: dict[str, bytes] = {}
     if path.is_dir():
-        results = path / "results" if (path / "results").is_dir() else path  # a sweep folder or its results/
-        for member in sorted(results.glob("*/launch.json")) + sorted(results.glob("*/runs/**/run_*.json")):
-            files["results/" + member.relative_to(results).as_posix()] = member.read_bytes()
+        results = path / ROOT if (path / ROOT).is_dir() else path  # a sweep folder or its results/
+        for member in results.rglob("*.json"):
+            name = f"{ROOT}/{member.relative_to(results).as_posix()}"
+            if RUN_PATH.search(name) or LAUNCH_PATH.search(name):
+                files[name] = member.read_bytes()
     elif path.is_file() and tarfile.is_tarfile(path):
         with tarfile.open(path) as archive:
             for member in archive.getmembers():
-                if member.isfile() and (RUN.search(member.name) or LAUNCH.search(member.name)):
+                if member.isfile() and (RUN_PATH.search(member.name) or LAUNCH_PATH.search(member.name)):
                     files[PurePosixPath(member.name).as_posix()] = archive.extractfile(member).read()
     else:
         raise FileNotFoundError(f"{path}: not a results folder or a sweep archive (.tar.gz)")
     runs: dict[str, list[tuple[int, float]]] = {}
     parameters: dict[str, dict[str, Any]] = {}
     for name, data in sorted(files.items()):
-        if match := RUN.search(name):
-            record = json.loads(data)
-            runs.setdefault(match[1], []).append((int(match[2]), record["client"]["decode_tokens_per_s"]))
-        elif match := LAUNCH.search(name):
-            configuration = json.loads(data).get("configuration", {})
+        if match := RUN_PATH.search(name):
+            record = Run.from_json(json.loads(data))
+            runs.setdefault(match[1], []).append((int(match[2]), record.decode_tokens_per_s))
+        elif match := LAUNCH_PATH.search(name):
+            configuration = Launch.from_json(json.loads(data)).configuration
             parameters[match[1]] = {k: configuration.get(k) for k in MATCHED_KEYS}
     if not runs:
         raise ValueError(f"{path}: no results/<configuration>/runs/run_<i>.json found")
@@ -98,11 +98,20 @@ def compare(before: ResultSet, after: ResultSet) -> pd.DataFrame:
             continue
         ratio = stats.ratio(x, y)
         warnings = stats.warnings_for(stats.describe(x), ratio) + [
-            f"before: {w}" for w in stats.warnings_for(stats.describe(y))]
-        row.update(status="compared", ratio=ratio.ratio, delta_pct=100 * (ratio.ratio - 1),
-                   ratio_ci95_low=ratio.ci_low, ratio_ci95_high=ratio.ci_high, ratio_boot95_low=ratio.boot_low,
-                   ratio_boot95_high=ratio.boot_high, p_value=ratio.p_value, significant=ratio.significant,
-                   warnings="; ".join(warnings))
+            f"before: {w}" for w in stats.warnings_for(stats.describe(y))
+        ]
+        row.update(
+            status="compared",
+            ratio=ratio.ratio,
+            delta_pct=100 * (ratio.ratio - 1),
+            ratio_ci95_low=ratio.ci_low,
+            ratio_ci95_high=ratio.ci_high,
+            ratio_boot95_low=ratio.boot_low,
+            ratio_boot95_high=ratio.boot_high,
+            p_value=ratio.p_value,
+            significant=ratio.significant,
+            warnings="; ".join(warnings),
+        )
         rows.append(row)
     frame = pd.DataFrame(rows)
     return frame.reindex(columns=list(COLUMNS))
@@ -116,8 +125,11 @@ def _differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
         if old == new:
             continue
         if isinstance(old, dict) and isinstance(new, dict):
-            found += [f"{key} {k}: {old.get(k)} -> {new.get(k)}" for k in sorted(set(old) | set(new), key=str)
-                      if old.get(k) != new.get(k)]
+            found += [
+                f"{key} {k}: {old.get(k)} -> {new.get(k)}"
+                for k in sorted(set(old) | set(new), key=str)
+                if old.get(k) != new.get(k)
+            ]
         else:
             found.append(f"{key}: {old} -> {new}")
     return found
@@ -125,15 +137,33 @@ def _differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
 
 def describe(frame: pd.DataFrame, before: str, after: str) -> list[str]:
     """Console lines: which intervals and test, then one line per configuration."""
-    lines = [f"compare: after = {after}", f"         before = {before}",
-             f"ratio = mean tok/s after / before; 95 % {stats.SPEEDUP_CI_METHOD} CI; p = {stats.TEST_METHOD}"]
+    lines = [
+        f"compare: after = {after}",
+        f"         before = {before}",
+        f"ratio = mean tok/s after / before; 95 % {stats.SPEEDUP_CI_METHOD} CI; p = {stats.TEST_METHOD}",
+    ]
     for row in frame.itertuples():
         if row.status != "compared":
             lines.append(f"{row.configuration}: {row.status}")
             continue
-        verdict = "no test possible" if pd.isna(row.significant) else \
-            "significant" if row.significant else "not significant"
-        lines.append(f"{row.configuration}: {row.tok_s_before:.1f} -> {row.tok_s_after:.1f} tok/s, "
-                     f"{row.delta_pct:+.1f} % [CI {100 * (row.ratio_ci95_low - 1):+.1f}, "
-                     f"{100 * (row.ratio_ci95_high - 1):+.1f} %], p = {row.p_value:.3g} ({verdict})")
+        verdict = (
+            "no test possible" if pd.isna(row.significant) else "significant" if row.significant else "not significant"
+        )
+        lines.append(
+            f"{row.configuration}: {row.tok_s_before:.1f} -> {row.tok_s_after:.1f} tok/s, "
+            f"{row.delta_pct:+.1f} % [CI {100 * (row.ratio_ci95_low - 1):+.1f}, "
+            f"{100 * (row.ratio_ci95_high - 1):+.1f} %], p = {row.p_value:.3g} ({verdict})"
+        )
     return lines
+
+
+def write(before: str, after: str, table: str, figure: str, progress: TextIO) -> None:
+    """The compare job: comparison.csv and its figure, and the findings in words."""
+    from specsweep import figures
+    from specsweep.aggregate import write_csv
+
+    frame = compare(load(before), load(after))
+    write_csv(frame, table)
+    figures.save(figures.comparison(frame, before, after), Path(figure).with_suffix(""))
+    for line in describe(frame, before, after):
+        print(line, file=progress)

@@ -6,8 +6,9 @@ jitter for per-run points.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import matplotlib
 
@@ -23,6 +24,46 @@ from specsweep.atomic import atomic_path
 
 matplotlib.rcParams["svg.hashsalt"] = "specsweep"
 METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}, "pdf": {"CreationDate": None}}
+
+
+@dataclass(frozen=True)
+class FigureFiles:
+    """The figures job's PNG outputs (an SVG is written beside each)."""
+
+    throughput: str
+    acceptance: str
+    costmodel: str
+
+
+def plot_sweep(
+    summary: pd.DataFrame,
+    runs: pd.DataFrame,
+    configurations: dict[str, Any],
+    run_records: dict[str, list[Any]],
+    files: FigureFiles,
+    progress: TextIO,
+) -> None:
+    """Every figure of ``all``: throughput, acceptance, and the cost model's curves, refitted from the run
+    records (deterministic, milliseconds: the tables hold no curves)."""
+    from specsweep import costmodel as cost
+
+    save(throughput(summary, runs), Path(files.throughput).with_suffix(""))
+    save(acceptance(summary), Path(files.acceptance).with_suffix(""))
+    model, text = cost.fit_or_reason(configurations, run_records)
+    save(costmodel(model, text), Path(files.costmodel).with_suffix(""))
+    print(f"figures written to {Path(files.throughput).parent}", file=progress)
+
+
+def save_breakdown(summary: pd.DataFrame, profile_parsers: dict[str, Any], png: str, progress: TextIO) -> None:
+    """The cycle breakdown of the first profile parser that declares one."""
+    from specsweep.parsers.user import compile_parsers
+
+    for parser in compile_parsers(profile_parsers):
+        if parser.breakdown:
+            unit = parser.units.get(parser.breakdown[0], "")
+            save(cycle_breakdown(summary, parser.name, list(parser.breakdown), unit), Path(png).with_suffix(""))
+            print(f"cycle breakdown of {parser.name}: {', '.join(parser.breakdown)}", file=progress)
+            return
 
 
 def save(figure: plt.Figure, stem: Path, formats: tuple[str, ...] = ("png", "svg")) -> list[Path]:
@@ -48,17 +89,15 @@ def throughput(summary: pd.DataFrame, runs: pd.DataFrame) -> plt.Figure:
     y = runs["configuration"].map(positions) + rng.uniform(-0.15, 0.15, len(runs))
     axes.scatter(runs["decode_tokens_per_s"], y, s=14, color="0.55", zorder=2, label="single run")
     means = summary["tok_s_mean"].to_numpy()
-    low = (means - summary["tok_s_ci95_low"]).to_numpy()
-    high = (summary["tok_s_ci95_high"] - means).to_numpy()
     colors = ["tab:orange" if b else "tab:blue" for b in summary["baseline"]]
-    axes.errorbar(means, range(len(order)), xerr=[np.nan_to_num(low), np.nan_to_num(high)], fmt="none",
-                  ecolor="black", capsize=4, zorder=3, label="95 % CI of the mean (Student t)")
+    _interval_bars(
+        axes, means, summary["tok_s_ci95_low"], summary["tok_s_ci95_high"], "95 % CI of the mean (Student t)", zorder=3
+    )
     axes.scatter(means, range(len(order)), s=60, c=colors, zorder=4, marker="D", label="mean")
     baseline = summary.loc[summary["baseline"], "tok_s_mean"].iloc[0]
     axes.axvline(baseline, color="tab:orange", linestyle="--", zorder=1, label=f"baseline {baseline:.1f} tok/s")
     for i, (mean, pct) in enumerate(zip(means, summary["speedup_pct"], strict=True)):
-        axes.annotate(f"{pct:+.1f} %", (mean, i), xytext=(0, 9), textcoords="offset points", ha="center",
-                      fontsize=8)
+        axes.annotate(f"{pct:+.1f} %", (mean, i), xytext=(0, 9), textcoords="offset points", ha="center", fontsize=8)
     axes.set_yticks(range(len(order)), order)
     axes.invert_yaxis()
     axes.set_xlabel("decode throughput (tokens/s, client-measured, first token excluded)")
@@ -86,18 +125,25 @@ def acceptance(summary: pd.DataFrame) -> plt.Figure:
     spec = summary[summary["drafted"].notna() & (summary["drafted"] > 0)]
     sweeps = swept_axes(spec)
     rows = 2 if sweeps else 1
-    figure, axes = plt.subplots(rows, 2, figsize=(11, 1.5 + 0.5 * max(len(spec), 1) + 3.5 * (rows - 1)),
-                                squeeze=False)
+    figure, axes = plt.subplots(rows, 2, figsize=(11, 1.5 + 0.5 * max(len(spec), 1) + 3.5 * (rows - 1)), squeeze=False)
     rate_axes, speed_axes = axes[0]
     if spec.empty:
-        rate_axes.text(0.5, 0.5, "no configuration drafted any token", ha="center", va="center",
-                       transform=rate_axes.transAxes)
+        rate_axes.text(
+            0.5, 0.5, "no configuration drafted any token", ha="center", va="center", transform=rate_axes.transAxes
+        )
     names = list(spec["configuration"])
     rate_axes.barh(names, spec["acceptance_rate"] * 100, color="tab:green")
     for i, length in enumerate(spec["accept_length"]):
         if pd.notna(length):
-            rate_axes.annotate(f"accept len {length:.2f}", (1, i), xytext=(3, 0), textcoords="offset points",
-                               va="center", fontsize=8, color="white")
+            rate_axes.annotate(
+                f"accept len {length:.2f}",
+                (1, i),
+                xytext=(3, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=8,
+                color="white",
+            )
     rate_axes.set_xlabel("acceptance rate (% of drafted tokens accepted)")
     rate_axes.set_xlim(0, 100)
     rate_axes.set_ylabel("configuration")
@@ -115,15 +161,17 @@ def acceptance(summary: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def _against_parameter(spec: pd.DataFrame, sweeps: dict[str, str], rate_axes: plt.Axes,
-                       speed_axes: plt.Axes) -> None:
+def _against_parameter(spec: pd.DataFrame, sweeps: dict[str, str], rate_axes: plt.Axes, speed_axes: plt.Axes) -> None:
     for group, column in sweeps.items():
         rows = spec[spec["group"] == group].sort_values(column)
         label = f"{group} ({column})"
         rate_axes.plot(rows[column], rows["acceptance_rate"] * 100, marker="o", label=label)
         has_ci = "speedup_ci95_low" in rows and rows["speedup_ci95_low"].notna().any()
-        error = [rows["speedup"] - rows["speedup_ci95_low"], rows["speedup_ci95_high"] - rows["speedup"]] \
-            if has_ci else None
+        error = (
+            [rows["speedup"] - rows["speedup_ci95_low"], rows["speedup_ci95_high"] - rows["speedup"]]
+            if has_ci
+            else None
+        )
         speed_axes.errorbar(rows[column], rows["speedup"], yerr=error, marker="o", capsize=4, label=label)
     axis_names = ", ".join(sorted(set(sweeps.values())))
     rate_axes.set_xlabel(f"swept parameter: {axis_names}")
@@ -148,20 +196,35 @@ def costmodel(model: Any, note: str = "") -> plt.Figure:
         axes.text(0.5, 0.5, note.replace("# ", "").strip(), ha="center", va="center", wrap=True, fontsize=9)
         return figure
     groups = model.groups
-    figure, axes_list = plt.subplots(1, max(len(groups), 1), figsize=(4.6 * max(len(groups), 1), 4.2),
-                                     squeeze=False)
+    figure, axes_list = plt.subplots(1, max(len(groups), 1), figsize=(4.6 * max(len(groups), 1), 4.2), squeeze=False)
     table = model.table.set_index("configuration")
     for axes, group in zip(axes_list[0], groups, strict=False):
         axes.plot(group.curve_k, group.curve, color="tab:blue", label="model")
         if not np.isnan(group.curve_low).all():
-            axes.fill_between(group.curve_k, group.curve_low, group.curve_high, color="tab:blue", alpha=0.15,
-                              label="95 % band (parameter uncertainty)")
+            axes.fill_between(
+                group.curve_k,
+                group.curve_low,
+                group.curve_high,
+                color="tab:blue",
+                alpha=0.15,
+                label="95 % band (parameter uncertainty)",
+            )
         members = table[table["group"] == group.name]
-        axes.scatter(members["draft_tokens_per_cycle"], members["measured_tok_s"], color="black", zorder=3,
-                     label="measured (mean)")
+        axes.scatter(
+            members["draft_tokens_per_cycle"],
+            members["measured_tok_s"],
+            color="black",
+            zorder=3,
+            label="measured (mean)",
+        )
         for name, row in members.iterrows():
-            axes.annotate(name, (row["draft_tokens_per_cycle"], row["measured_tok_s"]), xytext=(4, 4),
-                          textcoords="offset points", fontsize=7)
+            axes.annotate(
+                name,
+                (row["draft_tokens_per_cycle"], row["measured_tok_s"]),
+                xytext=(4, 4),
+                textcoords="offset points",
+                fontsize=7,
+            )
         axes.axhline(model.baseline_tok_s, color="tab:orange", linestyle="--", label="baseline")
         axes.axvline(group.optimum_k, color="tab:green", linestyle=":", label=f"optimum {group.optimum_k:.1f}")
         axes.set_title(f"{group.name} (alpha {group.alpha:.3f})", fontsize=10)
@@ -170,9 +233,28 @@ def costmodel(model: Any, note: str = "") -> plt.Figure:
     axes_list[0][0].set_ylabel("decode tok/s")
     axes_list[0][0].legend(loc="lower right", fontsize=7)
     a, b = model.parameter("a"), model.parameter("b")
-    figure.suptitle(f"Speculation cost model (fitted from counters and wall time): verify pass = "
-                    f"{1000 * a.value:.2f} ms + {1000 * b.value:.2f} ms/token", fontsize=10)
+    figure.suptitle(
+        f"Speculation cost model (fitted from counters and wall time): verify pass = "
+        f"{1000 * a.value:.2f} ms + {1000 * b.value:.2f} ms/token",
+        fontsize=10,
+    )
     return figure
+
+
+def _interval_bars(axes: plt.Axes, centers: np.ndarray, low: Any, high: Any, label: str, **style: Any) -> None:
+    """Horizontal interval bars from ``low`` to ``high`` around ``centers``, one row each (none where NaN)."""
+    below = centers - np.asarray(low, dtype=float)
+    above = np.asarray(high, dtype=float) - centers
+    axes.errorbar(
+        centers,
+        range(len(centers)),
+        xerr=[np.nan_to_num(below), np.nan_to_num(above)],
+        fmt="none",
+        ecolor="black",
+        capsize=4,
+        label=label,
+        **style,
+    )
 
 
 def comparison(frame: pd.DataFrame, before: str, after: str) -> plt.Figure:
@@ -182,12 +264,10 @@ def comparison(frame: pd.DataFrame, before: str, after: str) -> plt.Figure:
     figure, axes = plt.subplots(figsize=(8, 1.4 + 0.5 * max(len(rows), 1)))
     names = list(rows["configuration"])
     delta = rows["delta_pct"].to_numpy(dtype=float)
-    low = delta - 100 * (rows["ratio_ci95_low"].to_numpy(dtype=float) - 1)
-    high = 100 * (rows["ratio_ci95_high"].to_numpy(dtype=float) - 1) - delta
     colors = ["tab:blue" if s else "0.6" for s in rows["significant"].fillna(False).astype(bool)]
     axes.barh(names, delta, color=colors)
-    axes.errorbar(delta, range(len(names)), xerr=[np.nan_to_num(low), np.nan_to_num(high)], fmt="none",
-                  ecolor="black", capsize=4, label="95 % CI (Fieller)")
+    percent = 100 * (rows[["ratio_ci95_low", "ratio_ci95_high"]].to_numpy(dtype=float) - 1)
+    _interval_bars(axes, delta, percent[:, 0], percent[:, 1], "95 % CI (Fieller)")
     for i, p in enumerate(rows["p_value"]):
         axes.annotate(f"p={p:.2g}", (0, i), xytext=(4, 8), textcoords="offset points", fontsize=7)
     axes.axvline(0, color="black", linewidth=0.8)
@@ -203,13 +283,17 @@ def cycle_breakdown(summary: pd.DataFrame, parser: str, parts: list[str], unit: 
     stacked per configuration, labelled with each part's share of the cycle."""
     sns.set_theme(style="whitegrid", context="notebook")
     columns = [f"{parser}_{part}_mean" for part in parts]
-    present = summary[[c for c in columns if c in summary.columns]].notna().any(axis=1) \
-        if any(c in summary.columns for c in columns) else pd.Series(False, index=summary.index)
+    present = (
+        summary[[c for c in columns if c in summary.columns]].notna().any(axis=1)
+        if any(c in summary.columns for c in columns)
+        else pd.Series(False, index=summary.index)
+    )
     rows = summary[present]
     figure, axes = plt.subplots(figsize=(9, 1.5 + 0.5 * max(len(rows), 1)))
     if rows.empty:
-        axes.text(0.5, 0.5, f"no configuration logged a {parser} line", ha="center", va="center",
-                  transform=axes.transAxes)
+        axes.text(
+            0.5, 0.5, f"no configuration logged a {parser} line", ha="center", va="center", transform=axes.transAxes
+        )
     names = list(rows["configuration"])
     left = np.zeros(len(rows))
     totals = np.nansum([rows[c].to_numpy(dtype=float) if c in rows else np.zeros(len(rows)) for c in columns], axis=0)
@@ -219,8 +303,14 @@ def cycle_breakdown(summary: pd.DataFrame, parser: str, parts: list[str], unit: 
         axes.barh(names, values, left=left, color=color, label=part)
         for i, (start, value, total) in enumerate(zip(left, values, totals, strict=True)):
             if value > 0 and total > 0:
-                axes.annotate(f"{100 * value / total:.0f} %", (start + value / 2, i), ha="center", va="center",
-                              fontsize=8, color="white")
+                axes.annotate(
+                    f"{100 * value / total:.0f} %",
+                    (start + value / 2, i),
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="white",
+                )
         left = left + values
     axes.set_xlabel(f"mean time per cycle ({unit})" if unit else "mean per cycle")
     axes.set_ylabel("configuration")

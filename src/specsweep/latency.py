@@ -56,8 +56,9 @@ def request_latency(deltas_us: Sequence[int], tokens: int, e2e_s: float) -> Requ
         raise ValueError("a request without any token-carrying event has no latency")
     decode = arrivals[-1] - arrivals[0]
     tpot = decode / (tokens - 1) if tokens > 1 and decode > 0 else float("nan")
-    return RequestLatency(ttft_s=arrivals[0], tpot_s=tpot, e2e_s=e2e_s,
-                          itl_s=tuple(b - a for a, b in itertools.pairwise(arrivals)))
+    return RequestLatency(
+        ttft_s=arrivals[0], tpot_s=tpot, e2e_s=e2e_s, itl_s=tuple(b - a for a, b in itertools.pairwise(arrivals))
+    )
 
 
 def meets_slo(latency: RequestLatency, slo: dict[str, float]) -> bool:
@@ -73,8 +74,12 @@ class Percentile:
     high: float
 
 
-def pooled_percentiles(windows: Sequence[Sequence[float]], percentiles: Sequence[float] = PERCENTILES,
-                       resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> list[Percentile]:
+def pooled_percentiles(
+    windows: Sequence[Sequence[float]],
+    percentiles: Sequence[float] = PERCENTILES,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> list[Percentile]:
     """Each percentile of the values of all windows pooled, with a percentile-bootstrap interval from
     resampling whole windows. Quantiles use the inverted empirical CDF (an observed value, numpy's
     ``inverted_cdf``), so a resample is just a weight per window on one sorted array."""

@@ -49,25 +49,34 @@ class LoadLevel:
 def levels_of(benchmark: dict[str, Any]) -> list[LoadLevel]:
     """The load levels of a validated config, concurrency first (empty without ``benchmark.load``)."""
     load = benchmark.get("load") or {}
-    return [LoadLevel(CONCURRENCY, int(n)) for n in load.get(CONCURRENCY, [])] + \
-        [LoadLevel(REQUEST_RATE, float(r)) for r in load.get(REQUEST_RATE, [])]
+    return [LoadLevel(CONCURRENCY, int(n)) for n in load.get(CONCURRENCY, [])] + [
+        LoadLevel(REQUEST_RATE, float(r)) for r in load.get(REQUEST_RATE, [])
+    ]
 
 
-def check_slots(configurations: dict[str, Configuration], levels: list[LoadLevel],
-                slots_of: Callable[[Configuration], tuple[str, int] | None], requests_per_window: int) -> None:
+def check_slots(
+    configurations: dict[str, Configuration],
+    levels: list[LoadLevel],
+    slots_of: Callable[[Configuration], tuple[str, int] | None],
+    requests_per_window: int,
+) -> None:
     """Before anything starts: every configuration's engine can hold the highest concurrency at once."""
     wanted = max((level.in_flight or 0 for level in levels), default=0)
     if wanted > requests_per_window:
-        raise ConfigError(f"benchmark/load/requests_per_window: {requests_per_window} requests cannot keep "
-                          f"concurrency {wanted} in flight; set it to at least {wanted}")
+        raise ConfigError(
+            f"benchmark/load/requests_per_window: {requests_per_window} requests cannot keep "
+            f"concurrency {wanted} in flight; set it to at least {wanted}"
+        )
     for configuration in configurations.values():
         setting = slots_of(configuration)
         if setting is not None and setting[1] < wanted:
             flag, slots = setting
-            raise ConfigError(f"configuration {configuration.name}: {flag} {slots} serves {slots} request(s) at once "
-                              f"but benchmark/load/concurrency asks for {wanted}; set {flag} to at least {wanted} "
-                              f"(engines/{configuration.engine}/args or configurations/{configuration.group}/args), "
-                              f"or lower the concurrency")
+            raise ConfigError(
+                f"configuration {configuration.name}: {flag} {slots} serves {slots} request(s) at once "
+                f"but benchmark/load/concurrency asks for {wanted}; set {flag} to at least {wanted} "
+                f"(engines/{configuration.engine}/args or configurations/{configuration.group}/args), "
+                f"or lower the concurrency"
+            )
 
 
 def arrival_times(rate: float, requests: int, seed: int) -> list[float]:
@@ -154,10 +163,13 @@ def check_load(benchmark: dict[str, Any], configurations: dict[str, Configuratio
     if benchmark.get("chat_template"):
         for configuration in configurations.values():
             if ADAPTERS[configuration.kind].apply_chat_template is Engine.apply_chat_template:
-                raise ConfigError(f"benchmark/chat_template: engine kind {configuration.kind} (configuration "
-                                  f"{configuration.name}) cannot render the model's chat template here; set "
-                                  f"chat_template: false, or put the template into the prompts")
+                raise ConfigError(
+                    f"benchmark/chat_template: engine kind {configuration.kind} (configuration "
+                    f"{configuration.name}) cannot render the model's chat template here; set "
+                    f"chat_template: false, or put the template into the prompts"
+                )
     levels = levels_of(benchmark)
     if levels:
-        check_slots(configurations, levels, lambda c: ADAPTERS[c.kind].slots(c),
-                    int(benchmark["load"]["requests_per_window"]))
+        check_slots(
+            configurations, levels, lambda c: ADAPTERS[c.kind].slots(c), int(benchmark["load"]["requests_per_window"])
+        )

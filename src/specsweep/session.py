@@ -8,28 +8,30 @@ written as soon as it exists, and on failure the partial results are copied to
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import os
 import shutil
 import subprocess
 import sys
 import traceback
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from specsweep import gpu
-from specsweep.adaptive import extra_runs_dir, next_step, with_extra_runs
+from specsweep import gpu, results
+from specsweep.adaptive import next_step
 from specsweep.atomic import atomic_write, write_json
-from specsweep.cache import measuring, sha256_bytes
+from specsweep.cache import sha256_bytes
 from specsweep.client import StreamedResponse, stream_post, timings_from_arrivals
+from specsweep.clock import now_iso, now_stamp
 from specsweep.config import Configuration
-from specsweep.engines.base import Engine, GenerationRequest
+from specsweep.engines import adapter, provenance_packages
+from specsweep.engines.base import Engine, EngineResources, GenerationRequest
 from specsweep.engines.external import attach
 from specsweep.latency import encode_arrivals
 from specsweep.load import LoadLevel, levels_of, run_window, window_seed
-from specsweep.provenance import machine as machine_snapshot
+from specsweep.locks import measuring
+from specsweep.machine import snapshot as machine_snapshot
 from specsweep.redact import (
     redact_argv,
     redact_env,
@@ -37,6 +39,15 @@ from specsweep.redact import (
     redact_values,
     secret_arg_values,
     secret_values,
+)
+from specsweep.results import (
+    Launch,
+    Run,
+    Window,
+    WindowRequest,
+    extra_run_file,
+    extra_runs_dir,
+    with_extra_runs,
 )
 from specsweep.server import (
     ServerError,
@@ -51,7 +62,7 @@ from specsweep.server import (
     wait_until_ready,
 )
 from specsweep.speculation import count as count_or_none
-from specsweep.workload import Prompt
+from specsweep.workload import Prompt, read_workload
 
 
 class RunError(RuntimeError):
@@ -65,39 +76,105 @@ class SessionPaths:
     runs: list[Path]
     stale_pgid: Path
     failed_root: Path
-    # results/<cfg>/load/<level>/window_<i>.json by level label (empty without benchmark.load)
+    # load windows by level label (empty without benchmark.load)
     windows: dict[str, list[Path]] = field(default_factory=dict)
 
+    @classmethod
+    def of(cls, name: str, runs: int, windows: list[str] | None = None) -> SessionPaths:
+        """A configuration's session files in the results tree (the bench rule's outputs and more)."""
+        return cls(
+            log=Path(results.server_log(name)),
+            launch=Path(results.launch_file(name)),
+            runs=[Path(results.run_file(name, i)) for i in range(runs)],
+            stale_pgid=Path(results.stale_pgid_file(name)),
+            failed_root=Path(results.failed_dir(name)),
+            windows=_by_level(windows or []),
+        )
 
-def now_iso() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    def all_windows(self) -> list[Path]:
+        return [path for level in self.windows.values() for path in level]
 
 
-def measure(configuration: Configuration, engine: Engine, benchmark: dict[str, Any], prompts: list[Prompt],
-            host: str, port: int, paths: SessionPaths, progress: TextIO = sys.stderr) -> None:
+def _by_level(windows: list[str]) -> dict[str, list[Path]]:
+    """The bench rule's window outputs (results.window_file) grouped by level label, in order."""
+    grouped: dict[str, list[Path]] = {}
+    for window in map(Path, windows):
+        grouped.setdefault(window.parent.name, []).append(window)
+    return grouped
+
+
+def measure_configuration(
+    configuration: Configuration,
+    settings: dict[str, Any],
+    engine_record: dict[str, Any],
+    model_records: dict[str, dict[str, Any]],
+    benchmark: dict[str, Any],
+    prompts: Path,
+    paths: SessionPaths,
+    progress: TextIO = sys.stderr,
+) -> None:
+    """The bench job: the engine adapter given its built executable and obtained models, then ``measure``."""
+    executable = engine_record.get("executable")
+    if executable and not Path(executable).is_file():
+        raise FileNotFoundError(
+            f"{executable} is gone from the cache; rebuild it with `snakemake --cores 1 --forcerun engine all`"
+        )
+    resources = EngineResources(
+        executable=executable,
+        model=model_records[settings["model"]]["path"] if settings.get("model") else None,
+        draft_model=model_records[configuration.draft_model]["path"] if configuration.draft_model else None,
+    )
+    engine = adapter(configuration.kind, settings, resources)
+    session = Session(
+        configuration, engine, benchmark, read_workload(prompts), settings["host"], settings["port"], paths
+    )
+    measure(session, progress)
+
+
+@dataclass(frozen=True)
+class Session:
+    """One server session: the configuration on its engine, what each run does, and where results go."""
+
+    configuration: Configuration
+    engine: Engine
+    benchmark: dict[str, Any]
+    prompts: list[Prompt]
+    host: str
+    port: int  # 0: a free one, picked at launch
+    paths: SessionPaths
+
+
+def measure(session: Session, progress: TextIO = sys.stderr) -> None:
     """Run the whole session for one configuration; raise with a clear message on any failure."""
-    name = configuration.name
-    grace = float(benchmark["stop_grace_s"])
+    name, paths = session.configuration.name, session.paths
     stale = StaleGroup(paths.stale_pgid)
-    if (pgid := stale.stop_if_running(grace)) is not None:
+    if (pgid := stale.stop_if_running(float(session.benchmark["stop_grace_s"]))) is not None:
         print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
     with measuring(progress, name):
         try:
-            _session(configuration, engine, benchmark, prompts, host, port, paths, stale, progress)
+            _session(session, stale, progress)
         except BaseException as error:
             kept = _keep_for_post_mortem(paths, error)
             print(f"{name}: FAILED ({error}); partial results kept in {kept}", file=progress, flush=True)
             raise
 
 
-def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, Any], prompts: list[Prompt],
-             host: str, port: int, paths: SessionPaths, stale: StaleGroup, progress: TextIO) -> None:
+def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
+    configuration, engine, benchmark, prompts = (
+        session.configuration,
+        session.engine,
+        session.benchmark,
+        session.prompts,
+    )
+    host, port, paths = session.host, session.port, session.paths
     name = configuration.name
     if engine.launches:  # an external endpoint is already listening: nothing to pick or check
         port = port or free_port(host)
         if port_in_use(host, port):
-            raise ServerError(f"{host}:{port} is already in use by {describe_listeners(port)}; stop it, or set "
-                              f"engines/{configuration.engine}/port: 0 to pick a free port")
+            raise ServerError(
+                f"{host}:{port} is already in use by {describe_listeners(port)}; stop it, or set "
+                f"engines/{configuration.engine}/port: 0 to pick a free port"
+            )
     base_url = engine.base_url(host, port)
     argv = engine.command(configuration, host, port)
     env = {**os.environ, **configuration.env}
@@ -105,14 +182,20 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
     warnings = [w for w in [exposure_warning(host, configuration.engine)] if w and engine.launches]
     for warning in warnings:
         print(f"{name}: WARNING: {warning}", file=progress, flush=True)
-    launch: dict[str, Any] = {
-        "configuration": redact_mapping(configuration.as_params()),  # its env may hold a token
-        "argv": redact_argv(argv), "port": port, "host": host,
-        "env_set": redact_env(configuration.env), "env": redact_env(env), "pid": None,
-        "launched_at": now_iso(), "status": "launching", "warnings": warnings,
-        "machine": machine_snapshot(),  # code, software, host and GPUs as they are while measured
-    }
-    write_json(paths.launch, launch)
+    launch = Launch(
+        configuration=redact_mapping(configuration.as_params()),  # its env may hold a token
+        argv=redact_argv(argv),
+        port=port,
+        host=host,
+        env_set=redact_env(configuration.env),
+        env=redact_env(env),
+        launched_at=now_iso(),
+        warnings=warnings,
+        machine=machine_snapshot(
+            engine_packages=provenance_packages()
+        ),  # code, software, host and GPUs as they are while measured
+    )
+    write_json(paths.launch, launch.to_json())
     paths.log.unlink(missing_ok=True)
     shutil.rmtree(extra_runs_dir(paths.runs[0].parent), ignore_errors=True)  # a previous session's extras
     memory = _gpu_memory_record(configuration, benchmark)
@@ -120,27 +203,39 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
         memory.read("before_launch")
     try:
         print(f"{name}: launching {engine.kind} on {base_url}", file=progress, flush=True)
-        server = managed_server(argv, env, paths.log, stale, float(benchmark["stop_grace_s"])) if engine.launches \
+        server = (
+            managed_server(argv, env, paths.log, stale, float(benchmark["stop_grace_s"]))
+            if engine.launches
             else attach(engine.settings, paths.log)
+        )
         with server as process:
-            launch["pid"] = process.pid
-            ready_s = wait_until_ready(process, lambda: engine.is_ready(base_url),
-                                       float(benchmark["ready_timeout_s"]), paths.log,
-                                       port=port if engine.launches else None)
-            launch.update(ready_s=round(ready_s, 3), engine=engine.check_started(base_url, configuration),
-                          status="ready")
-            write_json(paths.launch, launch)
-            if launch["engine"].get("warning"):
-                print(f"{name}: WARNING: {launch['engine']['warning']}", file=progress, flush=True)
-            if benchmark.get("chat_template"):  # rendered by this server, so it is the served model's template
+            launch.pid = process.pid
+            ready_s = wait_until_ready(
+                process,
+                lambda: engine.is_ready(base_url),
+                float(benchmark["ready_timeout_s"]),
+                paths.log,
+                port=port if engine.launches else None,
+            )
+            launch.ready_s = round(ready_s, 3)
+            launch.engine = engine.check_started(base_url, configuration)
+            launch.status = "ready"
+            write_json(paths.launch, launch.to_json())
+            if launch.engine.get("warning"):
+                print(f"{name}: WARNING: {launch.engine['warning']}", file=progress, flush=True)
+            if benchmark.get("chat_template"):  # rendered by this server: the served model's template
                 prompts = [replace(p, text=engine.apply_chat_template(base_url, p.text)) for p in prompts]
-                launch["chat_template"] = {"first_prompt": prompts[0].text}
-            print(f"{name}: ready after {ready_s:.1f} s; {benchmark['warmup_requests']} warmup request(s)",
-                  file=progress, flush=True)
+                launch.chat_template = {"first_prompt": prompts[0].text}
+            print(
+                f"{name}: ready after {ready_s:.1f} s; {benchmark['warmup_requests']} warmup request(s)",
+                file=progress,
+                flush=True,
+            )
             for w in range(benchmark["warmup_requests"]):
                 with _server_death_named(process, f"warmup request {w + 1}", paths.log):
-                    _generate(engine, base_url, prompts[w % len(prompts)].text, benchmark["warmup_max_tokens"],
-                              benchmark)
+                    _generate(
+                        engine, base_url, prompts[w % len(prompts)].text, benchmark["warmup_max_tokens"], benchmark
+                    )
             if memory is not None:
                 memory.read("while_serving")
             rates: list[float] = []
@@ -150,29 +245,33 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
                 label = f"run {index + 1}/{declared}" if index < declared else f"run {index + 1} (adaptive)"
                 with _server_death_named(process, f"{label} ({index} completed)", paths.log):
                     record = _measured_run(engine, base_url, prompts, index, benchmark)
-                write_json(run_path, record)
-                client = record["client"]
-                rates.append(client["decode_tokens_per_s"])
-                print(f"{name}: {label}: {client['decode_tokens_per_s']:.1f} tok/s "
-                      f"(TTFT {1000 * client['ttft_s']:.0f} ms)", file=progress, flush=True)
+                write_json(run_path, record.to_json())
+                rates.append(record.decode_tokens_per_s)
+                print(
+                    f"{name}: {label}: {record.decode_tokens_per_s:.1f} tok/s "
+                    f"(TTFT {1000 * record.client.ttft_s:.0f} ms)",
+                    file=progress,
+                    flush=True,
+                )
                 if process.poll() is not None:
                     raise ServerError(f"the server exited with status {process.returncode} during the runs")
-            print(f"{name}: {launch['repetitions']['stopped_because']}", file=progress, flush=True)
-            _measure_load(engine, base_url, prompts, benchmark, paths, launch, process, progress, name)
-            launch["status"] = "completed"
+            print(f"{name}: {launch.repetitions['stopped_because']}", file=progress, flush=True)
+            _measure_load(session, prompts, base_url, launch, process, progress)
+            launch.status = "completed"
     finally:
-        launch["stopped_at"] = now_iso()
-        if launch["status"] != "completed":
-            launch["status"] = "failed"
+        launch.stopped_at = now_iso()
+        if launch.status != "completed":
+            launch.status = "failed"
         unreleased = _check_gpu_release(memory, benchmark, launch)
-        write_json(paths.launch, launch)
+        write_json(paths.launch, launch.to_json())
         _redact_log(paths.log, secret_values(env) + secret_arg_values(argv))
     if unreleased is not None:
         raise unreleased
 
 
-def _next_run_path(paths: SessionPaths, index: int, rates: list[float], benchmark: dict[str, Any],
-                   launch: dict[str, Any]) -> Path | None:
+def _next_run_path(
+    paths: SessionPaths, index: int, rates: list[float], benchmark: dict[str, Any], launch: Launch
+) -> Path | None:
     """The declared runs first; then, with ``benchmark.adaptive``, extra runs until its target."""
     if index < len(paths.runs):
         return paths.runs[index]
@@ -180,11 +279,11 @@ def _next_run_path(paths: SessionPaths, index: int, rates: list[float], benchmar
     if adaptive:
         decision = next_step(rates, float(adaptive["ci_half_width_pct"]), int(adaptive["max_runs"]))
         if decision.more:
-            return extra_runs_dir(paths.runs[0].parent) / f"run_{index}.json"
+            return extra_run_file(paths.runs[0].parent, index)
         reason = decision.reason
     else:
         reason = f"{index} runs (benchmark.runs; no adaptive repetitions)"
-    launch["repetitions"] = {"runs": index, "stopped_because": reason}
+    launch.repetitions = {"runs": index, "stopped_because": reason}
     return None
 
 
@@ -194,28 +293,35 @@ def _gpu_memory_record(configuration: Configuration, benchmark: dict[str, Any]) 
     if mode == "never" or (mode == "auto" and not gpu.available()):
         return None
     if not gpu.available():
-        raise RuntimeError("benchmark.gpu_memory_check is 'always' but nvidia-smi is not on PATH; "
-                           "install the NVIDIA driver tools or set it to 'auto'")
+        raise RuntimeError(
+            "benchmark.gpu_memory_check is 'always' but nvidia-smi is not on PATH; "
+            "install the NVIDIA driver tools or set it to 'auto'"
+        )
     visible = configuration.env.get("CUDA_VISIBLE_DEVICES", "")
-    watched = [int(i) for i in visible.split(",")] if visible and all(
-        i.strip().isdigit() for i in visible.split(",")) else None
+    watched = (
+        [int(i) for i in visible.split(",")]
+        if visible and all(i.strip().isdigit() for i in visible.split(","))
+        else None
+    )
     return gpu.MemoryRecord(gpus=watched)
 
 
-def _check_gpu_release(memory: gpu.MemoryRecord | None, benchmark: dict[str, Any],
-                       launch: dict[str, Any]) -> gpu.GpuMemoryNotReleased | None:
+def _check_gpu_release(
+    memory: gpu.MemoryRecord | None, benchmark: dict[str, Any], launch: Launch
+) -> gpu.GpuMemoryNotReleased | None:
     """After teardown: wait until GPU memory is back to its pre-launch level; record the readings."""
     if memory is None or "before_launch" not in memory.phases:
         return None
     try:
-        memory.wait_released(float(benchmark.get("gpu_release_timeout_s", 30)),
-                             int(benchmark.get("gpu_release_tolerance_mib", 64)))
+        memory.wait_released(
+            float(benchmark.get("gpu_release_timeout_s", 30)), int(benchmark.get("gpu_release_tolerance_mib", 64))
+        )
         return None
     except gpu.GpuMemoryNotReleased as error:
-        launch["status"] = "failed"
+        launch.status = "failed"
         return error
     finally:
-        launch["gpu_memory"] = memory.as_dict()
+        launch.gpu_memory = memory.as_dict()
 
 
 @contextlib.contextmanager
@@ -228,19 +334,26 @@ def _server_death_named(process: subprocess.Popen[bytes], phase: str, log: Path)
             process.wait(timeout=1.0)  # the client may notice the dropped connection before the exit is reaped
         if process.returncode is None:
             raise
-        raise ServerError(f"the server died during {phase} with {exit_description(process.returncode)}: "
-                          f"{error}; last lines of {log}:\n{log_tail(log)}") from error
+        raise ServerError(
+            f"the server died during {phase} with {exit_description(process.returncode)}: "
+            f"{error}; last lines of {log}:\n{log_tail(log)}"
+        ) from error
 
 
 def _generate(engine: Engine, base_url: str, prompt: str, max_tokens: int, benchmark: dict[str, Any]):
-    path, payload = engine.generation(GenerationRequest(
-        prompt=prompt, max_tokens=max_tokens, temperature=benchmark["temperature"],
-        ignore_eos=benchmark["ignore_eos"], seed=benchmark["seed"]))
+    path, payload = engine.generation(
+        GenerationRequest(
+            prompt=prompt,
+            max_tokens=max_tokens,
+            temperature=benchmark["temperature"],
+            ignore_eos=benchmark["ignore_eos"],
+            seed=benchmark["seed"],
+        )
+    )
     return stream_post(base_url, path, payload, float(benchmark["request_timeout_s"]))
 
 
-def _measured_run(engine: Engine, base_url: str, prompts: list[Prompt], index: int,
-                  benchmark: dict[str, Any]) -> dict[str, Any]:
+def _measured_run(engine: Engine, base_url: str, prompts: list[Prompt], index: int, benchmark: dict[str, Any]) -> Run:
     prompt = prompts[index % len(prompts)]
     max_tokens = prompt.tokens_wanted(benchmark["max_tokens"])
     engine.flush_cache(base_url)
@@ -255,98 +368,128 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[Prompt], index: i
     timings = timings_from_arrivals(arrivals, tokens, response.total_s)
     text = engine.response_text(response.events)
     spec = engine.speculation(fields, delta, tokens)
-    return {
-        "run": index, "prompt_index": index % len(prompts), "category": prompt.category, "started_at": started_at,
-        "tokens": tokens,
-        "streamed_tokens": streamed, "client": asdict(timings), "engine": fields, "counter_delta": delta,
-        "speculation": None if spec is None else {**asdict(spec), "acceptance_rate": spec.acceptance_rate,
-                                                  "accept_length": spec.accept_length},
-        "text_sha256": sha256_bytes(text), "text_chars": len(text),
-        "malformed_events": response.malformed,  # data: lines of the stream that were not JSON objects
-    }
+    return Run(
+        run=index,
+        prompt_index=index % len(prompts),
+        category=prompt.category,
+        started_at=started_at,
+        tokens=tokens,
+        streamed_tokens=streamed,
+        client=timings,
+        engine=fields,
+        counter_delta=delta,
+        speculation=spec,
+        text_sha256=sha256_bytes(text),
+        text_chars=len(text),
+        malformed_events=response.malformed,
+    )
 
 
-def _checked_response(engine: Engine, response: StreamedResponse, max_tokens: int,
-                      label: str) -> tuple[dict[str, Any], int, list[int]]:
+def _checked_response(
+    engine: Engine, response: StreamedResponse, max_tokens: int, label: str
+) -> tuple[dict[str, Any], int, list[int]]:
     """The engine's own report of a finished request, its token count and tokens per event; raise
     when the stream ended without the report or generated a different number of tokens."""
     fields = engine.engine_fields(response.events)
     tokens = engine.tokens_generated(fields)
     per_event = engine.tokens_per_event(response.events)
     if tokens is None:
-        raise RunError(f"{label}: the stream ended after {len(response.events)} events without the engine's "
-                       f"final report (the server closed the connection early?)")
+        raise RunError(
+            f"{label}: the stream ended after {len(response.events)} events without the engine's "
+            f"final report (the server closed the connection early?)"
+        )
     if tokens != max_tokens:
-        raise RunError(f"{label}: the engine generated {tokens} tokens, not the {max_tokens} asked for "
-                       f"(benchmark.max_tokens or the prompt's max_tokens; streamed {sum(per_event)}); is "
-                       f"ignore_eos honoured and the context (per slot) large enough?")
+        raise RunError(
+            f"{label}: the engine generated {tokens} tokens, not the {max_tokens} asked for (benchmark.max_tokens "
+            f"or the prompt's max_tokens; streamed {sum(per_event)}); is ignore_eos honoured and the context (per "
+            f"slot) large enough?"
+        )
     return fields, tokens, per_event
 
 
-def _measure_load(engine: Engine, base_url: str, prompts: list[Prompt], benchmark: dict[str, Any],
-                  paths: SessionPaths, launch: dict[str, Any], process: subprocess.Popen[bytes], progress: TextIO,
-                  name: str) -> None:
+def _measure_load(
+    session: Session,
+    prompts: list[Prompt],
+    base_url: str,
+    launch: Launch,
+    process: subprocess.Popen[bytes],
+    progress: TextIO,
+) -> None:
     """Every load level's windows, after the single-request runs, on the same server."""
-    levels = levels_of(benchmark)
+    levels = levels_of(session.benchmark)
     if not levels:
         return
-    load = benchmark["load"]
-    slots = count_or_none((launch.get("engine") or {}).get("total_slots"))
+    name, paths = session.configuration.name, session.paths
+    slots = count_or_none((launch.engine or {}).get("total_slots"))
     wanted = max((level.in_flight or 0 for level in levels), default=0)
     if slots is not None and slots < wanted:  # llama.cpp -np unset: the server chose its slots itself
-        raise RunError(f"the server has {slots} slot(s) (/props total_slots) but benchmark.load.concurrency asks "
-                       f"for {wanted}; set -np {wanted} (or more) in the configuration's args")
+        raise RunError(
+            f"the server has {slots} slot(s) (/props total_slots) but benchmark.load.concurrency asks for "
+            f"{wanted}; set -np {wanted} (or more) in the configuration's args"
+        )
     for level in levels:
         for window, path in enumerate(paths.windows[level.label]):
             label = f"load {level.label} window {window + 1}/{len(paths.windows[level.label])}"
             with _server_death_named(process, label, paths.log):
-                record = _measured_window(engine, base_url, prompts, level, window, load, benchmark)
-            write_json(path, record)
-            print(f"{name}: {label}: {record['output_tokens_per_s']:.1f} output tok/s, "
-                  f"{len(record['requests'])} requests in {record['duration_s']:.1f} s", file=progress, flush=True)
+                record = _measured_window(session, prompts, base_url, level, window)
+            write_json(path, record.to_json())
+            print(
+                f"{name}: {label}: {record.output_tokens_per_s:.1f} output tok/s, "
+                f"{len(record.requests)} requests in {record.duration_s:.1f} s",
+                file=progress,
+                flush=True,
+            )
             if process.poll() is not None:
                 raise ServerError(f"the server exited with status {process.returncode} during {label}")
 
 
-def _measured_window(engine: Engine, base_url: str, prompts: list[Prompt], level: LoadLevel, window: int,
-                     load: dict[str, Any], benchmark: dict[str, Any]) -> dict[str, Any]:
+def _measured_window(session: Session, prompts: list[Prompt], base_url: str, level: LoadLevel, window: int) -> Window:
     """One window of requests at ``level``. Request i of window w uses prompt (w * requests + i) mod n:
     the same prompts, in the same order, for every configuration."""
+    engine, benchmark = session.engine, session.benchmark
+    load = benchmark["load"]
     requests = int(load["requests_per_window"])
-    first = window * requests
 
-    def send(index: int) -> dict[str, Any]:
-        prompt_index = (first + index) % len(prompts)
+    def send(index: int) -> WindowRequest:
+        prompt_index = (window * requests + index) % len(prompts)
         prompt = prompts[prompt_index]
         max_tokens = prompt.tokens_wanted(benchmark["max_tokens"])
         response = _generate(engine, base_url, prompt.text, max_tokens, benchmark)
-        fields, tokens, per_event = _checked_response(engine, response, max_tokens,
-                                                      f"{level.label} window {window} request {index}")
+        fields, tokens, per_event = _checked_response(
+            engine, response, max_tokens, f"{level.label} window {window} request {index}"
+        )
         arrivals = [t for n, t in zip(per_event, response.arrivals_s, strict=True) if n]
         spec = engine.speculation(fields, {}, tokens)  # per request: the response's own counts only
-        timings = fields.get("timings") or {}
-        return {
-            "prompt_index": prompt_index, "category": prompt.category, "tokens": tokens, "e2e_s": response.total_s,
-            "arrivals_us": encode_arrivals(arrivals), "event_tokens": [n for n in per_event if n],
-            "engine_decode_tok_s": timings.get("predicted_per_second"),
-            "drafted": spec.drafted if spec else None, "accepted": spec.accepted if spec else None,
-            "text_sha256": sha256_bytes(engine.response_text(response.events)),
-            "malformed_events": response.malformed,
-        }
+        return WindowRequest(
+            index=index,
+            sent_s=0.0,  # set by the window, which knows when it sent the request
+            prompt_index=prompt_index,
+            category=prompt.category,
+            tokens=tokens,
+            e2e_s=response.total_s,
+            arrivals_us=encode_arrivals(arrivals),
+            event_tokens=[n for n in per_event if n],
+            text_sha256=sha256_bytes(engine.response_text(response.events)),
+            engine_decode_tok_s=(fields.get("timings") or {}).get("predicted_per_second"),
+            drafted=spec.drafted if spec else None,
+            accepted=spec.accepted if spec else None,
+            malformed_events=response.malformed,
+        )
 
     engine.flush_cache(base_url)
     before = engine.scrape_counters(base_url)
     started_at = now_iso()
     sent, duration = run_window(level, requests, send, window_seed(int(load["seed"]), window))
     after = engine.scrape_counters(base_url)
-    output_tokens = sum(s.result["tokens"] for s in sent)
-    return {
-        "level": level.as_dict(), "window": window, "started_at": started_at, "duration_s": duration,
-        "output_tokens_per_s": output_tokens / duration, "requests_per_s": len(sent) / duration,
+    return Window(
+        level=level.as_dict(),
+        window=window,
+        started_at=started_at,
+        duration_s=duration,
+        requests=[replace(s.result, sent_s=s.sent_s) for s in sent],
         # window totals: per request they cannot be told apart while requests overlap
-        "counter_delta": {k: after[k] - before.get(k, 0.0) for k in after},
-        "requests": [{"index": s.index, "sent_s": s.sent_s, **s.result} for s in sent],
-    }
+        counter_delta={k: after[k] - before.get(k, 0.0) for k in after},
+    )
 
 
 def _redact_log(log: Path, secrets: list[str]) -> None:
@@ -355,11 +498,9 @@ def _redact_log(log: Path, secrets: list[str]) -> None:
 
 
 def _keep_for_post_mortem(paths: SessionPaths, error: BaseException) -> Path:
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    kept = paths.failed_root / stamp
+    kept = paths.failed_root / now_stamp()
     kept.mkdir(parents=True, exist_ok=True)
-    windows = [path for level in paths.windows.values() for path in level]
-    for path in [paths.log, paths.launch, *with_extra_runs(paths.runs), *windows]:
+    for path in [paths.log, paths.launch, *with_extra_runs(paths.runs), *paths.all_windows()]:
         if path.exists():
             target = kept / path.relative_to(paths.failed_root.parent)
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -33,8 +33,10 @@ def read_workload(path: Path) -> list[Prompt]:
     """Every prompt of ``path`` (``.jsonl``: a dataset; anything else: one prompt a line)."""
     prompts = _read_jsonl(path) if path.suffix == ".jsonl" else _read_lines(path)
     if not prompts:
-        raise WorkloadError(f"{path}: no prompts (a text file has one prompt a line, blank lines and # comments "
-                            f"ignored; a .jsonl file has one object with a 'prompt' key a line)")
+        raise WorkloadError(
+            f"{path}: no prompts (a text file has one prompt a line, blank lines and # comments "
+            f"ignored; a .jsonl file has one object with a 'prompt' key a line)"
+        )
     return prompts
 
 
@@ -52,24 +54,27 @@ def _read_jsonl(path: Path) -> list[Prompt]:
         try:
             entry = json.loads(line)
         except ValueError as error:
-            raise WorkloadError(f"{where}: not JSON ({error}); write one object a line, e.g. "
-                                f'{{"prompt": "...", "category": "code"}}') from None
+            raise WorkloadError(
+                f'{where}: not JSON ({error}); write one object a line, e.g. {{"prompt": "...", "category": "code"}}'
+            ) from None
         if not isinstance(entry, dict):
             raise WorkloadError(f"{where}: a line must be a JSON object with a 'prompt' key")
         unknown = set(entry) - {"prompt", "category", "max_tokens"}
         if unknown:
-            raise WorkloadError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; allowed: prompt, category, "
-                                f"max_tokens")
-        text, category, max_tokens = entry.get("prompt"), entry.get("category", UNCATEGORISED), \
-            entry.get("max_tokens")
+            raise WorkloadError(
+                f"{where}: unknown key(s) {', '.join(sorted(unknown))}; allowed: prompt, category, max_tokens"
+            )
+        text, category, max_tokens = entry.get("prompt"), entry.get("category", UNCATEGORISED), entry.get("max_tokens")
         if not isinstance(text, str) or not text.strip():
             raise WorkloadError(f"{where}: 'prompt' must be a non-empty string")
         if not isinstance(category, str) or not category.strip():
             raise WorkloadError(f"{where}: 'category' must be a non-empty string")
-        if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
-                                       or max_tokens < 1):
-            raise WorkloadError(f"{where}: 'max_tokens' must be a positive integer (or left out for "
-                                f"benchmark.max_tokens)")
+        if max_tokens is not None and (
+            isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
+        ):
+            raise WorkloadError(
+                f"{where}: 'max_tokens' must be a positive integer (or left out for benchmark.max_tokens)"
+            )
         prompts.append(Prompt(text, category.strip(), max_tokens))
     return prompts
 

@@ -5,14 +5,14 @@ rule bench:
         prompts=BENCH["prompts"],
         after=runs_before,
     output:
-        launch="results/{cfg}/launch.json",
-        log="results/{cfg}/server.log",
-        runs=expand("results/{{cfg}}/runs/run_{i}.json", i=RUNS),
-        windows=expand(
-            "results/{{cfg}}/load/{level}/window_{w}.json",
-            level=LOAD_LABELS,
-            w=WINDOWS,
-        ),
+        launch=results_tree.launch_file("{cfg}"),
+        log=results_tree.server_log("{cfg}"),
+        runs=[results_tree.run_file("{cfg}", i) for i in RUNS],
+        windows=[
+            results_tree.window_file("{cfg}", label, w)
+            for label in LOAD_LABELS
+            for w in WINDOWS
+        ],
     log:
         "logs/bench/{cfg}.log",
     priority: bench_priority

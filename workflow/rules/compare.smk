@@ -5,13 +5,13 @@ rule compare:
         before=compare_before,
         after=compare_after,
     output:
-        table="results/compare/comparison.csv",
+        table=results_tree.COMPARISON_TABLE,
         figure=report(
-            "results/compare/comparison.png",
+            results_tree.comparison_figure("png"),
             caption="../report/comparison.rst",
             category="Comparison",
         ),
-        figure_svg="results/compare/comparison.svg",
+        figure_svg=results_tree.comparison_figure("svg"),
     log:
         "logs/compare.log",
     conda:

@@ -2,19 +2,19 @@
 # per-level and per-category tables, then their figures. The load table and figures exist only with
 # benchmark.load; the category table and figure always (a plain prompt file is one category).
 LOAD_TABLE_OUTPUTS = {
-    "requests": "results/requests.csv",
-    "categories": "results/categories.csv",
-    **({"load": "results/load.csv"} if LOAD_LEVELS else {}),
+    "requests": results_tree.REQUESTS_TABLE,
+    "categories": results_tree.CATEGORIES_TABLE,
+    **({"load": results_tree.LOAD_TABLE} if LOAD_LEVELS else {}),
 }
 LOAD_FIGURE_OUTPUTS = {
-    "categories": "results/figures/categories.png",
-    "categories_svg": "results/figures/categories.svg",
+    "categories": results_tree.figure("categories", "png"),
+    "categories_svg": results_tree.figure("categories", "svg"),
     **(
         {
-            "speedup": "results/figures/load_speedup.png",
-            "speedup_svg": "results/figures/load_speedup.svg",
-            "latency": "results/figures/load_latency.png",
-            "latency_svg": "results/figures/load_latency.svg",
+            "speedup": results_tree.figure("load_speedup", "png"),
+            "speedup_svg": results_tree.figure("load_speedup", "svg"),
+            "latency": results_tree.figure("load_latency", "png"),
+            "latency_svg": results_tree.figure("load_latency", "svg"),
         }
         if LOAD_LEVELS
         else {}

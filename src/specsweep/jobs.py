@@ -1,0 +1,240 @@
+"""The Snakemake jobs' bodies: each reads its job's inputs and calls the library.
+
+Scripts under scripts/ only call these, so editing logic here does not mark finished
+measurements as changed (Snakemake reruns a job when its script file changes).
+Each job writes its progress to the console and to its ``log:`` file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from specsweep import results
+from specsweep.atomic import atomic_write, write_json
+from specsweep.design import configuration_for, configurations_for
+
+# Every job is a fresh Python that imports this module: each job imports what it uses (pandas, scipy,
+# matplotlib, requests, numpy: 0.1-1.5 s each here), so no job pays for another's.
+
+
+def read_json(path: str | Path) -> Any:
+    return json.loads(Path(path).read_text())
+
+
+class _Tee:
+    def __init__(self, *streams: TextIO) -> None:
+        self.streams = streams
+
+    def write(self, text: str) -> int:
+        for stream in self.streams:
+            stream.write(text)
+            stream.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        for stream in self.streams:
+            stream.flush()
+
+
+@contextlib.contextmanager
+def progress_to(log_path: str | Path) -> Iterator[TextIO]:
+    """Progress lines go to the console and to the rule's log file."""
+    Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w") as log:
+        yield _Tee(sys.stderr, log)  # type: ignore[misc]
+
+
+def build_engine(smk: Any) -> None:
+    from specsweep.engines import adapter_class
+
+    settings = smk.config["engines"][smk.wildcards.engine]  # params hold fingerprints of secrets
+    with progress_to(smk.log[0]) as progress:
+        record = adapter_class(settings["kind"]).engine_record(smk.wildcards.engine, settings, progress)
+        write_json(Path(smk.output[0]), record)
+
+
+def obtain_model(smk: Any) -> None:
+    from specsweep import models
+
+    with progress_to(smk.log[0]) as progress:
+        print(f"model {smk.wildcards.model}: obtaining", file=progress)
+        record = models.obtain(smk.wildcards.model, smk.params.spec, progress)
+        print(f"model {smk.wildcards.model}: {record['path']}", file=progress)
+        write_json(Path(smk.output[0]), record)
+
+
+def bench_configuration(smk: Any) -> None:
+    from specsweep.session import SessionPaths, measure_configuration
+
+    configuration = configuration_for(smk.config, smk.params.configuration)
+    engine_record = read_json(smk.input.engine)
+    model_records = {Path(p).stem: read_json(p) for p in smk.input.models}
+    with progress_to(smk.log[0]) as progress:
+        measure_configuration(
+            configuration,
+            smk.config["engines"][configuration.engine],
+            engine_record,
+            model_records,
+            smk.config["benchmark"],
+            Path(smk.input.prompts),
+            SessionPaths.of(configuration.name, len(smk.output.runs), list(smk.output.windows)),
+            progress,
+        )
+
+
+def summarise(smk: Any) -> None:
+    """Every table: profiles from server logs, then summary, runs, drift, paper and cost model (one job)."""
+    from specsweep import aggregate, tables
+    from specsweep.parsers.profile import write_profiles
+
+    configurations = configurations_for(smk.config, smk.params.configurations.values())
+    runs = results.load_runs(smk.input.runs)
+    launches = results.load_launches(smk.input.launches)
+    with progress_to(smk.log[0]) as progress:
+        profiles = write_profiles(
+            dict(zip(smk.input.server_logs, smk.output.profiles, strict=True)),
+            smk.params.log_formats,
+            smk.params.profile_parsers,
+            smk.params.warmup_requests,
+            progress,
+            smk.threads,
+        )
+        measured = aggregate.Measured(configurations, runs, launches, profiles)
+        files = tables.TableFiles(**{f: smk.output[f] for f in tables.TableFiles.__dataclass_fields__})
+        tables.write(tables.build(measured, smk.params.profile_parsers), files, progress)
+
+
+def plot(smk: Any) -> None:
+    import pandas as pd
+
+    from specsweep import figures
+
+    configurations = configurations_for(smk.config, smk.params.configurations.values())
+    with progress_to(smk.log[0]) as progress:
+        figures.plot_sweep(
+            pd.read_csv(smk.input.summary),
+            pd.read_csv(smk.input.runs),
+            configurations,
+            results.load_runs(smk.input.run_records),
+            figures.FigureFiles(smk.output.throughput, smk.output.acceptance, smk.output.costmodel),
+            progress,
+        )
+
+
+def compare_results(smk: Any) -> None:
+    from specsweep import compare
+
+    with progress_to(smk.log[0]) as progress:
+        compare.write(smk.input.before, smk.input.after, smk.output.table, smk.output.figure, progress)
+
+
+def sweep_provenance(smk: Any) -> None:
+    """Each configuration's provenance.json, then the sweep's, which cites each by sha256."""
+    from specsweep import provenance
+
+    records = {p: read_json(p) for p in [*smk.input.engines, *smk.input.models]}
+    launches = {p: results.read_launch(p) for p in smk.input.launches}
+    with progress_to(smk.log[0]) as progress:
+        provenance.write(
+            smk.config,  # the effective config (schema defaults filled)
+            dict(zip(smk.input.launches, smk.output.configurations, strict=True)),
+            launches,
+            records,
+            smk.params.sources,
+            smk.output.sweep,
+            progress,
+        )
+
+
+def load_tables(smk: Any) -> None:
+    """requests.csv and categories.csv always; load.csv with benchmark.load (docs/load.md)."""
+    from specsweep import loadsummary
+
+    configurations = configurations_for(smk.config, smk.params.configurations.values())
+    with progress_to(smk.log[0]) as progress:
+        loadsummary.write_tables(
+            configurations,
+            results.load_runs(smk.input.runs),
+            results.load_windows(smk.input.windows),
+            smk.params.slo,
+            {name: smk.output[name] for name in smk.output.keys()},  # noqa: SIM118 (Namedlist: names)
+            progress,
+        )
+
+
+def load_plots(smk: Any) -> None:
+    import pandas as pd
+
+    from specsweep import figures, loadfigures
+
+    with progress_to(smk.log[0]) as progress:
+        categories = pd.read_csv(smk.input.categories)
+        figures.save(loadfigures.categories(categories), Path(smk.output.categories).with_suffix(""))
+        if "load" in smk.input.keys():  # noqa: SIM118 (a Namedlist's `in` looks at values, not names)
+            table = pd.read_csv(smk.input.load)
+            figures.save(loadfigures.load_speedup(table), Path(smk.output.speedup).with_suffix(""))
+            figures.save(loadfigures.load_latency(table), Path(smk.output.latency).with_suffix(""))
+        print(f"load and category figures written to {Path(smk.output.categories).parent}", file=progress)
+
+
+def pack_archive(smk: Any) -> None:
+    """Everything of the sweep plus the code that made it, as one deterministic .tar.gz."""
+    from specsweep import archive
+
+    inputs = {name: [str(p) for p in paths] for name, paths in smk.input.items() if name != "prompts"}
+    with progress_to(smk.log[0]) as progress:
+        archive.pack_sweep(
+            smk.params.config, smk.input.prompts, inputs, smk.params.source, smk.params.name, smk.output[0], progress
+        )
+
+
+def verify_archive(smk: Any) -> None:
+    from specsweep import archive
+
+    with progress_to(smk.log[0]) as progress:
+        archive.write_verification(smk.input[0], smk.output[0], progress)
+
+
+def check_rebuild(smk: Any) -> None:
+    """In an unpacked archive: the rebuilt aggregates must equal the archived ones byte for byte."""
+    from specsweep import archive
+
+    names = [str(p) for p in smk.input if str(p) != archive.MANIFEST]
+    with progress_to(smk.log[0]) as progress:
+        archive.write_rebuild_check(Path(smk.input.manifest).parent, names, smk.output[0], progress)
+
+
+def plan_configuration(smk: Any) -> None:
+    import specsweep.launchplan as launchplan
+
+    configuration = configuration_for(smk.config, smk.params.configuration)
+    with progress_to(smk.log[0]) as progress:
+        planned = launchplan.plan(configuration, smk.config["engines"][configuration.engine], smk.params.models)
+        write_json(Path(smk.output[0]), planned)
+        print(
+            f"{configuration.name}: {launchplan.shell_line(planned) if planned['launches'] else 'external'}",
+            file=progress,
+        )
+
+
+def write_commands(smk: Any) -> None:
+    import specsweep.launchplan as launchplan
+
+    plans = [read_json(p) for p in smk.input]
+    with progress_to(smk.log[0]) as progress:
+        atomic_write(smk.output[0], launchplan.commands_script(plans))
+        print(f"{len(plans)} launches written to {smk.output[0]}", file=progress)
+
+
+def plot_breakdown(smk: Any) -> None:
+    import pandas as pd
+
+    from specsweep import figures
+
+    with progress_to(smk.log[0]) as progress:
+        figures.save_breakdown(pd.read_csv(smk.input.summary), smk.params.profile_parsers, smk.output.png, progress)
