@@ -7,7 +7,7 @@ import pandas as pd
 
 from specsweep.figures import plt, sns  # the Agg backend and the deterministic SVG settings
 from specsweep.load import CONCURRENCY, REQUEST_RATE
-from specsweep.loadsummary import SINGLE, crossover
+from specsweep.loadsummary import SINGLE, crossover, crossover_lines
 
 KIND_LABELS = {
     CONCURRENCY: "concurrency (requests in flight, closed loop)",
@@ -61,8 +61,18 @@ def load_speedup(table: pd.DataFrame) -> plt.Figure:
         values = sorted(set(table.loc[table["load_kind"] == kind, "load_value"]))
         axes.set_xticks(values, [f"{v:g}" for v in values])
         axes.set_xlabel(KIND_LABELS[kind])
-        axes.set_ylabel("speedup of output tok/s (95 % Fieller CI over windows)")
-        axes.legend(fontsize=8)
+        axes.set_ylabel("speedup of output tok/s\n(95 % Fieller CI over windows)")
+        axes.legend(fontsize=8, loc="upper right")
+        # where each configuration crosses 1, in words (also when it does not in the measured range)
+        axes.text(
+            0.02,
+            0.02,
+            "\n".join(crossover_lines(table[table["load_kind"] == kind])),
+            transform=axes.transAxes,
+            fontsize=7,
+            va="bottom",
+            bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "0.8"},
+        )
     figure.suptitle("Speculation under load: where the speedup crosses 1")
     figure.tight_layout()
     return figure
@@ -104,7 +114,7 @@ def load_latency(table: pd.DataFrame) -> plt.Figure:
                         color=f"C{index}",
                     )
         axes.set_xlabel("output tok/s (all requests, mean over windows)")
-        axes.set_ylabel(f"{title}, 95 % bootstrap CI over windows")
+        axes.set_ylabel(f"{title}\n95 % bootstrap CI over windows")
         axes.legend(fontsize=8)
     figure.suptitle("Latency against throughput (c<N>: concurrency, r<R>: request rate)")
     figure.tight_layout()
