@@ -158,3 +158,17 @@ def test_every_column_is_documented_with_its_meaning():
         ("## categories.csv", CATEGORY_COLUMNS),
     ):
         assert list(documented_columns("load.md", heading).items()) == list(columns.items()), heading
+
+
+def test_window_records_round_trip_through_json(tmp_path):
+    import json
+
+    from specsweep.results import load_windows, window_file
+
+    window = windows_of()["spec"][0]
+    path = tmp_path / window_file("spec", window.label, window.window)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(window.to_json()))
+    (again,) = load_windows([path])["spec"]
+    assert again == window
+    assert json.loads(path.read_text())["output_tokens_per_s"] == pytest.approx(window.output_tokens_per_s)
