@@ -16,6 +16,7 @@ import yaml
 
 from specsweep import config as sweep_config
 from specsweep.config import ConfigError
+from specsweep.preflight import check_files
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "config" / "examples"
@@ -104,11 +105,9 @@ def test_missing_local_model_is_still_rejected(default_config):
     config["models"]["smollm2-135m"] = {"path": "/nonexistent/model.gguf"}
     config = sweep_config.validate_schema(config)
     with pytest.raises(ConfigError, match=r"models/smollm2-135m/path: /nonexistent/model\.gguf does not exist"):
-        sweep_config.check_files(config)
+        check_files(config)
     remote = sweep_config.validate_schema(sweep_config.load(EXAMPLES / "sglang-eagle3-steps.yaml"))
-    sweep_config.check_files(
-        {**remote, "benchmark": {**remote["benchmark"], "prompts": str(REPO / "config" / "prompts.txt")}}
-    )
+    check_files({**remote, "benchmark": {**remote["benchmark"], "prompts": str(REPO / "config" / "prompts.txt")}})
 
 
 def test_plan_names_the_paths_the_sweep_uses(tmp_path, monkeypatch):

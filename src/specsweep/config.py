@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import itertools
 import json
-import os
 import re
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
@@ -21,7 +20,6 @@ import yaml
 
 from specsweep.redact import fingerprint, is_secret, redact_mapping
 from specsweep.results import OWN_FOLDERS
-from specsweep.workload import WorkloadError, read_workload
 
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -122,21 +120,15 @@ def expand(config: dict[str, Any]) -> dict[str, Configuration]:
 
 
 def check_engines(config: dict[str, Any]) -> None:
+    """Every engine's model is defined (what a kind of engine needs: ``preflight``)."""
     engines = config["engines"]
     models = config.get("models", {})
     for engine_name, engine in engines.items():
         model = engine.get("model")
-        if engine["kind"] != "external" and model is None:
-            raise ConfigError(f"engines/{engine_name}: no 'model'; name an entry of 'models'")
         if model is not None and model not in models:
             raise ConfigError(
                 f"engines/{engine_name}/model: '{model}' is not defined under 'models' "
                 f"(defined: {', '.join(sorted(models)) or 'none'})"
-            )
-        if engine["kind"] == "llamacpp" and "llamacpp" not in engine and "executable" not in engine:
-            raise ConfigError(
-                f"engines/{engine_name}: kind llamacpp needs a 'llamacpp: source:' pin (to build "
-                f"llama-server) or an 'executable:' path (to use one you have)"
             )
 
 
@@ -178,47 +170,6 @@ def expand_entry(config: dict[str, Any], entry_name: str) -> dict[str, Configura
             description=entry.get("description", ""),
         )
     return expanded
-
-
-def check_files(config: dict[str, Any]) -> None:
-    """Files the sweep reads must exist before anything is built or launched."""
-    prompts = Path(config["benchmark"]["prompts"])
-    if not prompts.is_file():
-        raise ConfigError(
-            f"benchmark/prompts: {prompts} does not exist (relative paths are relative to the "
-            f"working directory); point it at a text file with one prompt per line"
-        )
-    try:
-        read_workload(prompts)  # a malformed dataset fails here, before anything is built or launched
-    except WorkloadError as error:
-        raise ConfigError(f"benchmark/prompts: {error}") from None
-    local = local_models(config)
-    for name, model in config.get("models", {}).items():
-        # SGLang/vLLM models live on the GPU node (or are hub ids): planning elsewhere must work.
-        if name in local and "path" in model and not Path(model["path"]).expanduser().exists():
-            raise ConfigError(
-                f"models/{name}/path: {model['path']} does not exist; fix the path or download the model first"
-            )
-    for name, engine in config["engines"].items():
-        if "executable" in engine:
-            executable = Path(engine["executable"]).expanduser()
-            if not executable.is_file() or not os.access(executable, os.X_OK):
-                raise ConfigError(
-                    f"engines/{name}/executable: engine binary not found: {engine['executable']} "
-                    f"is not an executable file; fix the path, or remove the key to let the "
-                    f"pipeline build llama-server"
-                )
-
-
-def local_models(config: dict[str, Any]) -> set[str]:
-    """Models that an engine on this machine (llamacpp) opens, as served or as draft model."""
-    engines = config["engines"]
-    local = {e.get("model") for e in engines.values() if e["kind"] == "llamacpp"}
-    for entry in config["configurations"].values():
-        engine = entry.get("engine") or next(iter(engines))
-        if engines.get(engine, {}).get("kind") == "llamacpp":
-            local.add(entry.get("draft_model"))
-    return local - {None}
 
 
 def _engine_of(entry_name: str, entry: dict[str, Any], engines: dict[str, Any]) -> str:

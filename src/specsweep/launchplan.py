@@ -10,11 +10,10 @@ GPU node, not necessarily here).
 from __future__ import annotations
 
 import shlex
-import sys
-from typing import Any, TextIO
+from typing import Any
 
 from specsweep.config import Configuration
-from specsweep.engines import ADAPTERS, adapter, adapter_class
+from specsweep.engines import adapter, adapter_class
 from specsweep.engines.base import EngineResources
 from specsweep.models import model_path
 from specsweep.redact import REDACTED, is_secret, redact_argv, redact_env
@@ -78,11 +77,3 @@ def commands_script(plans: list[dict[str, Any]]) -> str:
             lines.append(f"#   external endpoint {planned['base_url']}: nothing to launch")
         lines.append("")
     return "\n".join(lines)
-
-
-def check_configurations(configurations: dict[str, Configuration], out: TextIO = sys.stderr) -> list[str]:
-    """Each engine's domain checks (raise ConfigError when impossible); warnings are printed and returned."""
-    warnings = [w for c in configurations.values() for w in ADAPTERS[c.kind].check_configuration(c)]
-    for warning in warnings:
-        print(f"specsweep warning: {warning}", file=out)
-    return warnings

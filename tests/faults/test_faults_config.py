@@ -12,7 +12,8 @@ import pytest
 import yaml
 from conftest import REPO, leftovers
 
-from specsweep.config import ConfigError, check_files, expand, load, validate_schema
+from specsweep.config import ConfigError, expand, load, validate_schema
+from specsweep.preflight import check
 
 SCHEMA_FIX = "See config/README.md"
 
@@ -147,8 +148,7 @@ def test_bad_configuration_is_rejected_with_key_and_fix(default_config, tmp_path
     edit(config, tmp_path) if edit is _not_executable else edit(config)
     with pytest.raises(ConfigError) as error:
         validated = validate_schema(config)
-        expand(validated)
-        check_files(validated)
+        check(validated, expand(validated))
     for words in expected:
         assert words in str(error.value)
 
@@ -164,7 +164,7 @@ def test_the_default_config_passes(default_config, monkeypatch):
     monkeypatch.chdir(REPO)
     config = validate_schema(default_config)
     assert len(expand(config)) == 6
-    check_files(config)
+    check(config, expand(config))
 
 
 def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:

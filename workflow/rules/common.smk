@@ -9,9 +9,9 @@ from specsweep import design as sweep_design
 from specsweep import provenance as sweep_provenance
 from specsweep import results as results_tree
 from specsweep.redact import fingerprint, redact_mapping
-from specsweep.launchplan import check_configurations
+from specsweep import preflight
 from specsweep.engines import log_format_of as engine_log_format
-from specsweep.load import check_load, levels_of
+from specsweep.load import levels_of
 from specsweep.parsers.user import compile_parsers
 
 # What the user set, before schema defaults: Snakemake params identify a job by these alone, so a
@@ -25,12 +25,10 @@ try:
     config.update(sweep_config.validate_schema(config))
     # Grids expanded; benchmark.order: bracket adds <baseline>-end, measured after the others.
     CONFIGURATIONS = sweep_design.configurations_of(config)
-    sweep_config.check_files(config)
     PROFILE_PARSERS = compile_parsers(config.get("profile_parsers"))
-    # Engine domain checks (e.g. SGLang EAGLE tree sizes): warnings, errors when impossible.
-    check_configurations(CONFIGURATIONS)
-    # Load levels the engines' slots cannot hold, a chat template an engine cannot render.
-    check_load(config["benchmark"], CONFIGURATIONS)
+    # Engine settings, files, then engine domain checks (e.g. SGLang EAGLE tree sizes): warnings, errors
+    # when impossible.
+    preflight.check(config, CONFIGURATIONS)
 except sweep_config.ConfigError as error:
     raise WorkflowError(f"configuration error: {error}") from None
 

@@ -10,7 +10,7 @@ from typing import Any, ClassVar, TextIO
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from specsweep.config import Configuration
+from specsweep.config import ConfigError, Configuration
 from specsweep.speculation import SpeculationCounts
 
 
@@ -47,10 +47,20 @@ class Engine(abc.ABC):
     log_format: ClassVar[str] = "none"
     # Python packages provenance records when they are installed here: the engine's own and what it runs on.
     packages: ClassVar[tuple[str, ...]] = ()
+    # False for an endpoint someone else serves: its engines entry names no model.
+    needs_model: ClassVar[bool] = True
+    # True when the server opens its model files on this machine, so they must exist before anything starts.
+    opens_local_models: ClassVar[bool] = False
 
     def __init__(self, settings: dict[str, Any], resources: EngineResources) -> None:
         self.settings = settings
         self.resources = resources
+
+    @classmethod
+    def check_settings(cls, name: str, settings: dict[str, Any]) -> None:
+        """Its ``engines`` entry beyond the schema (``preflight``): raise ``ConfigError`` naming the key and fix."""
+        if cls.needs_model and settings.get("model") is None:
+            raise ConfigError(f"engines/{name}: no 'model'; name an entry of 'models'")
 
     @classmethod
     def log_format_of(cls, settings: dict[str, Any]) -> str:

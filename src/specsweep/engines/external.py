@@ -23,6 +23,7 @@ from specsweep.engines.base import Engine
 class External(openai.OpenAICompletions, Engine):
     kind: ClassVar[str] = "external"
     launches: ClassVar[bool] = False
+    needs_model: ClassVar[bool] = False
     health_path: ClassVar[str] = "/v1/models"  # /health is not part of the OpenAI API
     counters: ClassVar[tuple[str, ...]] = openai.VLLM_COUNTERS + openai.LLAMACPP_COUNTERS
 

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TextIO
 
 import requests
 
-from specsweep.config import Configuration
+from specsweep.config import ConfigError, Configuration
 from specsweep.engines import llamacpp_build, openai
 from specsweep.engines.base import Engine, GenerationRequest, render_flags
 from specsweep.speculation import SpeculationCounts, count
@@ -24,6 +24,16 @@ class LlamaCpp(Engine):
     counters: ClassVar[tuple[str, ...]] = openai.LLAMACPP_COUNTERS
     slot_flags: ClassVar[tuple[str, ...]] = ("-np", "--parallel")  # unset: auto, read from /props after launch
     log_format: ClassVar[str] = "llamacpp"
+    opens_local_models: ClassVar[bool] = True
+
+    @classmethod
+    def check_settings(cls, name: str, settings: dict[str, Any]) -> None:
+        super().check_settings(name, settings)
+        if "llamacpp" not in settings and "executable" not in settings:
+            raise ConfigError(
+                f"engines/{name}: kind llamacpp needs a 'llamacpp: source:' pin (to build "
+                f"llama-server) or an 'executable:' path (to use one you have)"
+            )
 
     @classmethod
     def planned_executable(cls, settings: dict[str, Any]) -> str | None:
