@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from specsweep.config import ConfigError, Configuration
+from specsweep.engines import ADAPTERS
+from specsweep.engines.base import Engine
 
 CONCURRENCY = "concurrency"
 REQUEST_RATE = "request_rate"
@@ -157,9 +159,6 @@ def run_window(level: LoadLevel, requests: int, send: Callable[[int], Any], seed
 
 def check_load(benchmark: dict[str, Any], configurations: dict[str, Configuration]) -> None:
     """The load section and the chat-template option against each configuration's engine, before any launch."""
-    from specsweep.engines import ADAPTERS
-    from specsweep.engines.base import Engine
-
     if benchmark.get("chat_template"):
         for configuration in configurations.values():
             if ADAPTERS[configuration.kind].apply_chat_template is Engine.apply_chat_template:
