@@ -113,3 +113,14 @@ def test_prompts_went_through_the_models_chat_template(sweep):
     assert launch["engine"]["total_slots"] == 2
     first = launch["chat_template"]["first_prompt"]
     assert "<|im_start|>user" in first and "small town by the coast" in first  # SmolLM2's ChatML template
+
+
+def test_single_request_runs_keep_their_arrivals_too(sweep):
+    from specsweep.results import read_run
+
+    for name in ("baseline", "ngram"):
+        run = read_run(sweep / f"results/{name}/runs/run_0.json")
+        latency = request_latency(run.arrivals_us, run.tokens, run.client.e2e_s)
+        assert latency.ttft_s == pytest.approx(run.client.ttft_s, abs=1e-6)
+        assert latency.decode_tokens_per_s == pytest.approx(run.client.decode_tokens_per_s, rel=1e-4)
+        assert run.category == "conversation"

@@ -166,6 +166,8 @@ class Run:
     text_chars: int | None = None
     malformed_events: int = 0  # data: lines of the stream that were not JSON objects
     category: str = UNCATEGORISED  # the prompt's category in the dataset (benchmark.prompts)
+    # every token-carrying event's arrival, delta-encoded integer microseconds after sending (specsweep.latency)
+    arrivals_us: list[int] = field(default_factory=list)
 
     @property
     def decode_tokens_per_s(self) -> float:
@@ -181,6 +183,7 @@ class Run:
             "run": self.run,
             "prompt_index": self.prompt_index,
             "category": self.category,
+            "arrivals_us": self.arrivals_us,
             "started_at": self.started_at,
             "tokens": self.tokens,
             "streamed_tokens": self.streamed_tokens,
@@ -212,6 +215,7 @@ class Run:
             text_chars=data.get("text_chars"),
             malformed_events=data.get("malformed_events", 0),
             category=data.get("category", UNCATEGORISED),
+            arrivals_us=data.get("arrivals_us") or [],
         )
 
 

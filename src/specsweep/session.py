@@ -382,6 +382,7 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[Prompt], index: i
         text_sha256=sha256_bytes(text),
         text_chars=len(text),
         malformed_events=response.malformed,
+        arrivals_us=encode_arrivals(arrivals),
     )
 
 
