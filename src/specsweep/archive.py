@@ -153,8 +153,8 @@ def rebuild_problems(folder: Path, names: Iterable[str]) -> list[str]:
 
 
 REBUILD_COMMAND = (
-    "PYTHONPATH=code/src snakemake --snakefile code/Snakefile --cores 1 --forcerun summary "
-    "--allowed-rules summary figures rebuild -- rebuild"
+    "PYTHONPATH=code/src snakemake --snakefile code/Snakefile --cores 1 --forcerun summary load_tables "
+    "--allowed-rules summary figures load_tables load_figures rebuild -- rebuild"
 )
 
 
@@ -180,7 +180,7 @@ With the pinned environment (`code/envs/requirements.txt`; `pip install -r` it),
     {REBUILD_COMMAND}
 
 It recomputes every table (profiles from the archived server logs, summary, runs, drift, cost model,
-paper files) and the figures from the archived runs and logs only (`--allowed-rules` means no server
+paper files, requests, categories and load tables) and the figures from the archived runs and logs only (`--allowed-rules` means no server
 can be launched and nothing rebuilt upstream), then checks each against this manifest and writes
 `results/archive/rebuild-check.txt`; it fails if any file differs.
 Environment variables and flags named like secrets (a word ending in token, key, secret, password or
