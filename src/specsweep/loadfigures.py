@@ -145,6 +145,19 @@ def categories(table: pd.DataFrame) -> plt.Figure:
             axes.bar(
                 positions, np.nan_to_num(heights), width=width, color=f"C{index}", label=name, yerr=errors, capsize=2
             )
+            if column == "acceptance_rate":  # an empty bar would read as 0 % accepted
+                for position, height in zip(positions, heights, strict=True):
+                    if np.isnan(height):
+                        axes.annotate(
+                            "no drafts",
+                            (position, 0),
+                            xytext=(0, 3),
+                            textcoords="offset points",
+                            ha="center",
+                            rotation=90,
+                            fontsize=7,
+                            color=f"C{index}",
+                        )
         if column == "speedup":
             axes.axhline(1.0, color="tab:orange", linestyle="--")
         axes.set_xticks(np.arange(len(cats)), cats, rotation=30, ha="right")
