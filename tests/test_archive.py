@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from workflow_runs import snakemake
 
 from specsweep import archive
 
@@ -149,24 +150,6 @@ def test_code_snapshot_holds_the_workflow():
 
 
 # End to end on the real llama-server: a tiny sweep with a secret planted in its environment.
-
-
-def snakemake(workdir: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    argv = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(workdir / "config.yaml"),
-        "--cores",
-        "1",
-        *args,
-    ]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=3600, env=env)
 
 
 @pytest.fixture(scope="module")

@@ -180,8 +180,9 @@ With the pinned environment (`code/envs/requirements.txt`; `pip install -r` it),
     {REBUILD_COMMAND}
 
 It recomputes every table (profiles from the archived server logs, summary, runs, drift, cost model,
-paper files, requests, categories and load tables) and the figures from the archived runs and logs only (`--allowed-rules` means no server
-can be launched and nothing rebuilt upstream), then checks each against this manifest and writes
+paper files, requests, categories and load tables) and the figures from the archived runs, load windows
+and logs only (`--allowed-rules` means no server can be launched and nothing rebuilt upstream), then
+checks each against this manifest and writes
 `results/archive/rebuild-check.txt`; it fails if any file differs.
 Environment variables and flags named like secrets (a word ending in token, key, secret, password or
 credential) were redacted.
@@ -202,14 +203,21 @@ def pack_sweep(
 
     import yaml
 
-    from specsweep import machine
+    from specsweep import archive_prompts, machine
     from specsweep.redact import REDACTED, secret_values
 
-    kept = f"config/prompts{Path(prompts).suffix}"  # where the archive keeps the prompts (.txt or .jsonl)
-    config = {**config, "benchmark": {**config["benchmark"], "prompts": kept}}
+    kept, note = archive_prompts.member(
+        Path(prompts), Path.cwd(), (config.get("archive") or {}).get("include_prompts", True)
+    )
+    if note:
+        print(note, file=progress)
+    config = {
+        **config,
+        "benchmark": {**config["benchmark"], "prompts": archive_prompts.member_name(Path(prompts))},
+    }  # where it is kept
     members: dict[str, bytes | Path] = {
         "config/config.yaml": yaml.safe_dump(config, sort_keys=False).encode(),
-        kept: Path(prompts),
+        archive_prompts.member_name(Path(prompts)): kept,
     }
     members.update({path: Path(path) for paths in inputs.values() for path in paths})
     members.update({f"code/{n}": path for n, path in code_files(Path(source)).items()})

@@ -18,17 +18,11 @@ from typing import Any
 
 import yaml
 
+from specsweep import names
+from specsweep.errors import ConfigError
 from specsweep.redact import fingerprint, is_secret, redact_mapping
-from specsweep.results import OWN_FOLDERS
 
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-# results/<name>/ must not collide with the pipeline's own folders under results/.
-RESERVED_NAMES = OWN_FOLDERS
-
-
-class ConfigError(ValueError):
-    """A configuration problem, worded for the user: which key, what is wrong, how to fix it."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +90,7 @@ def load(path: str | Path) -> dict[str, Any]:
 
 def expand(config: dict[str, Any]) -> dict[str, Configuration]:
     """Expand grids and merge engine defaults into named, validated configurations."""
+    names.check_config_names(config)
     check_engines(config)
     expanded: dict[str, Configuration] = {}
     origin: dict[str, str] = {}
@@ -144,7 +139,7 @@ def expand_entry(config: dict[str, Any], entry_name: str) -> dict[str, Configura
         )
     expanded: dict[str, Configuration] = {}
     for name, axes in _grid_points(entry_name, entry):
-        _check_name(name, f"configurations/{entry_name}")
+        names.check(name, f"configurations/{entry_name}")
         if name in expanded:
             raise ConfigError(
                 f"configurations/{entry_name}: expands to '{name}' twice; set a distinct grid 'name' template"
@@ -198,8 +193,7 @@ def _grid_points(entry_name: str, entry: dict[str, Any]) -> list[tuple[str, dict
         point = {axis: axes[axis][i] for axis, i in zip(axes, indices, strict=True)}
         # Names become paths: a secret axis (e.g. env HF_TOKEN) is named by position, never by value.
         labels = {
-            axis: f"{i + 1}" if axis.startswith("env:") and is_secret(axis) else _label(point[axis])
-            for axis, i in zip(axes, indices, strict=True)
+            axis: f"{i + 1}" if is_secret(axis) else _label(point[axis]) for axis, i in zip(axes, indices, strict=True)
         }
         if template:
             name = template
@@ -223,17 +217,9 @@ def _label(value: Any) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
 
 
-def _check_name(name: str, key: str) -> None:
-    if not NAME.match(name):
-        raise ConfigError(
-            f"{key}: name '{name}' is not allowed; names become paths, so use 1-64 characters "
-            f"from A-Z a-z 0-9 . _ - starting with a letter or digit"
-        )
-    if name in RESERVED_NAMES:
-        raise ConfigError(f"{key}: name '{name}' is reserved for the pipeline's own results/{name}/; rename it")
-
-
-def _env_string(value: Any) -> str:
+def _env_string(value: Any) -> Any:
+    if isinstance(value, dict):  # {from_env: NAME}, resolved inside the job (references.py)
+        return value
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from specsweep import inputs
 from specsweep.config import ConfigError, Configuration
 from specsweep.engines import ADAPTERS, adapter_class
 from specsweep.load import check_load
@@ -34,21 +35,39 @@ def check_engine_settings(config: dict[str, Any]) -> None:
 def check_files(config: dict[str, Any]) -> None:
     """Files the sweep reads must exist before anything is built or launched."""
     prompts = Path(config["benchmark"]["prompts"])
-    if not prompts.is_file():
+    kind = inputs.kind_of(prompts)
+    if kind == "missing":
         raise ConfigError(
             f"benchmark/prompts: {prompts} does not exist (relative paths are relative to the "
             f"working directory); point it at a text file with one prompt per line"
         )
+    if kind != "file":
+        raise ConfigError(
+            f"benchmark/prompts: {prompts} is a {kind}, not a file; point it at a text file with one prompt per line"
+        )
+    if (why := inputs.not_a_text_file(prompts)) is not None:
+        raise ConfigError(
+            f"benchmark/prompts: {prompts} is not a UTF-8 text file: {why}; point it at a text file with one "
+            f"prompt per line"
+        )
     try:
-        read_workload(prompts)  # a malformed dataset fails here, before anything is built or launched
+        # a malformed dataset line fails here, before anything is built or launched; an empty set only at the
+        # session's start (an archive keeps a comment-only placeholder when archive.include_prompts is false)
+        read_workload(prompts, require_prompts=False)
     except WorkloadError as error:
         raise ConfigError(f"benchmark/prompts: {error}") from None
     local = local_models(config)
     for name, model in config.get("models", {}).items():
-        if name in local and "path" in model and not Path(model["path"]).expanduser().exists():
-            raise ConfigError(
-                f"models/{name}/path: {model['path']} does not exist; fix the path or download the model first"
-            )
+        if name in local and "path" in model:
+            kind = inputs.kind_of(Path(model["path"]).expanduser())
+            if kind == "missing":
+                raise ConfigError(
+                    f"models/{name}/path: {model['path']} does not exist; fix the path or download the model first"
+                )
+            if kind not in ("file", "directory"):  # the server would block opening it, until the ready timeout
+                raise ConfigError(
+                    f"models/{name}/path: {model['path']} is a {kind}, not a model file; point it at the model file"
+                )
     for name, engine in config["engines"].items():
         if "executable" in engine:
             executable = Path(engine["executable"]).expanduser()
@@ -74,6 +93,8 @@ def local_models(config: dict[str, Any]) -> set[str]:
 
 def check_configurations(configurations: dict[str, Configuration], out: TextIO = sys.stderr) -> list[str]:
     """Each engine's domain checks (raise ConfigError when impossible); warnings are printed and returned."""
+    for configuration in configurations.values():
+        ADAPTERS[configuration.kind].check_owned_flags(configuration)
     warnings = [w for c in configurations.values() for w in ADAPTERS[c.kind].check_configuration(c)]
     for warning in warnings:
         print(f"specsweep warning: {warning}", file=out)

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from specsweep.inputs import not_a_text_file
+
 UNCATEGORISED = "uncategorised"
 
 
@@ -29,10 +31,16 @@ class Prompt:
         return self.max_tokens if self.max_tokens is not None else default
 
 
-def read_workload(path: Path) -> list[Prompt]:
-    """Every prompt of ``path`` (``.jsonl``: a dataset; anything else: one prompt a line)."""
+def read_workload(path: Path, require_prompts: bool = True) -> list[Prompt]:
+    """Every prompt of ``path`` (``.jsonl``: a dataset; anything else: one prompt a line). Lines starting
+    with ``#`` are comments in both."""
+    if (why := not_a_text_file(path)) is not None:
+        raise WorkloadError(
+            f"{path}: not a UTF-8 text file: {why}; benchmark/prompts needs one prompt a line "
+            f"(or one JSON object a line, .jsonl)"
+        )
     prompts = _read_jsonl(path) if path.suffix == ".jsonl" else _read_lines(path)
-    if not prompts:
+    if require_prompts and not prompts:
         raise WorkloadError(
             f"{path}: no prompts (a text file has one prompt a line, blank lines and # comments "
             f"ignored; a .jsonl file has one object with a 'prompt' key a line)"
@@ -41,14 +49,14 @@ def read_workload(path: Path) -> list[Prompt]:
 
 
 def _read_lines(path: Path) -> list[Prompt]:
-    lines = [line.strip() for line in path.read_text().splitlines()]
+    lines = [line.strip() for line in path.read_text(encoding="utf-8", errors="replace").splitlines()]
     return [Prompt(line) for line in lines if line and not line.startswith("#")]
 
 
 def _read_jsonl(path: Path) -> list[Prompt]:
     prompts = []
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
-        if not line.strip():
+    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
             continue
         where = f"{path}, line {number}"
         try:

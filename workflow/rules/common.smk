@@ -6,6 +6,7 @@ from snakemake.exceptions import WorkflowError
 # The library (src/specsweep) is installed into the venv by `make venv`.
 from specsweep import config as sweep_config
 from specsweep import design as sweep_design
+from specsweep import names as sweep_names
 from specsweep import provenance as sweep_provenance
 from specsweep import results as results_tree
 from specsweep.redact import fingerprint, redact_mapping
@@ -78,8 +79,14 @@ def breakdown_figures():
     return []
 
 
+# The files each configuration gets (results_tree functions of its name), as the rules expand them: what
+# is left of the rules' outputs is the pipeline's own (check_reserved_names).
+CONFIGURATION_FILES = set()
+
+
 def per_configuration(path_of):
     """One path per configuration, e.g. per_configuration(results_tree.launch_file)."""
+    CONFIGURATION_FILES.add(path_of)
     return [path_of(name) for name in CONFIGURATIONS]
 
 
@@ -275,3 +282,22 @@ def summarise_what_finished():
         )
     except Exception as error:  # a report of a failure must not hide the failure itself
         print(f"specsweep: no partial summary ({error!r})", file=sys.stderr)
+
+
+def check_reserved_names():
+    """A configuration named like a file or folder the rules write under results/ (summary.csv, plan,
+    commands.sh, ...) is refused; the reserved names come from the rules themselves (names.py).
+    """
+    own = {p for path_of in CONFIGURATION_FILES for p in per_configuration(path_of)}
+    written = [
+        str(f)
+        for rule in workflow.rules
+        for f in [*rule.output, *rule.log]
+        if str(f) not in own
+    ]
+    try:
+        sweep_names.check_not_reserved(
+            CONFIGURATIONS, sweep_names.reserved_names(written)
+        )
+    except sweep_config.ConfigError as error:
+        raise WorkflowError(f"configuration error: {error}") from None

@@ -1,0 +1,7 @@
+"""The error a user's configuration causes, shared by the modules that check one (config, names)."""
+
+from __future__ import annotations
+
+
+class ConfigError(ValueError):
+    """A configuration problem, worded for the user: which key, what is wrong, how to fix it."""
