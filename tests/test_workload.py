@@ -62,3 +62,18 @@ def test_shipped_set_has_at_least_six_categories_interleaved():
     assert all(sum(p.category == c for p in prompts) >= 3 for c in found)
     # any len(found) consecutive requests cover every category (request i uses prompt i mod n)
     assert [p.category for p in prompts[: len(found)]] == found
+
+
+def test_jsonl_comment_lines_and_an_empty_set_when_allowed(tmp_path):
+    path = tmp_path / "set.jsonl"
+    path.write_text('# written for a test\n{"prompt": "a"}\n')
+    assert read_workload(path) == [Prompt("a")]
+    path.write_text("# benchmark/prompts was not archived\n# sha256 0123\n")  # an archive's placeholder
+    assert read_workload(path, require_prompts=False) == []
+
+
+def test_a_binary_dataset_is_refused(tmp_path):
+    path = tmp_path / "set.jsonl"
+    path.write_bytes(b'{"prompt": "a"}\n\x00\x01')
+    with pytest.raises(WorkloadError, match="not a UTF-8 text file"):
+        read_workload(path)
