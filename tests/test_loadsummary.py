@@ -100,6 +100,8 @@ def test_crossover_is_interpolated_and_reported():
     assert crossover([1, 2, 4], [1.5, 1.2, 0.8]) == pytest.approx(3.0)
     assert crossover([1, 2, 4], [1.5, 1.2, 1.1]) is None
     assert crossover([4, 1, 2], [0.8, 1.5, 1.2]) == pytest.approx(3.0)  # order of measurement does not matter
+    assert crossover([1, 2, 4], [0.5, 0.9, 1.3], falling=False) == pytest.approx(2.5)
+    assert crossover([1, 2, 4], [0.5, 0.9, 1.3]) is None
     table = load_table(CONFIGURATIONS, windows_of(), slo={})
     assert crossover_lines(table) == ["spec: speedup falls below 1 at concurrency ~2"]
 

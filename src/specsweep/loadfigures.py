@@ -44,17 +44,18 @@ def load_speedup(table: pd.DataFrame) -> plt.Figure:
                 color=color,
                 label=name,
             )
-            found = crossover(group["load_value"].tolist(), group["speedup"].astype(float).tolist())
-            if found is not None:
-                axes.axvline(found, color=color, linestyle=":", linewidth=1.2)
-                axes.annotate(
-                    f"crossover ~{found:.3g}",
-                    (found, 1.0),
-                    xytext=(4, 8),
-                    textcoords="offset points",
-                    color=color,
-                    fontsize=8,
-                )
+            levels, speedups = group["load_value"].tolist(), group["speedup"].astype(float).tolist()
+            for falling, word in ((True, "falls below 1"), (False, "rises above 1")):
+                if (found := crossover(levels, speedups, falling)) is not None:
+                    axes.axvline(found, color=color, linestyle=":", linewidth=1.2)
+                    axes.annotate(
+                        f"{word} ~{found:.3g}",
+                        (found, 1.0),
+                        xytext=(4, 8),
+                        textcoords="offset points",
+                        color=color,
+                        fontsize=8,
+                    )
         axes.axhline(1.0, color="tab:orange", linestyle="--", label="baseline (no speculation)")
         if kind == CONCURRENCY:
             axes.set_xscale("log", base=2)

@@ -328,29 +328,31 @@ def _total(values: pd.Series) -> float | None:
     return float(known.sum()) if len(known) else None
 
 
-def crossover(levels: Sequence[float], speedups: Sequence[float]) -> float | None:
-    """The load at which the speedup falls through 1 between two measured levels (linear interpolation),
-    or None when it never does in the measured range."""
+def crossover(levels: Sequence[float], speedups: Sequence[float], falling: bool = True) -> float | None:
+    """The load at which the speedup first falls through 1 (``falling``; else rises through 1) between two
+    measured levels, by linear interpolation; None when it never does in the measured range."""
     points = sorted((x, y) for x, y in zip(levels, speedups, strict=True) if not math.isnan(y))
     for (x0, y0), (x1, y1) in itertools.pairwise(points):
-        if y0 >= 1.0 > y1:
+        if (y0 >= 1.0 > y1) if falling else (y0 < 1.0 <= y1):
             return x0 + (1.0 - y0) * (x1 - x0) / (y1 - y0)
     return None
 
 
 def crossover_lines(table: pd.DataFrame) -> list[str]:
-    """One console line per speculative configuration: where its speedup crosses 1, per load kind."""
+    """One line per speculative configuration and load kind: where its speedup (point estimate) crosses 1."""
     lines = []
     for (name, kind), group in table[~table["baseline"]].groupby(["configuration", "load_kind"], sort=False):
         unit = "concurrency" if kind == CONCURRENCY else "requests/s"
-        found = crossover(group["load_value"].tolist(), group["speedup"].astype(float).tolist())
-        low, high = group["load_value"].min(), group["load_value"].max()
-        if found is not None:
+        levels, speedups = group["load_value"].tolist(), group["speedup"].astype(float).tolist()
+        low, high = min(levels), max(levels)
+        if (found := crossover(levels, speedups)) is not None:
             lines.append(f"{name}: speedup falls below 1 at {unit} ~{found:.3g}")
-        elif (group["speedup"] < 1).all():
-            lines.append(f"{name}: speedup below 1 already at {unit} {low:g}")
+        elif (rising := crossover(levels, speedups, falling=False)) is not None:
+            lines.append(f"{name}: speedup below 1 at {unit} {low:g}, above 1 from ~{rising:.3g} up to {high:g}")
         else:
-            lines.append(f"{name}: no crossover up to {unit} {high:g}")
+            measured = f"{unit} {low:g}" if low == high else f"every {unit} from {low:g} to {high:g}"
+            side = "below 1" if all(y < 1 for y in speedups) else "at or above 1"
+            lines.append(f"{name}: speedup {side} at {measured}: no crossover measured")
     return lines
 
 
