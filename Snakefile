@@ -40,6 +40,11 @@ rule all:
         final_outputs(),
 
 
+# Before any job runs: a configuration's previous runs, launch record and log move to its history/.
+onstart:
+    keep_previous_sessions()
+
+
 # A failed job (with --keep-going, the others still ran): summarise what finished, list what failed.
 onerror:
     summarise_what_finished()

@@ -108,7 +108,8 @@ def request_rows(
     """Every single-request run and every window request as one row each."""
     rows: list[dict[str, Any]] = []
     for name in configurations:
-        for run in sorted(runs.get(name, []), key=lambda r: r.run):
+        # a run the session excluded (its client and engine rates disagree) is out of every table, as in summary.csv
+        for run in sorted((r for r in runs.get(name, []) if not r.excluded), key=lambda r: r.run):
             client, spec, tokens = run.client, run.speculation, run.tokens
             tpot = client.decode_s / (tokens - 1) if tokens > 1 and client.decode_s > 0 else math.nan
             rows.append(
