@@ -80,7 +80,7 @@ def bench_configuration(smk: Any) -> None:
             model_records,
             smk.config["benchmark"],
             Path(smk.input.prompts),
-            SessionPaths.of(configuration.name, len(smk.output.runs)),
+            SessionPaths.of(configuration.name, len(smk.output.runs), list(smk.output.windows)),
             progress,
             policy_of(smk.config),
         )
@@ -159,6 +159,37 @@ def sweep_provenance(smk: Any) -> None:
             smk.output.sweep,
             progress,
         )
+
+
+def load_tables(smk: Any) -> None:
+    """requests.csv and categories.csv always; load.csv with benchmark.load (docs/load.md)."""
+    from specsweep import loadsummary
+
+    configurations = configurations_for(smk.config, smk.params.configurations.values())
+    with progress_to(smk.log[0]) as progress:
+        loadsummary.write_tables(
+            configurations,
+            results.load_runs(smk.input.runs),
+            results.load_windows(smk.input.windows),
+            smk.params.slo,
+            {name: smk.output[name] for name in smk.output.keys()},  # noqa: SIM118 (Namedlist: names)
+            progress,
+        )
+
+
+def load_plots(smk: Any) -> None:
+    import pandas as pd
+
+    from specsweep import figures, loadfigures
+
+    with progress_to(smk.log[0]) as progress:
+        categories = pd.read_csv(smk.input.categories)
+        figures.save(loadfigures.categories(categories), Path(smk.output.categories).with_suffix(""))
+        if "load" in smk.input.keys():  # noqa: SIM118 (a Namedlist's `in` looks at values, not names)
+            table = pd.read_csv(smk.input.load)
+            figures.save(loadfigures.load_speedup(table), Path(smk.output.speedup).with_suffix(""))
+            figures.save(loadfigures.load_latency(table), Path(smk.output.latency).with_suffix(""))
+        print(f"load and category figures written to {Path(smk.output.categories).parent}", file=progress)
 
 
 def pack_archive(smk: Any) -> None:

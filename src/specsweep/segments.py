@@ -15,7 +15,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-STARTUP, WARMUP, RUN, TEARDOWN = "startup", "warmup", "run", "teardown"
+# LOAD: the load windows measured after the single-request runs (all of them one segment).
+STARTUP, WARMUP, RUN, LOAD, TEARDOWN = "startup", "warmup", "run", "load", "teardown"
 
 
 def segment(phase: str, index: int | None, start: int) -> dict[str, Any]:
