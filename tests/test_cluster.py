@@ -73,3 +73,18 @@ def test_job_log_lines_finds_what_failed_jobs_said_since_the_sweep_started(tmp_p
     os.utime(old, (1000, 1000))
     assert cluster.job_log_lines(tmp_path, 2000, "cannot be imported") == ["specsweep cannot be imported by py (new)"]
     assert cluster.job_log_lines(tmp_path / "absent", 0, "x") == []
+
+
+def test_only_engine_builds_and_sessions_are_submitted_to_a_cluster():
+    """Every other rule is light and in the Snakefile's localrules (a new rule must say where it runs)."""
+    import re
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    sources = [repo / "Snakefile", *sorted((repo / "workflow" / "rules").glob("*.smk"))]
+    rules = {m for path in sources for m in re.findall(r"^rule (\w+):", path.read_text(), flags=re.M)}
+    block = re.search(r"^localrules:\n((?:    \w+,\n)+)", (repo / "Snakefile").read_text(), flags=re.M)
+    assert block, "the Snakefile lists its localrules one per line"
+    local = set(re.findall(r"(\w+),", block[1]))
+    assert rules - local == {"engine", "bench"}
+    assert local <= rules
