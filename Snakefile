@@ -35,6 +35,11 @@ rule all:
         final_outputs(),
 
 
+# The run's conclusion, last on the console: best configuration, significant differences, noisy ones, files.
+onsuccess:
+    print_conclusion()
+
+
 # A failed job (with --keep-going, the others still ran): summarise what finished, list what failed.
 onerror:
     summarise_what_finished()

@@ -235,6 +235,15 @@ def archive_inputs(wildcards):
     }
 
 
+def print_conclusion():
+    """onsuccess: when this run made or used results/summary.csv, say what it concludes."""
+    import sys
+    from specsweep import conclusion
+
+    if any(job.rule.name == "summary" for job in workflow.dag.jobs):
+        print("\n".join(conclusion.lines(conclusion.read("results/summary.csv"))), file=sys.stderr)
+
+
 def summarise_what_finished():
     """onerror: list every configuration in results/summary.csv, failed ones with their evidence."""
     import sys
