@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import traceback
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -27,6 +28,7 @@ from specsweep.client import stream_post, timings_from_arrivals
 from specsweep.config import Configuration
 from specsweep.engines.base import Engine, GenerationRequest
 from specsweep.engines.external import attach
+from specsweep.progress import ReadyWait, eta
 from specsweep.provenance import machine as machine_snapshot
 from specsweep.redact import (
     redact_argv,
@@ -126,9 +128,10 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
             else attach(engine.settings, paths.log)
         with server as process:
             launch["pid"] = process.pid
-            ready_s = wait_until_ready(process, lambda: engine.is_ready(base_url),
-                                       float(benchmark["ready_timeout_s"]), paths.log,
-                                       port=port if engine.launches else None)
+            timeout_s = float(benchmark["ready_timeout_s"])
+            ready_s = wait_until_ready(process, lambda: engine.is_ready(base_url), timeout_s, paths.log,
+                                       port=port if engine.launches else None,
+                                       waiting=ReadyWait(name, timeout_s, progress, lambda: log_tail(paths.log, 1)))
             launch.update(ready_s=round(ready_s, 3), engine=engine.check_started(base_url, configuration),
                           status="ready")
             write_json(paths.launch, launch)
@@ -144,6 +147,7 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
                 memory.read("while_serving")
             rates: list[float] = []
             declared = len(paths.runs)
+            runs_started = time.monotonic()
             while (run_path := _next_run_path(paths, len(rates), rates, benchmark, launch)) is not None:
                 index = len(rates)
                 label = f"run {index + 1}/{declared}" if index < declared else f"run {index + 1} (adaptive)"
@@ -152,8 +156,10 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
                 write_json(run_path, record)
                 client = record["client"]
                 rates.append(client["decode_tokens_per_s"])
+                pace = eta(len(rates), declared, time.monotonic() - runs_started) if index < declared else ""
                 print(f"{name}: {label}: {client['decode_tokens_per_s']:.1f} tok/s "
-                      f"(TTFT {1000 * client['ttft_s']:.0f} ms)", file=progress, flush=True)
+                      f"(TTFT {1000 * client['ttft_s']:.0f} ms){'; ' + pace if pace else ''}",
+                      file=progress, flush=True)
                 if process.poll() is not None:
                     raise ServerError(f"the server exited with status {process.returncode} during the runs")
             print(f"{name}: {launch['repetitions']['stopped_because']}", file=progress, flush=True)
