@@ -145,7 +145,7 @@ def summarise(smk: Any) -> None:
         aggregate.write_csv(drift_frame, smk.output.drift)
         for line in drift.describe(drift_frame):
             print(line, file=progress)
-        paper.write(smk.output.summary, smk.output.macros, smk.output.table)
+        paper.write(smk.output.summary, smk.output.macros, smk.output.table, smk.params.macro_prefix)
         print(f"paper macros and table written to {Path(smk.output.macros).parent}", file=progress)
         model, text = costmodel.fit_or_reason(configurations, runs)
         aggregate.write_csv(model.table if model else pd.DataFrame(), smk.output.costmodel)

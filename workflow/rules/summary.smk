@@ -43,5 +43,6 @@ rule summary:
         log_formats=SERVER_LOG_FORMATS,
         profile_parsers=config.get("profile_parsers", {}),
         warmup_requests=BENCH["warmup_requests"],
+        macro_prefix=config["paper"]["macro_prefix"],
     script:
         "../../scripts/summarise.py"
