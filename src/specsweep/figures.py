@@ -6,6 +6,7 @@ jitter for per-run points.
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -175,11 +176,15 @@ def costmodel(model: Any, note: str = "") -> plt.Figure:
     return figure
 
 
-def comparison(frame: pd.DataFrame, before: str, after: str) -> plt.Figure:
-    """Per-configuration change of mean tok/s between two result sets, with 95 % Fieller CIs."""
+def comparison(frame: pd.DataFrame, before: str, after: str, empty_reason: str | None = None) -> plt.Figure:
+    """Per-configuration change of mean tok/s between two result sets, with 95 % Fieller CIs; with no
+    compared configuration, the figure says why (``empty_reason``) instead of showing empty axes."""
     sns.set_theme(style="whitegrid", context="notebook")
     rows = frame[frame["status"] == "compared"]
     figure, axes = plt.subplots(figsize=(8, 1.4 + 0.5 * max(len(rows), 1)))
+    if rows.empty:
+        axes.text(0.5, 0.5, textwrap.fill(empty_reason or "nothing compared", 70), ha="center", va="center",
+                  transform=axes.transAxes, fontsize=9)
     names = list(rows["configuration"])
     delta = rows["delta_pct"].to_numpy(dtype=float)
     low = delta - 100 * (rows["ratio_ci95_low"].to_numpy(dtype=float) - 1)

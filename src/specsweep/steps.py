@@ -179,9 +179,11 @@ def compare_results(smk: Any) -> None:
     from specsweep import aggregate, figures
 
     with progress_to(smk.log[0]) as progress:
-        frame = compare_sets.compare(compare_sets.load(smk.input.before), compare_sets.load(smk.input.after))
+        frame = compare_sets.compare(compare_sets.load(smk.input.before), compare_sets.load(smk.input.after),
+                                     smk.params.match)
         aggregate.write_csv(frame, smk.output.table)
-        figures.save(figures.comparison(frame, smk.input.before, smk.input.after),
+        figures.save(figures.comparison(frame, smk.input.before, smk.input.after,
+                                        compare_sets.nothing_compared(frame)),
                      Path(smk.output.figure).with_suffix(""))
         for line in compare_sets.describe(frame, smk.input.before, smk.input.after):
             print(line, file=progress)

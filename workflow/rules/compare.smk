@@ -14,6 +14,8 @@ rule compare:
         figure_svg="results/compare/comparison.svg",
     log:
         "logs/compare.log",
+    params:
+        match=lambda wildcards: config["compare"]["match"],
     conda:
         "../../envs/specsweep.yaml"
     script:
