@@ -26,7 +26,10 @@ matplotlib.rcParams["svg.hashsalt"] = "specsweep"
 METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}, "pdf": {"CreationDate": None}}
 
 
-def save(figure: plt.Figure, stem: Path, formats: tuple[str, ...] = ("png", "svg")) -> list[Path]:
+FORMATS = ("png", "svg", "pdf")  # PNG for the report, SVG for the web, PDF for a paper
+
+
+def save(figure: plt.Figure, stem: Path, formats: tuple[str, ...] = FORMATS) -> list[Path]:
     stem.parent.mkdir(parents=True, exist_ok=True)
     written = []
     for fmt in formats:
@@ -104,6 +107,12 @@ def acceptance(summary: pd.DataFrame) -> plt.Figure:
     rate_axes.set_ylabel("configuration")
     rate_axes.invert_yaxis()
     speed_axes.barh(names, spec["speedup"], color=["tab:blue" if s >= 1 else "tab:red" for s in spec["speedup"]])
+    if "speedup_ci95_low" in spec and spec["speedup_ci95_low"].notna().any():
+        speedup = spec["speedup"].to_numpy(dtype=float)
+        low = speedup - spec["speedup_ci95_low"].to_numpy(dtype=float)
+        high = spec["speedup_ci95_high"].to_numpy(dtype=float) - speedup
+        speed_axes.errorbar(speedup, range(len(names)), xerr=[np.nan_to_num(low), np.nan_to_num(high)], fmt="none",
+                            ecolor="black", capsize=4, label="95 % CI (Fieller)")
     speed_axes.sharey(rate_axes)
     speed_axes.tick_params(labelleft=False)
     speed_axes.axvline(1.0, color="tab:orange", linestyle="--", label="baseline")

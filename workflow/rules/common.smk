@@ -188,7 +188,7 @@ ARCHIVE = f"results/archive/{ARCHIVE_NAME}.tar.gz"
 FIGURES = [
     f"results/figures/{name}.{fmt}"
     for name in ("throughput", "acceptance", "costmodel")
-    for fmt in ("png", "svg")
+    for fmt in ("png", "svg", "pdf")
 ]
 PAPER = ["results/paper/macros.tex", "results/paper/summary_table.tex"]
 # What a rebuild from an archive recomputes (no engine): every output of the summary and figures

@@ -12,6 +12,7 @@ rule compare:
             category="Comparison",
         ),
         figure_svg="results/compare/comparison.svg",
+        figure_pdf="results/compare/comparison.pdf",
     log:
         "logs/compare.log",
     params:

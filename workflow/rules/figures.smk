@@ -11,18 +11,21 @@ rule figures:
             category="Figures",
         ),
         throughput_svg="results/figures/throughput.svg",
+        throughput_pdf="results/figures/throughput.pdf",
         acceptance=report(
             "results/figures/acceptance.png",
             caption="../report/acceptance.rst",
             category="Figures",
         ),
         acceptance_svg="results/figures/acceptance.svg",
+        acceptance_pdf="results/figures/acceptance.pdf",
         costmodel=report(
             "results/figures/costmodel.png",
             caption="../report/costmodel.rst",
             category="Figures",
         ),
         costmodel_svg="results/figures/costmodel.svg",
+        costmodel_pdf="results/figures/costmodel.pdf",
     log:
         "logs/figures.log",
     conda:
@@ -44,6 +47,7 @@ rule cycle_breakdown:
             category="Figures",
         ),
         svg="results/figures/cycle_breakdown.svg",
+        pdf="results/figures/cycle_breakdown.pdf",
     log:
         "logs/cycle_breakdown.log",
     conda:

@@ -12,7 +12,11 @@ rule summary:
             caption="../report/summary.rst",
             category="Summary",
         ),
-        runs="results/runs.csv",
+        runs=report(
+            "results/runs.csv",
+            caption="../report/runs.rst",
+            category="Summary",
+        ),
         profiles=per_configuration("results/{cfg}/profile.csv"),
         drift=report(
             "results/drift.csv",
@@ -31,7 +35,11 @@ rule summary:
         ),
         costmodel="results/costmodel.csv",
         costmodel_parameters="results/costmodel_parameters.csv",
-        costmodel_report="results/costmodel.md",
+        costmodel_report=report(
+            "results/costmodel.md",
+            caption="../report/costmodel_report.rst",
+            category="Cost model",
+        ),
     log:
         "logs/summary.log",
     conda:
