@@ -114,3 +114,23 @@ def test_snakemake_prints_the_users_file_not_the_workflows(tmp_path):
         "'benchmark': Additional properties are not allowed ('rnus' was unexpected) (did you mean 'runs'?). "
         "See config/README.md for the allowed keys and values."]
     assert not (tmp_path / "results").exists()
+
+
+def test_the_specsweep_command_explains_a_target_after_configfile(tmp_path):
+    from specsweep.cli import configfile_values
+
+    sweep = tmp_path / "my-sweep.yaml"
+    sweep.write_text(DEFAULT)
+    assert configfile_values(["--cores", "1", "--configfile", "a.yaml", "all", "-n", "x"]) == ["a.yaml", "all"]
+    assert configfile_values(["--configfile=a.yaml", "b.yaml"]) == ["a.yaml", "b.yaml"]
+    done = subprocess.run([sys.executable, "-m", "specsweep.cli", "--cores", "1", "--configfile", str(sweep), "all"],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == ("specsweep: --configfile: 'all' looks like a target, not a config file; --configfile "
+                           "takes every value that follows it, so a target written after it is read as a config "
+                           "file. Put targets before the option: snakemake --cores 1 all --configfile my-sweep.yaml\n")
+    # a correct command is handed to Snakemake unchanged
+    dry = subprocess.run([sys.executable, "-m", "specsweep.cli", "--snakefile", str(REPO / "Snakefile"), "-n",
+                          "--configfile", str(REPO / "config" / "config.yaml")], capture_output=True, text=True,
+                         timeout=300, cwd=REPO)
+    assert dry.returncode == 0 and "This was a dry-run" in dry.stdout + dry.stderr
