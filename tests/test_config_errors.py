@@ -134,3 +134,13 @@ def test_the_specsweep_command_explains_a_target_after_configfile(tmp_path):
                           "--configfile", str(REPO / "config" / "config.yaml")], capture_output=True, text=True,
                          timeout=300, cwd=REPO)
     assert dry.returncode == 0 and "This was a dry-run" in dry.stdout + dry.stderr
+
+
+def test_a_key_set_with_config_on_the_command_line_is_named_as_such(tmp_path):
+    sweep = tmp_path / "my-sweep.yaml"
+    sweep.write_text(DEFAULT)
+    error = ConfigError("invalid configuration at 'compare': 'after' is a required property", ("compare",))
+    assert config_errors.explain(error, [sweep], {"compare": {"before": "x"}}).startswith(
+        "configuration error: --config: invalid configuration at 'compare'")
+    missing = ConfigError("models/tiny: not defined")
+    assert config_errors.where(missing, [sweep]) == f"{sweep}: "

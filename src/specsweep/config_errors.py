@@ -86,10 +86,13 @@ def locate(key: Sequence[str], config_files: Sequence[str | Path]) -> tuple[Path
     return None if best is None else (best[1], best[2])
 
 
-def where(error: Exception, config_files: Sequence[str | Path]) -> str:
-    """``my-sweep.yaml:12: `` (file and line, as compilers write them) for the key the error is about, or
-    ``my-sweep.yaml: `` when that key is written in no file (a missing key, a ``--config`` override)."""
+def where(error: Exception, config_files: Sequence[str | Path], overrides: dict[str, Any] | None = None) -> str:
+    """``my-sweep.yaml:12: `` (file and line, as compilers write them) for the key the error is about;
+    ``--config: `` when the key was set on the command line (``overrides``, Snakemake's ``--config``, win
+    over files); else ``my-sweep.yaml: `` (a missing key belongs in the last file)."""
     key = key_of(error)
+    if key and overrides and key[0] in overrides:
+        return "--config: "
     found = locate(key, config_files) if key else None
     if found is not None:
         return f"{shown(found[0])}:{found[1]}: "
@@ -105,10 +108,10 @@ def shown(path: str | Path) -> str:
         return str(path)
 
 
-def explain(error: Exception, config_files: Sequence[str | Path]) -> str:
+def explain(error: Exception, config_files: Sequence[str | Path], overrides: dict[str, Any] | None = None) -> str:
     """The one message a user sees for a configuration error: their file and line first, then key, problem
     and fix (the error's own text)."""
-    return f"configuration error: {where(error, config_files)}{error}"
+    return f"configuration error: {where(error, config_files, overrides)}{error}"
 
 
 def exit_with(message: str) -> NoReturn:

@@ -36,7 +36,9 @@ try:
     # Engine domain checks (e.g. SGLang EAGLE tree sizes): warnings, errors when impossible.
     check_configurations(CONFIGURATIONS)
 except sweep_config.ConfigError as error:
-    config_errors.exit_with(config_errors.explain(error, CONFIG_FILES))
+    config_errors.exit_with(
+        config_errors.explain(error, CONFIG_FILES, workflow.config_settings.config)
+    )
 
 BENCH = config["benchmark"]
 BENCH_IDENTITY = USER_CONFIG.get("benchmark", {})
