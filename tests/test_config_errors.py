@@ -142,5 +142,7 @@ def test_a_key_set_with_config_on_the_command_line_is_named_as_such(tmp_path):
     error = ConfigError("invalid configuration at 'compare': 'after' is a required property", ("compare",))
     assert config_errors.explain(error, [sweep], {"compare": {"before": "x"}}).startswith(
         "configuration error: --config: invalid configuration at 'compare'")
-    missing = ConfigError("models/tiny: not defined")
+    missing = ConfigError("profile_parsers/x: not defined")
     assert config_errors.where(missing, [sweep]) == f"{sweep}: "
+    assert config_errors.where(ConfigError("models/tiny: not defined"), [sweep]) == \
+        f"{sweep}:{_line_of(DEFAULT, 'models:')}: "  # the deepest key that is written
