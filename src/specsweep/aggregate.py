@@ -137,6 +137,25 @@ def write_csv(frame: pd.DataFrame, path: str | Path) -> None:
         frame.to_csv(handle, index=False, float_format="%.6g", lineterminator="\n")
 
 
+# runs.csv, one row per measured run; docs/runs.md says what each column means.
+RUN_SPECULATION_COLUMNS = ("drafted", "accepted", "verify_steps", "source")
+
+
+def runs_table(runs: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
+    """runs.csv: per run, which prompt, the client's timings, the engine's own decode rate and the
+    speculation counts (empty without speculation or when the engine did not report them)."""
+    rows = []
+    for name, records in runs.items():
+        for r in sorted(records, key=lambda r: r["run"]):
+            spec = r.get("speculation") or {}
+            rows.append({"configuration": name, "run": r["run"], "prompt_index": r.get("prompt_index"),
+                         "tokens": r["tokens"], **r["client"],
+                         "engine_tok_s": r["engine"].get("timings", {}).get("predicted_per_second"),
+                         **{("speculation_source" if k == "source" else k): spec.get(k)
+                            for k in RUN_SPECULATION_COLUMNS}})
+    return pd.DataFrame(rows)
+
+
 def warning_lines(frame: pd.DataFrame) -> list[str]:
     """The summary's warnings as console lines, plus which interval and test the numbers are."""
     lines = [f"statistics: tok/s CI = 95 % {stats.MEAN_CI_METHOD} interval of the mean; speedup CI = 95 % "

@@ -132,10 +132,7 @@ def summarise(smk: Any) -> None:
         frame = aggregate.fill_speculation_from_logs(frame, profiles)
         frame = aggregate.add_profile_columns(frame, profiles, smk.params.profile_parsers)
         aggregate.write_csv(frame, smk.output.summary)
-        run_rows = [{"configuration": name, "run": r["run"], "tokens": r["tokens"], **r["client"],
-                     "engine_tok_s": r["engine"].get("timings", {}).get("predicted_per_second")}
-                    for name, records in runs.items() for r in sorted(records, key=lambda r: r["run"])]
-        aggregate.write_csv(pd.DataFrame(run_rows), smk.output.runs)
+        aggregate.write_csv(aggregate.runs_table(runs), smk.output.runs)
         print(frame[["configuration", "runs", "tok_s_mean", "tok_s_ci95_low", "tok_s_ci95_high",
                      "speedup_pct", "speedup_ci95_low", "speedup_ci95_high", "speedup_p_value",
                      "acceptance_rate"]].to_string(index=False), file=progress)
