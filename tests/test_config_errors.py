@@ -81,6 +81,10 @@ def test_target_after_configfile_is_recognised_and_explained(tmp_path):
     assert "takes every value that follows it" in message
     assert message.endswith(f"snakemake --cores 1 all results/summary.csv --configfile {sweep}")
     assert config_errors.misplaced_targets([sweep]) == []
+    elsewhere = tmp_path / "results" / "old-sweep.yaml"  # a results/ folder that is not the sweep's own
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(DEFAULT)
+    assert config_errors.misplaced_targets([elsewhere]) == []
 
 
 def test_the_key_of_a_later_config_file_wins(tmp_path):

@@ -130,18 +130,19 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
 def misplaced_targets(config_files: Sequence[str | Path]) -> list[str]:
     """Values given to ``--configfile`` that are targets, not config files: the option takes several
     values, so ``--configfile my.yaml all`` reads ``all`` as a second config file. A value is taken for a
-    target when it lies under ``results/``, or is not a .yaml/.yml/.json file and does not exist."""
+    target when it lies under the sweep's ``results/``, or is not a .yaml/.yml/.json file and does not exist."""
     found = []
     for value in config_files:
         path = Path(value)
-        if "results" in path.parts or (path.suffix.lower() not in CONFIG_SUFFIXES and not path.is_file()):
-            found.append(str(value))
+        if Path(shown(path)).parts[:1] == ("results",) or (
+                path.suffix.lower() not in CONFIG_SUFFIXES and not path.is_file()):
+            found.append(shown(path))
     return found
 
 
 def misplaced_target_message(targets: Sequence[str], config_files: Sequence[str | Path]) -> str:
     """How to write the command: targets before ``--configfile`` (or the option last)."""
-    files = [shown(f) for f in config_files if str(f) not in targets]
+    files = [shown(f) for f in config_files if shown(f) not in targets]
     command = f"snakemake --cores 1 {' '.join(targets)} --configfile {' '.join(files) or 'my-sweep.yaml'}"
     return (f"--configfile: {', '.join(repr(t) for t in targets)} looks like a target, not a config file; "
             f"--configfile takes every value that follows it, so a target written after it is read as a "
