@@ -34,8 +34,9 @@ def test_report_counts_expanded_configurations_and_holds_every_table(tmp_path):
     report = snakemake(tmp_path, "--report", "results/report.html")
     assert report.returncode == 0, report.stderr[-4000:]
     html = (tmp_path / "results" / "report.html").read_text()
-    assert "sweep of 3 configurations (grids expanded) from\n2 configuration entries" in html
-    for name in ("runs.csv", "costmodel.md", "summary.csv", "macros.tex", "throughput.png"):
-        assert name in html, name
+    # the description is a JavaScript string in the page: its line breaks are written as \n
+    assert "sweep of 3 configurations (grids expanded) from\\n2 configuration entries" in html
+    for name in ("runs.csv", "costmodel.md", "summary.csv", "paper/macros.tex", "figures/throughput.png"):
+        assert f'"results/{name}": {{' in html, name  # an entry of the report's results
     for figure in ("throughput", "acceptance", "costmodel"):
         assert (tmp_path / "results" / "figures" / f"{figure}.pdf").read_bytes().startswith(b"%PDF-")
