@@ -25,11 +25,13 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests scripts benchmarks
+	$(BIN)/ruff format --check src tests scripts benchmarks
 	$(BIN)/snakefmt --check Snakefile workflow
 	$(BIN)/snakemake --lint
 
 format: $(STAMP)
 	$(BIN)/ruff check --fix src tests scripts benchmarks
+	$(BIN)/ruff format src tests scripts benchmarks
 	$(BIN)/snakefmt Snakefile workflow
 
 # Benchmarks of specsweep itself (fidelity, overhead, scale): prints the table, writes benchmarks/results.json.

@@ -53,9 +53,23 @@ def spread(values: list[float]) -> dict[str, float]:
 
 
 def machine() -> str:
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
-    memory = next((int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
-                   if line.startswith("MemTotal")), 0)
-    return (f"{os.cpu_count()} vCPU {cpu}, {memory / 2**20:.0f} GiB RAM, {platform.system()} "
-            f"{platform.release()}, Python {platform.python_version()}")
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    memory = next(
+        (
+            int(line.split()[1])
+            for line in Path("/proc/meminfo").read_text().splitlines()
+            if line.startswith("MemTotal")
+        ),
+        0,
+    )
+    return (
+        f"{os.cpu_count()} vCPU {cpu}, {memory / 2**20:.0f} GiB RAM, {platform.system()} "
+        f"{platform.release()}, Python {platform.python_version()}"
+    )

@@ -16,6 +16,7 @@ import json
 import sys
 from pathlib import Path
 
+from specsweep.results import read_run
 from specsweep.stats import describe
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -23,19 +24,26 @@ from common import REPO
 
 
 def fidelity(results: Path) -> dict:
-    runs = [json.loads(p.read_text()) for p in sorted(results.glob("*/runs/run_*.json"))]
+    runs = [read_run(p) for p in sorted(results.glob("*/runs/run_*.json"))]
     rate, ttft_ms = [], []
     for run in runs:
-        timings = run["engine"].get("timings") or {}
+        timings = run.engine.get("timings") or {}
         if timings.get("predicted_per_second"):
-            rate.append(run["client"]["decode_tokens_per_s"] / timings["predicted_per_second"])
-            ttft_ms.append(1000 * run["client"]["ttft_s"] - timings["prompt_ms"])
+            rate.append(run.decode_tokens_per_s / timings["predicted_per_second"])
+            ttft_ms.append(1000 * run.client.ttft_s - timings["prompt_ms"])
     ratio, offset = describe(rate, intervals=False), describe(ttft_ms, intervals=False)
     worst = max(rate, key=lambda r: abs(r - 1.0))
-    return {"results": str(results), "runs": ratio.n, "decode_ratio_median": ratio.median,
-            "decode_ratio_worst": worst, "decode_ratio_min": ratio.minimum, "decode_ratio_max": ratio.maximum,
-            "ttft_minus_prompt_ms_median": offset.median, "ttft_minus_prompt_ms_max": offset.maximum,
-            "target_met": abs(ratio.median - 1.0) <= 0.005}
+    return {
+        "results": str(results),
+        "runs": ratio.n,
+        "decode_ratio_median": ratio.median,
+        "decode_ratio_worst": worst,
+        "decode_ratio_min": ratio.minimum,
+        "decode_ratio_max": ratio.maximum,
+        "ttft_minus_prompt_ms_median": offset.median,
+        "ttft_minus_prompt_ms_max": offset.maximum,
+        "target_met": abs(ratio.median - 1.0) <= 0.005,
+    }
 
 
 def main() -> None:

@@ -55,8 +55,9 @@ def job_times(workdir: Path) -> dict[str, list[tuple[float, float]]]:
         if meta.get("starttime") and meta.get("endtime") and not output.startswith("results/plan"):
             # the outputs of one job share its end time; its start is the earliest
             jobs.setdefault(meta["rule"], set()).add((round(meta["endtime"], 3), meta["starttime"]))
-    return {rule: [(min(s for e2, s in found if e2 == e), e) for e in {e for e, _ in found}]
-            for rule, found in jobs.items()}
+    return {
+        rule: [(min(s for e2, s in found if e2 == e), e) for e in {e for e, _ in found}] for rule, found in jobs.items()
+    }
 
 
 def measure(config_path: Path, keep: Path | None = None) -> dict:
@@ -67,8 +68,22 @@ def measure(config_path: Path, keep: Path | None = None) -> dict:
     watch = LockWatch(workdir / "logs" / "bench")
     watch.start()
     started = time.time()
-    run = run_child([PYTHON, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory",
-                     str(workdir), "--configfile", str(workdir / "config.yaml"), "--cores", "1", "all"])
+    run = run_child(
+        [
+            PYTHON,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(workdir),
+            "--configfile",
+            str(workdir / "config.yaml"),
+            "--cores",
+            "1",
+            "all",
+        ]
+    )
     watch.done.set()
     engine_s, lock_wait_s, ready_s = 0.0, 0.0, 0.0
     for launch_path in sorted(workdir.glob("results/*/launch.json")):
@@ -82,14 +97,25 @@ def measure(config_path: Path, keep: Path | None = None) -> dict:
     by_rule = {rule: sum(e - s for s, e in spans) for rule, spans in jobs.items()}
     in_jobs = sum(by_rule.values())
     wall = run.wall_s - lock_wait_s
-    rest = {"snakemake_outside_jobs_s": run.wall_s - in_jobs,
-            "bench_jobs_outside_engine_s": by_rule.get("bench", 0.0) - engine_s - lock_wait_s,
-            **{f"rule_{rule}_s": t for rule, t in sorted(by_rule.items()) if rule != "bench"}}
+    rest = {
+        "snakemake_outside_jobs_s": run.wall_s - in_jobs,
+        "bench_jobs_outside_engine_s": by_rule.get("bench", 0.0) - engine_s - lock_wait_s,
+        **{f"rule_{rule}_s": t for rule, t in sorted(by_rule.items()) if rule != "bench"},
+    }
     configurations = len(list(workdir.glob("results/*/launch.json")))
-    return {"config": str(config_path.relative_to(REPO)), "configurations": configurations,
-            "wall_s": wall, "engine_s": engine_s, "ratio": wall / engine_s, "lock_wait_s": lock_wait_s,
-            "ready_polling_s": ready_s, "jobs": sum(len(v) for v in jobs.values()), "started": started,
-            "where_the_rest_goes": rest, "workdir": str(workdir)}
+    return {
+        "config": str(config_path.relative_to(REPO)),
+        "configurations": configurations,
+        "wall_s": wall,
+        "engine_s": engine_s,
+        "ratio": wall / engine_s,
+        "lock_wait_s": lock_wait_s,
+        "ready_polling_s": ready_s,
+        "jobs": sum(len(v) for v in jobs.values()),
+        "started": started,
+        "where_the_rest_goes": rest,
+        "workdir": str(workdir),
+    }
 
 
 def main() -> None:
@@ -98,8 +124,11 @@ def main() -> None:
     parser.add_argument("--default", action="store_true", help="also run the default sweep once (minutes)")
     args = parser.parse_args()
     small = [measure(SMALL) for _ in range(args.repeat)]
-    result = {"small": small, "small_ratio": spread([s["ratio"] for s in small]),
-              "small_overhead_s": spread([s["wall_s"] - s["engine_s"] for s in small])}
+    result = {
+        "small": small,
+        "small_ratio": spread([s["ratio"] for s in small]),
+        "small_overhead_s": spread([s["wall_s"] - s["engine_s"] for s in small]),
+    }
     if args.default:
         result["default"] = measure(DEFAULT)
     print(json.dumps(result))

@@ -24,37 +24,53 @@ OUT = REPO / "benchmarks" / "results.json"
 
 def table(result: dict) -> str:
     fid = result["fidelity"]
-    lines = [f"machine: {result['machine']}", "",
-             f"{'measure':<58} {'figure':>18} {'target':>10}", "-" * 88]
+    lines = [f"machine: {result['machine']}", "", f"{'measure':<58} {'figure':>18} {'target':>10}", "-" * 88]
 
     def row(name: str, figure: str, target: str) -> None:
         lines.append(f"{name:<58} {figure:>18} {target:>10}")
 
     for f in fid:
-        row(f"decode tok/s client/engine, median ({f['runs']} runs, {Path(f['results']).name})",
-            f"{f['decode_ratio_median']:.5f}", "1 ± 0.005")
+        row(
+            f"decode tok/s client/engine, median ({f['runs']} runs, {Path(f['results']).name})",
+            f"{f['decode_ratio_median']:.5f}",
+            "1 ± 0.005",
+        )
         row("  worst run", f"{f['decode_ratio_worst']:.5f}", "")
-        row("  TTFT - prompt_ms, median / max (ms)",
-            f"{f['ttft_minus_prompt_ms_median']:.1f} / {f['ttft_minus_prompt_ms_max']:.1f}", "")
+        row(
+            "  TTFT - prompt_ms, median / max (ms)",
+            f"{f['ttft_minus_prompt_ms_median']:.1f} / {f['ttft_minus_prompt_ms_max']:.1f}",
+            "",
+        )
     over = result["overhead"]
     small = over["small_ratio"]
-    row(f"wall ÷ engine time, small sweep (n={small['n']}: median [min, max])",
-        f"{small['median']:.2f} [{small['min']:.2f}, {small['max']:.2f}]", "≤ 1.02")
+    row(
+        f"wall ÷ engine time, small sweep (n={small['n']}: median [min, max])",
+        f"{small['median']:.2f} [{small['min']:.2f}, {small['max']:.2f}]",
+        "≤ 1.02",
+    )
     row("  overhead seconds (median)", f"{over['small_overhead_s']['median']:.1f}", "")
     if "default" in over:
         row("wall ÷ engine time, default sweep (once)", f"{over['default']['ratio']:.3f}", "≤ 1.02")
     plan, agg = result["scale"]["plan"], result["scale"]["aggregate"]
-    row(f"dry-run plan, {plan['configurations']} configurations (s / peak MiB)",
-        f"{plan['wall_s']:.1f} / {plan['peak_rss_mib']:.0f}", "≤ 10 s")
+    row(
+        f"dry-run plan, {plan['configurations']} configurations (s / peak MiB)",
+        f"{plan['wall_s']:.1f} / {plan['peak_rss_mib']:.0f}",
+        "≤ 10 s",
+    )
     parses = result["scale"]["parse"]
     for p in parses:
-        row(f"SGLang log parse, {p['size_mb']:.0f} MB, {p['workers']} process(es) (MB/s / peak MiB)",
-            f"{p['mb_per_s']:.1f} / {p['peak_rss_mib']:.0f}", "≥ 100")
+        row(
+            f"SGLang log parse, {p['size_mb']:.0f} MB, {p['workers']} process(es) (MB/s / peak MiB)",
+            f"{p['mb_per_s']:.1f} / {p['peak_rss_mib']:.0f}",
+            "≥ 100",
+        )
     for workers in dict.fromkeys(p["workers"] for p in parses):
         small_log, large_log = sorted((p for p in parses if p["workers"] == workers), key=lambda p: p["size_mb"])
-        row(f"  linearity, {workers} process(es): s per MB, 1 GB ÷ 100 MB",
+        row(
+            f"  linearity, {workers} process(es): s per MB, 1 GB ÷ 100 MB",
             f"{(large_log['seconds'] / large_log['size_mb']) / (small_log['seconds'] / small_log['size_mb']):.3f}",
-            "≈ 1")
+            "≈ 1",
+        )
     row(f"aggregate {agg['runs']} runs (s / peak MiB)", f"{agg['seconds']:.1f} / {agg['peak_rss_mib']:.0f}", "≤ 5 s")
     return "\n".join(lines)
 
@@ -65,15 +81,25 @@ def main() -> None:
     parser.add_argument("--default", action="store_true")
     args = parser.parse_args()
     small = [overhead.measure(overhead.SMALL) for _ in range(args.repeat)]
-    over = {"small": small, "small_ratio": overhead.spread([s["ratio"] for s in small]),
-            "small_overhead_s": overhead.spread([s["wall_s"] - s["engine_s"] for s in small])}
+    over = {
+        "small": small,
+        "small_ratio": overhead.spread([s["ratio"] for s in small]),
+        "small_overhead_s": overhead.spread([s["wall_s"] - s["engine_s"] for s in small]),
+    }
     if args.default:
         over["default"] = overhead.measure(overhead.DEFAULT)
     # fidelity of the sweeps this run measured (a fresh clone has no results/ of its own)
     sweeps = [Path(s["workdir"]) / "results" for s in ([over["default"]] if args.default else []) + small[:1]]
-    result = {"machine": machine(), "fidelity": [fidelity.fidelity(p) for p in sweeps], "overhead": over,
-              "scale": {"plan": scale.bench_plan(1000), "parse": scale.bench_parse([100, 1000]),
-                        "aggregate": scale.bench_aggregate(100_000)}}
+    result = {
+        "machine": machine(),
+        "fidelity": [fidelity.fidelity(p) for p in sweeps],
+        "overhead": over,
+        "scale": {
+            "plan": scale.bench_plan(1000),
+            "parse": scale.bench_parse([100, 1000]),
+            "aggregate": scale.bench_aggregate(100_000),
+        },
+    }
     OUT.write_text(json.dumps(result, indent=1) + "\n")
     print(table(result))
     print(f"\nwritten to {OUT}")

@@ -34,12 +34,17 @@ def plan_config(configurations: int) -> dict:
     side = round(configurations ** (1 / 3))
     config["configurations"] = {
         "baseline": {"baseline": True},
-        "grid": {"args": {"--spec-type": "ngram-simple"},
-                 "grid": {"args": {"--spec-ngram-simple-size-n": list(range(1, side + 1)),
-                                   "--spec-ngram-simple-size-m": list(range(2, side + 2)),
-                                   "--spec-ngram-simple-min-hits": list(range(1, side + 1))},
-                          "name": "g{--spec-ngram-simple-size-n}-{--spec-ngram-simple-size-m}"
-                                  "-{--spec-ngram-simple-min-hits}"}},
+        "grid": {
+            "args": {"--spec-type": "ngram-simple"},
+            "grid": {
+                "args": {
+                    "--spec-ngram-simple-size-n": list(range(1, side + 1)),
+                    "--spec-ngram-simple-size-m": list(range(2, side + 2)),
+                    "--spec-ngram-simple-min-hits": list(range(1, side + 1)),
+                },
+                "name": "g{--spec-ngram-simple-size-n}-{--spec-ngram-simple-size-m}-{--spec-ngram-simple-min-hits}",
+            },
+        },
     }
     return config
 
@@ -47,11 +52,30 @@ def plan_config(configurations: int) -> dict:
 def bench_plan(configurations: int) -> dict:
     workdir = Path(tempfile.mkdtemp(prefix="specsweep-plan-"))
     (workdir / "config.yaml").write_text(yaml.safe_dump(plan_config(configurations), sort_keys=False))
-    run = run_child([PYTHON, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-                     "--configfile", str(workdir / "config.yaml"), "--cores", "1", "-n", "all"])
+    run = run_child(
+        [
+            PYTHON,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(workdir),
+            "--configfile",
+            str(workdir / "config.yaml"),
+            "--cores",
+            "1",
+            "-n",
+            "all",
+        ]
+    )
     jobs = next((line for line in run.stdout.splitlines() if line.strip().startswith("total")), "")
-    return {"configurations": configurations + 1, "wall_s": run.wall_s, "peak_rss_mib": run.peak_rss_mib,
-            "jobs_line": jobs.strip()}
+    return {
+        "configurations": configurations + 1,
+        "wall_s": run.wall_s,
+        "peak_rss_mib": run.peak_rss_mib,
+        "jobs_line": jobs.strip(),
+    }
 
 
 def child_parse(path: str, workers: int) -> None:
@@ -59,6 +83,7 @@ def child_parse(path: str, workers: int) -> None:
     import re
 
     from specsweep.parsers.profile import write_profile
+
     progress = io.StringIO()
     with tempfile.TemporaryDirectory(prefix="specsweep-parse-") as folder:
         started = time.perf_counter()
@@ -77,9 +102,16 @@ def bench_parse(sizes_mb: list[int]) -> list[dict]:
             written = sglang_log.write(path, size * 10**6)
             for workers in dict.fromkeys([1, os.cpu_count() or 1]):
                 timing, run = child_json([PYTHON, str(HERE), "parse", str(path), str(workers)])
-                results.append({"size_mb": written / 1e6, "workers": workers, "seconds": timing["seconds"],
-                                "rows": timing["rows"], "mb_per_s": written / 1e6 / timing["seconds"],
-                                "peak_rss_mib": run.peak_rss_mib})
+                results.append(
+                    {
+                        "size_mb": written / 1e6,
+                        "workers": workers,
+                        "seconds": timing["seconds"],
+                        "rows": timing["rows"],
+                        "mb_per_s": written / 1e6 / timing["seconds"],
+                        "peak_rss_mib": run.peak_rss_mib,
+                    }
+                )
         finally:
             path.unlink(missing_ok=True)
     return results
@@ -90,17 +122,40 @@ def child_aggregate(runs: int) -> None:
 
     from specsweep import aggregate
     from specsweep.config import Configuration
+    from specsweep.results import Run
+
     per = 100  # runs per configuration
     rng = random.Random(7)
-    configurations = {f"c{i}": Configuration(name=f"c{i}", engine="llama", kind="llamacpp", baseline=i == 0,
-                                             args={"--spec-ngram-simple-size-m": i}, env={},
-                                             axes={"--spec-ngram-simple-size-m": i}, group="c")
-                      for i in range(runs // per)}
-    records = {name: [{"run": r, "prompt_index": 0, "tokens": 500, "text_sha256": "x",
-                       "client": {"decode_tokens_per_s": rng.gauss(80, 5), "ttft_s": 0.1, "itl_median_s": 0.01},
-                       "engine": {"timings": {"predicted_per_second": rng.gauss(80, 5)}},
-                       "speculation": {"drafted": 400, "accepted": 300, "verify_steps": 120}}
-                      for r in range(per)] for name in configurations}
+    configurations = {
+        f"c{i}": Configuration(
+            name=f"c{i}",
+            engine="llama",
+            kind="llamacpp",
+            baseline=i == 0,
+            args={"--spec-ngram-simple-size-m": i},
+            env={},
+            axes={"--spec-ngram-simple-size-m": i},
+            group="c",
+        )
+        for i in range(runs // per)
+    }
+    records = {
+        name: [
+            Run.from_json(
+                {
+                    "run": r,
+                    "prompt_index": 0,
+                    "tokens": 500,
+                    "text_sha256": "x",
+                    "client": {"decode_tokens_per_s": rng.gauss(80, 5), "ttft_s": 0.1, "itl_median_s": 0.01},
+                    "engine": {"timings": {"predicted_per_second": rng.gauss(80, 5)}},
+                    "speculation": {"drafted": 400, "accepted": 300, "verify_steps": 120},
+                }
+            )
+            for r in range(per)
+        ]
+        for name in configurations
+    }
     started = time.perf_counter()
     frame = aggregate.summarise(configurations, records, {})
     elapsed = time.perf_counter() - started
@@ -123,8 +178,11 @@ def main() -> None:
     elif args.piece == "aggregate":
         child_aggregate(int(args.argument))
     else:
-        print(json.dumps({"plan": bench_plan(1000), "parse": bench_parse([100, 1000]),
-                          "aggregate": bench_aggregate(100_000)}))
+        print(
+            json.dumps(
+                {"plan": bench_plan(1000), "parse": bench_parse([100, 1000]), "aggregate": bench_aggregate(100_000)}
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -17,16 +17,20 @@ START = dt.datetime(2026, 11, 29, 7, 46, 11)
 def request_block(index: int, rng: random.Random) -> str:
     stamp = (START + dt.timedelta(seconds=index)).strftime("%Y-%m-%d %H:%M:%S")
     running = rng.randint(1, 64)
-    lines = [f"[{stamp} DP0 TP0] Prefill batch, #new-seq: 1, #new-token: {rng.randint(8, 900)}, "
-             f"#cached-token: {rng.randint(0, 64)}, token usage: 0.{rng.randint(10, 99)}, #running-req: {running}, "
-             f"#queue-req: {rng.randint(0, 9)}, cuda graph: False, input throughput (token/s): "
-             f"{rng.uniform(100, 9000):.2f}"]
+    lines = [
+        f"[{stamp} DP0 TP0] Prefill batch, #new-seq: 1, #new-token: {rng.randint(8, 900)}, "
+        f"#cached-token: {rng.randint(0, 64)}, token usage: 0.{rng.randint(10, 99)}, #running-req: {running}, "
+        f"#queue-req: {rng.randint(0, 9)}, cuda graph: False, input throughput (token/s): "
+        f"{rng.uniform(100, 9000):.2f}"
+    ]
     for _ in range(12):
         length = rng.uniform(1.5, 4.5)
-        lines.append(f"[{stamp} DP0 TP0] Decode batch, #running-req: {running}, #token: {rng.randint(1000, 90000)}, "
-                     f"token usage: 0.{rng.randint(10, 99)}, accept len: {length:.2f}, accept rate: "
-                     f"{length / 5:.2f}, cuda graph: True, gen throughput (token/s): {rng.uniform(30, 4000):.2f}, "
-                     f"#queue-req: {rng.randint(0, 9)}")
+        lines.append(
+            f"[{stamp} DP0 TP0] Decode batch, #running-req: {running}, #token: {rng.randint(1000, 90000)}, "
+            f"token usage: 0.{rng.randint(10, 99)}, accept len: {length:.2f}, accept rate: "
+            f"{length / 5:.2f}, cuda graph: True, gen throughput (token/s): {rng.uniform(30, 4000):.2f}, "
+            f"#queue-req: {rng.randint(0, 9)}"
+        )
     lines.append(f'INFO:     127.0.0.1:{rng.randint(30000, 60000)} - "POST /generate HTTP/1.1" 200 OK')
     if index % 500 == 0:
         lines.append(f"[{stamp} DP0 TP0] WARNING: the KV cache is {rng.randint(80, 99)} % full")

@@ -1,5 +1,5 @@
-"""Snakemake entry point; the logic lives in specsweep.steps.compare_results."""
+"""Snakemake entry point; the logic lives in specsweep.jobs.compare_results."""
 
-from specsweep.steps import compare_results
+from specsweep.jobs import compare_results
 
 compare_results(snakemake)  # noqa: F821 (injected by Snakemake)

@@ -1,5 +1,5 @@
-"""Snakemake entry point; the logic lives in specsweep.steps.obtain_model."""
+"""Snakemake entry point; the logic lives in specsweep.jobs.obtain_model."""
 
-from specsweep.steps import obtain_model
+from specsweep.jobs import obtain_model
 
 obtain_model(snakemake)  # noqa: F821 (injected by Snakemake)

@@ -1,5 +1,5 @@
-"""Snakemake entry point; the logic lives in specsweep.steps.pack_archive."""
+"""Snakemake entry point; the logic lives in specsweep.jobs.pack_archive."""
 
-from specsweep.steps import pack_archive
+from specsweep.jobs import pack_archive
 
 pack_archive(snakemake)  # noqa: F821 (injected by Snakemake)

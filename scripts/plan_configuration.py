@@ -1,5 +1,5 @@
-"""Snakemake entry point; the logic lives in specsweep.steps.plan_configuration."""
+"""Snakemake entry point; the logic lives in specsweep.jobs.plan_configuration."""
 
-from specsweep.steps import plan_configuration
+from specsweep.jobs import plan_configuration
 
 plan_configuration(snakemake)  # noqa: F821 (injected by Snakemake)

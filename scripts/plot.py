@@ -1,5 +1,5 @@
-"""Snakemake entry point; the logic lives in specsweep.steps.plot."""
+"""Snakemake entry point; the logic lives in specsweep.jobs.plot."""
 
-from specsweep.steps import plot
+from specsweep.jobs import plot
 
 plot(snakemake)  # noqa: F821 (injected by Snakemake)

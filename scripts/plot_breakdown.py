@@ -1,5 +1,5 @@
-"""Snakemake entry point; the logic lives in specsweep.steps.plot_breakdown."""
+"""Snakemake entry point; the logic lives in specsweep.jobs.plot_breakdown."""
 
-from specsweep.steps import plot_breakdown
+from specsweep.jobs import plot_breakdown
 
 plot_breakdown(snakemake)  # noqa: F821 (injected by Snakemake)

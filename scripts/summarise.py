@@ -1,5 +1,5 @@
-"""Snakemake entry point; the logic lives in specsweep.steps.summarise."""
+"""Snakemake entry point; the logic lives in specsweep.jobs.summarise."""
 
-from specsweep.steps import summarise
+from specsweep.jobs import summarise
 
 summarise(snakemake)  # noqa: F821 (injected by Snakemake)

@@ -1,5 +1,5 @@
-"""Snakemake entry point; the logic lives in specsweep.steps.sweep_provenance."""
+"""Snakemake entry point; the logic lives in specsweep.jobs.sweep_provenance."""
 
-from specsweep.steps import sweep_provenance
+from specsweep.jobs import sweep_provenance
 
 sweep_provenance(snakemake)  # noqa: F821 (injected by Snakemake)

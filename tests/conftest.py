@@ -16,6 +16,7 @@ def example_campaign():
     def load(name: str) -> tuple[dict, dict]:
         config = sweep_config.validate_schema(sweep_config.load(REPO / "config" / "examples" / name))
         return config, sweep_config.expand(config)
+
     return load
 
 

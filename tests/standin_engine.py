@@ -31,9 +31,7 @@ import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-MODES = dict(
-    ([*part.split("=", 1), ""])[:2] for part in os.environ.get("STANDIN_MODE", "").split(",") if part
-)
+MODES = dict(([*part.split("=", 1), ""])[:2] for part in os.environ.get("STANDIN_MODE", "").split(",") if part)
 if os.environ.get("STANDIN_ONLY_IF") and not os.path.exists(os.environ["STANDIN_ONLY_IF"]):
     MODES = {}
 AFTER = int(os.environ.get("STANDIN_AFTER", "3"))
@@ -110,8 +108,14 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
             self.wfile.flush()
             time.sleep(0.002)
-        final = {"content": "", "stop": True, "stop_type": "limit", "tokens_predicted": n, "tokens_evaluated": 4,
-                 "timings": {"predicted_n": n, "predicted_ms": 2.0 * n, "predicted_per_second": 500.0}}
+        final = {
+            "content": "",
+            "stop": True,
+            "stop_type": "limit",
+            "tokens_predicted": n,
+            "tokens_evaluated": 4,
+            "timings": {"predicted_n": n, "predicted_ms": 2.0 * n, "predicted_per_second": 500.0},
+        }
         self.wfile.write(b"data: " + json.dumps(final).encode() + b"\n\n")
         self.wfile.flush()
         self.close_connection = True

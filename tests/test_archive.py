@@ -20,8 +20,11 @@ PLANTED = "planted-9f8e7d6c5b4a-secret"
 
 def members(tmp_path: Path) -> dict[str, bytes | Path]:
     (tmp_path / "run.json").write_text('{"tok_s": 61.5}\n')
-    return {"results/a/run.json": tmp_path / "run.json", "results/summary.csv": b"configuration,runs\nbase,5\n",
-            "README.md": b"hello\n"}
+    return {
+        "results/a/run.json": tmp_path / "run.json",
+        "results/summary.csv": b"configuration,runs\nbase,5\n",
+        "README.md": b"hello\n",
+    }
 
 
 def test_pack_is_deterministic_and_normalised(tmp_path):
@@ -85,17 +88,36 @@ def test_unsafe_member_names_are_refused(tmp_path, name):
 
 def test_code_snapshot_holds_the_workflow():
     code = archive.code_files(REPO)
-    for name in ("Snakefile", "workflow/rules/archive.smk", "scripts/pack_archive.py", "src/specsweep/archive.py",
-                 "envs/requirements.txt", "pyproject.toml"):
+    for name in (
+        "Snakefile",
+        "workflow/rules/archive.smk",
+        "scripts/pack_archive.py",
+        "src/specsweep/archive.py",
+        "envs/requirements.txt",
+        "pyproject.toml",
+    ):
         assert name in code
     assert not any("__pycache__" in name for name in code)
 
 
 # End to end on the real llama-server: a tiny sweep with a secret planted in its environment.
 
+
 def snakemake(workdir: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-            "--configfile", str(workdir / "config.yaml"), "--cores", "1", *args]
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        "--cores",
+        "1",
+        *args,
+    ]
     return subprocess.run(argv, capture_output=True, text=True, timeout=3600, env=env)
 
 
@@ -125,12 +147,27 @@ def test_archive_holds_the_sweep_and_verifies(archived):
     assert archive.verify(path) == []
     assert (archived / "results" / "archive" / path.name.replace(".tar.gz", ".verified.txt")).is_file()
     _top, files = archive.read_members(path)
-    for name in ("README.md", "config/config.yaml", "config/prompts.txt", "results/summary.csv",
-                 "results/runs.csv", "results/provenance.json", "results/ngram/provenance.json",
-                 "results/ngram/server.log", "results/ngram/profile.csv", "results/ngram/runs/run_1.json",
-                 "results/baseline/launch.json", "results/figures/throughput.png", "results/figures/acceptance.svg",
-                 "results/paper/macros.tex", "results/paper/summary_table.tex", "results/engine/llama.json",
-                 "results/models/smollm2-135m.json", "code/Snakefile", "code/src/specsweep/aggregate.py"):
+    for name in (
+        "README.md",
+        "config/config.yaml",
+        "config/prompts.txt",
+        "results/summary.csv",
+        "results/runs.csv",
+        "results/provenance.json",
+        "results/ngram/provenance.json",
+        "results/ngram/server.log",
+        "results/ngram/profile.csv",
+        "results/ngram/runs/run_1.json",
+        "results/baseline/launch.json",
+        "results/figures/throughput.png",
+        "results/figures/acceptance.svg",
+        "results/paper/macros.tex",
+        "results/paper/summary_table.tex",
+        "results/engine/llama.json",
+        "results/models/smollm2-135m.json",
+        "code/Snakefile",
+        "code/src/specsweep/aggregate.py",
+    ):
         assert name in files, name
     assert b'"machine_captured": "at launch"' in files["results/ngram/provenance.json"]
 
@@ -152,8 +189,9 @@ def test_packing_again_gives_the_same_bytes(archived):
     again = snakemake(archived, "--forcerun", "archive_pack", "--", "archive")
     assert again.returncode == 0, again.stderr[-3000:]
     _top, new = archive.read_members(path)
-    assert {n: d for n, d in new.items() if n.startswith(("results/", "config/"))} == \
-        {n: d for n, d in old.items() if n.startswith(("results/", "config/"))}
+    assert {n: d for n, d in new.items() if n.startswith(("results/", "config/"))} == {
+        n: d for n, d in old.items() if n.startswith(("results/", "config/"))
+    }
     assert path.read_bytes() == before  # the checkout (code/, README's commit) does not change within a test
 
 
@@ -168,8 +206,14 @@ def test_rebuild_from_the_archive_is_byte_identical_without_the_engine(archived,
     originals = {n: (folder / n).read_bytes() for n in ("results/summary.csv", "results/figures/throughput.png")}
     # The README's command, run as documented: the archived code, no engine on PATH or in any cache.
     env = {**os.environ, "PYTHONPATH": "code/src", "SPECSWEEP_CACHE": str(tmp_path / "empty-cache")}
-    done = subprocess.run([sys.executable, "-m", *archive.REBUILD_COMMAND.split(" ", 1)[1].split()],
-                          cwd=folder, capture_output=True, text=True, timeout=600, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", *archive.REBUILD_COMMAND.split(" ", 1)[1].split()],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     log = done.stdout + done.stderr
     assert done.returncode == 0, log[-4000:]
     for rule in ("summary", "figures", "rebuild"):
@@ -187,22 +231,37 @@ def test_report_has_figures_and_captions(archived):
     done = snakemake(archived, "--report", "results/report.html")
     assert done.returncode == 0, done.stderr[-3000:]
     html = (archived / "results" / "report.html").read_text()
-    for text in ("throughput.png", "acceptance.png", "summary.csv", "macros.tex", "provenance.json",
-                 "Decode throughput per configuration"):
+    for text in (
+        "throughput.png",
+        "acceptance.png",
+        "summary.csv",
+        "macros.tex",
+        "provenance.json",
+        "Decode throughput per configuration",
+    ):
         assert text in html, text
 
 
 def test_a_swept_secret_env_value_stays_out_of_summary(default_config):
     """Grid axes become summary.csv columns; an env axis named like a secret must not carry its value."""
+    from run_records import runs_of
+
     from specsweep.aggregate import summarise
     from specsweep.config import expand, validate_schema
 
     default_config["configurations"]["ngram"]["grid"]["env"] = {"HF_TOKEN": ["sekrit01", "sekrit02"]}
     del default_config["configurations"]["ngram"]["grid"]["name"]  # (the default name holds the value: see config)
     configurations = expand(validate_schema(default_config))
-    run = {"run": 0, "prompt_index": 0, "tokens": 500, "text_sha256": "t", "speculation": None,
-           "client": {"decode_tokens_per_s": 60.0, "ttft_s": 0.1, "itl_median_s": 0.01}, "engine": {}}
-    frame = summarise(configurations, {name: [run] for name in configurations}, {})
+    run = {
+        "run": 0,
+        "prompt_index": 0,
+        "tokens": 500,
+        "text_sha256": "t",
+        "speculation": None,
+        "client": {"decode_tokens_per_s": 60.0, "ttft_s": 0.1, "itl_median_s": 0.01},
+        "engine": {},
+    }
+    frame = summarise(configurations, runs_of({name: [run] for name in configurations}), {})
     swept = frame.loc[frame["env:HF_TOKEN"].notna(), "env:HF_TOKEN"]
     assert len(swept) == 6 and set(swept) == {"<redacted>"}
 

@@ -6,6 +6,7 @@ import tarfile
 
 import numpy as np
 import pytest
+from doc_tables import documented_columns
 
 from specsweep import compare
 
@@ -14,21 +15,50 @@ def _write_sweep(root, rates, args=None):
     for name, values in rates.items():
         folder = root / "results" / name
         (folder / "runs").mkdir(parents=True)
-        configuration = {"name": name, "kind": "llamacpp", "args": (args or {}).get(name, {"-t": 2}), "env": {},
-                         "draft_model": None}
-        (folder / "launch.json").write_text(json.dumps({"configuration": configuration}))
+        configuration = {
+            "name": name,
+            "kind": "llamacpp",
+            "args": (args or {}).get(name, {"-t": 2}),
+            "env": {},
+            "draft_model": None,
+        }
+        launch = {
+            "configuration": configuration,
+            "argv": ["llama-server"],
+            "port": 8080,
+            "host": "127.0.0.1",
+            "env_set": {},
+            "env": {},
+            "launched_at": "t",
+        }
+        (folder / "launch.json").write_text(json.dumps(launch))
         for i, rate in enumerate(values):
-            record = {"run": i, "client": {"decode_tokens_per_s": rate}, "started_at": f"t{i}"}
+            record = {
+                "run": i,
+                "prompt_index": 0,
+                "tokens": 500,
+                "text_sha256": "t",
+                "started_at": f"t{i}",
+                "client": {"decode_tokens_per_s": rate},
+            }
             (folder / "runs" / f"run_{i}.json").write_text(json.dumps(record))
     return root
 
 
 def _sweeps(tmp_path):
     rng = np.random.default_rng(3)
-    before = {"baseline": list(rng.normal(60, 2, 5)), "ngram": list(rng.normal(90, 3, 5)),
-              "gone": [1.0, 2.0, 3.0], "retuned": [50.0, 51.0, 52.0]}
-    after = {"baseline": list(rng.normal(60, 2, 5)), "ngram": list(rng.normal(120, 3, 5)),
-             "new": [1.0, 2.0, 3.0], "retuned": [70.0, 71.0, 72.0]}
+    before = {
+        "baseline": list(rng.normal(60, 2, 5)),
+        "ngram": list(rng.normal(90, 3, 5)),
+        "gone": [1.0, 2.0, 3.0],
+        "retuned": [50.0, 51.0, 52.0],
+    }
+    after = {
+        "baseline": list(rng.normal(60, 2, 5)),
+        "ngram": list(rng.normal(120, 3, 5)),
+        "new": [1.0, 2.0, 3.0],
+        "retuned": [70.0, 71.0, 72.0],
+    }
     a = _write_sweep(tmp_path / "a", before)
     b = _write_sweep(tmp_path / "b", after, args={"retuned": {"-t": 1}})
     return a, b
@@ -38,7 +68,9 @@ def test_matches_by_name_and_parameters(tmp_path):
     a, b = _sweeps(tmp_path)
     frame = compare.compare(compare.load(a), compare.load(b / "results")).set_index("configuration")
     assert frame.loc["gone", "status"] == "only in before" and frame.loc["new", "status"] == "only in after"
-    assert frame.loc["retuned", "status"] == "parameters differ (args -t: 2 -> 1)" and np.isnan(frame.loc["retuned", "ratio"])
+    assert frame.loc["retuned", "status"] == "parameters differ (args -t: 2 -> 1)" and np.isnan(
+        frame.loc["retuned", "ratio"]
+    )
     ngram = frame.loc["ngram"]
     assert ngram["status"] == "compared" and bool(ngram["significant"])
     assert ngram["ratio_ci95_low"] < ngram["ratio"] < ngram["ratio_ci95_high"]
@@ -100,3 +132,8 @@ def test_nothing_compared_is_said_in_the_log_and_in_the_figure(tmp_path):
     disjoint = compare.compare(compare.load(cpu), compare.load(_write_sweep(tmp_path / "x", {"other": [1.0, 2.0]})))
     assert compare.nothing_compared(disjoint).startswith("nothing compared: no configuration name is in both")
     assert compare.nothing_compared(compare.compare(compare.load(cpu), compare.load(cpu))) is None
+
+
+def test_docs_give_every_comparison_column_with_the_code_meaning_in_order():
+    documented = documented_columns("summary.md", "## comparison.csv columns")
+    assert list(documented.items()) == list(compare.COLUMNS.items())

@@ -23,11 +23,13 @@ def test_conclusion_matches_summary_csv():
     assert text[0] == f"specsweep: {len(measured)} of {len(table)} configurations measured"
 
     best = measured.loc[measured["tok_s_mean"].idxmax()]
-    assert text[1].startswith(f"  best: {best['configuration']}, {best['tok_s_mean']:.1f} tok/s "
-                              f"(95 % CI {best['tok_s_ci95_low']:.1f}-{best['tok_s_ci95_high']:.1f}), "
-                              f"{best['speedup']:.2f}x the baseline baseline "
-                              f"(95 % CI {best['speedup_ci95_low']:.2f}-{best['speedup_ci95_high']:.2f}; "
-                              f"p = {best['speedup_p_value']:.2g}, significant)")
+    assert text[1].startswith(
+        f"  best: {best['configuration']}, {best['tok_s_mean']:.1f} tok/s "
+        f"(95 % CI {best['tok_s_ci95_low']:.1f}-{best['tok_s_ci95_high']:.1f}), "
+        f"{best['speedup']:.2f}x the baseline baseline "
+        f"(95 % CI {best['speedup_ci95_low']:.2f}-{best['speedup_ci95_high']:.2f}; "
+        f"p = {best['speedup_p_value']:.2g}, significant)"
+    )
 
     others = measured[~measured["baseline"]]
     significant = others["significant"].astype("boolean").fillna(False).astype(bool)
@@ -55,4 +57,6 @@ def test_nothing_measured(tmp_path):
     table["status"] = "missing"
     table.to_csv(tmp_path / "summary.csv", index=False)
     assert conclusion.lines(conclusion.read(tmp_path / "summary.csv")) == [
-        f"specsweep: 0 of {len(table)} configurations measured", "  files: results/summary.csv"]
+        f"specsweep: 0 of {len(table)} configurations measured",
+        "  files: results/summary.csv",
+    ]

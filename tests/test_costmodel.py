@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from run_records import runs_of
 
 from specsweep import costmodel
 from specsweep.config import Configuration
@@ -14,8 +15,17 @@ SEED_A, SEED_B = costmodel.verify_line(3, 0.01867, 6, 0.0217)
 
 def _configuration(name, group, baseline=False, k=None, draft_model=None):
     axes = {"--draft-n": k} if k is not None else {}
-    return Configuration(name=name, engine="e", kind="llamacpp", baseline=baseline, args=dict(axes), env={},
-                         axes=axes, group=group, draft_model=draft_model)
+    return Configuration(
+        name=name,
+        engine="e",
+        kind="llamacpp",
+        baseline=baseline,
+        args=dict(axes),
+        env={},
+        axes=axes,
+        group=group,
+        draft_model=draft_model,
+    )
 
 
 def _synthetic_sweep(a, b, c, alpha, lengths, draft_lengths=(), runs=5, noise=0.03, seed=0):
@@ -29,17 +39,23 @@ def _synthetic_sweep(a, b, c, alpha, lengths, draft_lengths=(), runs=5, noise=0.
         records["baseline"].append({"tokens": tokens, "client": {"decode_s": decode_s}, "speculation": None})
     for k, draft_model in [(k, False) for k in lengths] + [(k, True) for k in draft_lengths]:
         name = f"{'draft' if draft_model else 'spec'}-k{k}"
-        configurations[name] = _configuration(name, "draft" if draft_model else "spec", k=k,
-                                              draft_model="d" if draft_model else None)
+        configurations[name] = _configuration(
+            name, "draft" if draft_model else "spec", k=k, draft_model="d" if draft_model else None
+        )
         per_cycle = float(costmodel.accept_length(k, alpha))
         steps = round((tokens - 1) / per_cycle)
         accepted = tokens - 1 - steps
         drafted = steps * k
         exact = a * steps + b * (steps + drafted) + (c * drafted if draft_model else 0.0)
-        records[name] = [{"tokens": tokens, "client": {"decode_s": exact * rng.normal(1, noise)},
-                          "speculation": {"drafted": drafted, "accepted": accepted, "verify_steps": steps}}
-                         for _ in range(runs)]
-    return configurations, records
+        records[name] = [
+            {
+                "tokens": tokens,
+                "client": {"decode_s": exact * rng.normal(1, noise)},
+                "speculation": {"drafted": drafted, "accepted": accepted, "verify_steps": steps},
+            }
+            for _ in range(runs)
+        ]
+    return configurations, runs_of(records)
 
 
 def test_seed_numbers_mean_the_fixed_part_dominates():
@@ -65,8 +81,7 @@ def test_fit_recovers_the_seed_shaped_costs_and_conclusion():
 
 
 def test_a_costly_draft_model_makes_speculation_not_pay():
-    configurations, runs = _synthetic_sweep(0.006, 0.004, 0.020, alpha=0.95, lengths=[2, 4, 8],
-                                            draft_lengths=[1, 3, 5])
+    configurations, runs = _synthetic_sweep(0.006, 0.004, 0.020, alpha=0.95, lengths=[2, 4, 8], draft_lengths=[1, 3, 5])
     model = costmodel.fit(configurations, runs)
     assert model.parameter("c").ci_low <= 0.020 <= model.parameter("c").ci_high
     assert "per-token cost dominates" in model.conclusion

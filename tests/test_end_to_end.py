@@ -27,8 +27,20 @@ PLANTED = "tok-e2e-planted-4711"
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory",
-            str(workdir), "--configfile", str(workdir / "config.yaml"), "--cores", "1", *args]
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        "--cores",
+        "1",
+        *args,
+    ]
     return subprocess.run(argv, capture_output=True, text=True, timeout=3600)
 
 
@@ -91,8 +103,12 @@ def test_no_server_is_left_running(sweep):
 
 def test_a_secret_in_config_env_is_nowhere_on_disk(sweep):
     # Snakemake keeps rule params in .snakemake/metadata: they must hold a fingerprint, not the value.
-    leaks = [p for folder in ("results", "logs", ".snakemake") for p in (sweep / folder).rglob("*")
-             if p.is_file() and PLANTED.encode() in p.read_bytes()]
+    leaks = [
+        p
+        for folder in ("results", "logs", ".snakemake")
+        for p in (sweep / folder).rglob("*")
+        if p.is_file() and PLANTED.encode() in p.read_bytes()
+    ]
     assert leaks == []
 
 
@@ -121,8 +137,22 @@ def test_changing_one_configuration_reruns_only_it(sweep):
     config["configurations"]["ngram"]["args"]["--spec-ngram-simple-size-m"] = 5
     (sweep / "edited.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     plan = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(sweep),
-         "--configfile", str(sweep / "edited.yaml"), "-n", "all"], capture_output=True, text=True)
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(sweep),
+            "--configfile",
+            str(sweep / "edited.yaml"),
+            "-n",
+            "all",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert plan.returncode == 0, plan.stderr[-3000:]
     jobs = planned_jobs(plan.stdout)
     assert jobs["bench"] == 1 and jobs["summary"] == 1 and jobs["provenance"] == 1
@@ -145,9 +175,23 @@ def test_a_new_defaulted_config_key_reruns_no_measurement(sweep, tmp_path):
     engine["properties"]["new_engine_knob"] = {"type": "string", "default": "x"}
     schema_path.write_text(yaml.safe_dump(schema, sort_keys=False))
     plan = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(code / "Snakefile"), "--directory", str(sweep),
-         "--configfile", str(sweep / "config.yaml"), "-n", "all"], capture_output=True, text=True,
-        env={**os.environ, "PYTHONPATH": str(code / "src")})
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(code / "Snakefile"),
+            "--directory",
+            str(sweep),
+            "--configfile",
+            str(sweep / "config.yaml"),
+            "-n",
+            "all",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(code / "src")},
+    )
     assert plan.returncode == 0, plan.stderr[-3000:]
     assert planned_jobs(plan.stdout) == {"provenance": 1, "all": 1, "total": 2}, plan.stdout[-3000:]
     # the same plan sees a value the user sets (the key exists in this schema only)
@@ -155,17 +199,35 @@ def test_a_new_defaulted_config_key_reruns_no_measurement(sweep, tmp_path):
     config["benchmark"]["new_knob"] = 4
     (tmp_path / "set.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     changed = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(code / "Snakefile"), "--directory", str(sweep),
-         "--configfile", str(tmp_path / "set.yaml"), "-n", "all"], capture_output=True, text=True,
-        env={**os.environ, "PYTHONPATH": str(code / "src")})
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(code / "Snakefile"),
+            "--directory",
+            str(sweep),
+            "--configfile",
+            str(tmp_path / "set.yaml"),
+            "-n",
+            "all",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(code / "src")},
+    )
     assert changed.returncode == 0, changed.stderr[-3000:]
     assert planned_jobs(changed.stdout)["bench"] == 2
 
 
 def test_adaptive_repetitions_add_runs_until_max_runs(tmp_path):
     config = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
-    config["benchmark"].update(prompts=str(REPO / "config" / "prompts.txt"), runs=3, max_tokens=16,
-                               adaptive={"ci_half_width_pct": 0.0001, "max_runs": 5})
+    config["benchmark"].update(
+        prompts=str(REPO / "config" / "prompts.txt"),
+        runs=3,
+        max_tokens=16,
+        adaptive={"ci_half_width_pct": 0.0001, "max_runs": 5},
+    )
     del config["configurations"]["ngram"]
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     done = snakemake(tmp_path, "results/summary.csv")

@@ -22,7 +22,7 @@ import pytest
 import requests
 import yaml
 
-from specsweep.launchplan import planned_executable
+from specsweep.engines.llamacpp import LlamaCpp
 from specsweep.models import model_path
 from specsweep.server import free_port
 
@@ -31,26 +31,48 @@ pytestmark = pytest.mark.engine
 
 # llama.cpp b11434 tools/server/server-context.cpp print_timing: "prompt eval time = X ms / N tokens" and
 # "       eval time = X ms / N tokens" are separate lines of one request; one of the two groups matches each.
-TIMING = {"pattern": r"print_timing: .*\| (?:prompt eval time =\s*(?P<prompt_ms>[\d.]+) ms"
-                     r"|\s+eval time =\s*(?P<eval_ms>[\d.]+) ms /\s*(?P<eval_tokens>\d+) tokens)",
-          "units": {"prompt_ms": "ms", "eval_ms": "ms", "eval_tokens": "tokens"},
-          "breakdown": ["prompt_ms", "eval_ms"], "skip_first": 2}  # the warmup request's two lines
+TIMING = {
+    "pattern": r"print_timing: .*\| (?:prompt eval time =\s*(?P<prompt_ms>[\d.]+) ms"
+    r"|\s+eval time =\s*(?P<eval_ms>[\d.]+) ms /\s*(?P<eval_tokens>\d+) tokens)",
+    "units": {"prompt_ms": "ms", "eval_ms": "ms", "eval_tokens": "tokens"},
+    "breakdown": ["prompt_ms", "eval_ms"],
+    "skip_first": 2,
+}  # the warmup request's two lines
 
 
 @pytest.fixture(scope="module")
 def hand_started_server(tmp_path_factory):
     """A llama-server started the way a user would, outside specsweep: own process group, 127.0.0.1."""
     base = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
-    binary = planned_executable(base["engines"]["llama"])
+    binary = LlamaCpp.planned_executable(base["engines"]["llama"])
     model = str(model_path(base["models"]["smollm2-135m"]))
     if not (Path(binary).is_file() and Path(model).is_file()):
         pytest.skip("run tests/test_end_to_end.py first: it builds llama-server and fetches the model")
     log = tmp_path_factory.mktemp("external") / "llama-server.log"
     port = free_port("127.0.0.1")
     with open(log, "wb") as out:
-        process = subprocess.Popen([binary, "-m", model, "--host", "127.0.0.1", "--port", str(port), "-c", "1024",
-                                    "-np", "1", "-t", "2", "--metrics"], stdout=out, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, start_new_session=True)
+        process = subprocess.Popen(
+            [
+                binary,
+                "-m",
+                model,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "-c",
+                "1024",
+                "-np",
+                "1",
+                "-t",
+                "2",
+                "--metrics",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -77,16 +99,30 @@ def sweep(tmp_path_factory, hand_started_server):
     base_url, log, _ = hand_started_server
     config = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
     config["benchmark"].update(prompts=str(REPO / "config" / "prompts.txt"), max_tokens=32)
-    config["engines"]["ext"] = {"kind": "external",
-                                "external": {"base_url": base_url, "server_log": str(log), "log_format": "llamacpp"}}
+    config["engines"]["ext"] = {
+        "kind": "external",
+        "external": {"base_url": base_url, "server_log": str(log), "log_format": "llamacpp"},
+    }
     config["configurations"]["baseline"]["engine"] = "llama"
     config["configurations"]["ngram"]["engine"] = "llama"
     config["configurations"]["external"] = {"engine": "ext", "description": "llama-server started by hand"}
     config["profile_parsers"] = {"timing": TIMING}
     workdir = tmp_path_factory.mktemp("sweep-external")
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    argv = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-            "--configfile", str(workdir / "config.yaml"), "--cores", "1", "all"]
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        "--cores",
+        "1",
+        "all",
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stderr[-4000:]
     return workdir

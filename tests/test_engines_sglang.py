@@ -27,8 +27,9 @@ def campaign(example_campaign):
 
 def test_example_campaign_expands_to_the_seed_grid(campaign):
     _, configurations = campaign
-    assert sorted(configurations) == sorted(["baseline", "eagle3-s1", "eagle3-s2", "eagle3-s5", "eagle3-s1-nccl",
-                                             "eagle3-s2-nccl", "eagle3-s5-nccl"])
+    assert sorted(configurations) == sorted(
+        ["baseline", "eagle3-s1", "eagle3-s2", "eagle3-s5", "eagle3-s1-nccl", "eagle3-s2-nccl", "eagle3-s5-nccl"]
+    )
     for steps in (1, 2, 5):
         for suffix in ("", "-nccl"):
             args = configurations[f"eagle3-s{steps}{suffix}"].args
@@ -39,18 +40,39 @@ def test_example_campaign_expands_to_the_seed_grid(campaign):
 def test_example_launch_argv_and_env(campaign):
     config, configurations = campaign
     planned = plan(configurations["eagle3-s2-nccl"], config["engines"]["sglang"], config["models"])
-    assert planned["argv"][:9] == ["python3", "-m", "sglang.launch_server", "--model-path", "/shared/kimi-k2.5-int4",
-                                   "--host", "127.0.0.1", "--port", "30000"]
+    assert planned["argv"][:9] == [
+        "python3",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        "/shared/kimi-k2.5-int4",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "30000",
+    ]
     argv = planned["argv"]
-    for flag, value in [("--tp-size", "8"), ("--mem-fraction-static", "0.88"), ("--num-continuous-decode-steps", "4"),
-                        ("--speculative-algorithm", "EAGLE3"), ("--speculative-eagle-topk", "1"),
-                        ("--speculative-num-steps", "2"), ("--speculative-num-draft-tokens", "3"),
-                        ("--speculative-draft-model-path", "/shared/kimi-k2.5-eagle3")]:
+    for flag, value in [
+        ("--tp-size", "8"),
+        ("--mem-fraction-static", "0.88"),
+        ("--num-continuous-decode-steps", "4"),
+        ("--speculative-algorithm", "EAGLE3"),
+        ("--speculative-eagle-topk", "1"),
+        ("--speculative-num-steps", "2"),
+        ("--speculative-num-draft-tokens", "3"),
+        ("--speculative-draft-model-path", "/shared/kimi-k2.5-eagle3"),
+    ]:
         assert argv[argv.index(flag) + 1] == value
     assert "--disable-custom-all-reduce" in argv
-    assert planned["env_set"] == {"EAGLE3_PROFILE": "1", "NCCL_PROTO": "LL", "NCCL_ALGO": "Ring",
-                                  "NCCL_P2P_LEVEL": "SYS", "NCCL_MAX_NCHANNELS": "16", "NCCL_BUFFSIZE": "16777216",
-                                  "NCCL_NTHREADS": "512"}
+    assert planned["env_set"] == {
+        "EAGLE3_PROFILE": "1",
+        "NCCL_PROTO": "LL",
+        "NCCL_ALGO": "Ring",
+        "NCCL_P2P_LEVEL": "SYS",
+        "NCCL_MAX_NCHANNELS": "16",
+        "NCCL_BUFFSIZE": "16777216",
+        "NCCL_NTHREADS": "512",
+    }
     assert shell_line(planned).startswith("env EAGLE3_PROFILE=1 NCCL_ALGO=Ring ")
     baseline = plan(configurations["baseline"], config["engines"]["sglang"], config["models"])
     assert not any(a.startswith("--speculative") for a in baseline["argv"])
@@ -62,30 +84,56 @@ def configuration(**args) -> Configuration:
 
 
 def test_domain_checks():
-    assert SGLang.check_configuration(configuration(**{
-        "--speculative-algorithm": "EAGLE3", "--speculative-draft-model-path": "d", "--speculative-num-steps": 3,
-        "--speculative-eagle-topk": 1, "--speculative-num-draft-tokens": 4})) == []
-    warnings = SGLang.check_configuration(configuration(**{
-        "--speculative-algorithm": "EAGLE3", "--speculative-num-steps": 3, "--speculative-eagle-topk": 1,
-        "--speculative-num-draft-tokens": 3}))
+    assert (
+        SGLang.check_configuration(
+            configuration(
+                **{
+                    "--speculative-algorithm": "EAGLE3",
+                    "--speculative-draft-model-path": "d",
+                    "--speculative-num-steps": 3,
+                    "--speculative-eagle-topk": 1,
+                    "--speculative-num-draft-tokens": 4,
+                }
+            )
+        )
+        == []
+    )
+    warnings = SGLang.check_configuration(
+        configuration(
+            **{
+                "--speculative-algorithm": "EAGLE3",
+                "--speculative-num-steps": 3,
+                "--speculative-eagle-topk": 1,
+                "--speculative-num-draft-tokens": 3,
+            }
+        )
+    )
     assert any("without --speculative-draft-model-path" in w for w in warnings)
     assert any("expects --speculative-num-draft-tokens = --speculative-num-steps + 1 = 4" in w for w in warnings)
     with pytest.raises(ConfigError, match="more than the draft tree holds"):
-        SGLang.check_configuration(configuration(**{"--speculative-num-steps": 2, "--speculative-eagle-topk": 2,
-                                                    "--speculative-num-draft-tokens": 8}))
+        SGLang.check_configuration(
+            configuration(
+                **{"--speculative-num-steps": 2, "--speculative-eagle-topk": 2, "--speculative-num-draft-tokens": 8}
+            )
+        )
 
 
 def test_generate_request_uses_native_sampling_params():
     engine = SGLang({"kind": "sglang"}, EngineResources(model="/m"))
     path, body = engine.generation(GenerationRequest("hi", 64, 0.0, True, 42))
     assert path == "/generate"
-    assert body == {"text": "hi", "sampling_params": {"max_new_tokens": 64, "temperature": 0.0, "ignore_eos": True},
-                    "stream": True}
+    assert body == {
+        "text": "hi",
+        "sampling_params": {"max_new_tokens": 64, "temperature": 0.0, "ignore_eos": True},
+        "stream": True,
+    }
     assert "sampling_seed" in engine.generation(GenerationRequest("hi", 64, 0.7, True, 42))[1]["sampling_params"]
 
 
-@pytest.mark.parametrize(("version", "drafted", "source"), [
-    ("0.4.3.post2", 60, "spec_verify_ct"), ("0.5.10", 60, "0.5.10 keys"), ("0.5.23", 60, "0.5.23 keys")])
+@pytest.mark.parametrize(
+    ("version", "drafted", "source"),
+    [("0.4.3.post2", 60, "spec_verify_ct"), ("0.5.10", 60, "0.5.10 keys"), ("0.5.23", 60, "0.5.23 keys")],
+)
 def test_speculation_counts_of_every_meta_info_layout(version, drafted, source):
     engine = SGLang({"kind": "sglang"}, EngineResources(model="/m"))
     engine.server_args = {"speculative_num_draft_tokens": 4}  # from /server_info
@@ -99,8 +147,9 @@ def test_speculation_counts_of_every_meta_info_layout(version, drafted, source):
 def test_counter_fallback_and_no_speculation():
     engine = SGLang({"kind": "sglang"}, EngineResources(model="/m"))
     assert engine.speculation({"meta_info": {"completion_tokens": 64}}, {}, 64) is None
-    counts = engine.speculation({"meta_info": {}}, {"sglang:spec_verify_calls_total": 20.0,
-                                                    "sglang:generation_tokens_total": 64.0}, 64)
+    counts = engine.speculation(
+        {"meta_info": {}}, {"sglang:spec_verify_calls_total": 20.0, "sglang:generation_tokens_total": 64.0}, 64
+    )
     # without the server's args, 0.4.x/0.5.4 say how many steps verified, not how many tokens were drafted
     assert (counts.verify_steps, counts.accepted, counts.drafted) == (20, 43, None)
     assert math.isnan(counts.acceptance_rate) and counts.accept_length == pytest.approx(1 + 43 / 20)
@@ -108,16 +157,23 @@ def test_counter_fallback_and_no_speculation():
 
 def test_cumulative_stream_tokens_and_text():
     # Default (no --incremental-streaming-output): text and output_ids are cumulative (tokenizer_manager.py).
-    events = [{"text": "Hel", "output_ids": [1], "meta_info": {"completion_tokens": 1}},
-              {"text": "Hello wor", "output_ids": [1, 2, 3], "meta_info": {"completion_tokens": 3}},
-              {"text": "Hello world", "output_ids": [1, 2, 3, 4],
-               "meta_info": {"completion_tokens": 4, "finish_reason": {"type": "length", "length": 4}}}]
+    events = [
+        {"text": "Hel", "output_ids": [1], "meta_info": {"completion_tokens": 1}},
+        {"text": "Hello wor", "output_ids": [1, 2, 3], "meta_info": {"completion_tokens": 3}},
+        {
+            "text": "Hello world",
+            "output_ids": [1, 2, 3, 4],
+            "meta_info": {"completion_tokens": 4, "finish_reason": {"type": "length", "length": 4}},
+        },
+    ]
     engine = SGLang({"kind": "sglang"}, EngineResources(model="/m"))
     assert engine.tokens_per_event(events) == [1, 2, 1]
     assert engine.response_text(events) == "Hello world"
     assert engine.tokens_generated(engine.engine_fields(events)) == 4
-    incremental = [{"text": "Hel", "output_ids": [1], "meta_info": {"completion_tokens": 1}},
-                   {"text": "lo", "output_ids": [2], "meta_info": {"completion_tokens": 2}}]
+    incremental = [
+        {"text": "Hel", "output_ids": [1], "meta_info": {"completion_tokens": 1}},
+        {"text": "lo", "output_ids": [2], "meta_info": {"completion_tokens": 2}},
+    ]
     assert engine.response_text(incremental) == "Hello"
 
 
@@ -127,8 +183,7 @@ class _Info(BaseHTTPRequestHandler):
     answer: dict | None = None
 
     def do_GET(self) -> None:
-        body = json.dumps(self.answer).encode() if self.answer is not None and self.path == "/get_server_info" \
-            else b""
+        body = json.dumps(self.answer).encode() if self.answer is not None and self.path == "/get_server_info" else b""
         self.send_response(200 if body else 404)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()

@@ -41,14 +41,19 @@ def test_example_argv(example):
     argv = planned["argv"]
     assert argv[:7] == ["vllm", "serve", "/shared/Llama-3.1-8B-Instruct", "--host", "127.0.0.1", "--port", "8000"]
     spec = argv[argv.index("--speculative-config") + 1]
-    assert spec == ('{"method": "eagle3", "model": "/shared/EAGLE3-LLaMA3.1-Instruct-8B", '
-                    '"num_speculative_tokens": 3}')
+    assert spec == ('{"method": "eagle3", "model": "/shared/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3}')
     assert planned["env_set"]["VLLM_SERVER_DEV_MODE"] == "1" and planned["warnings"] == []
 
 
 def test_speculative_config_must_be_json():
-    bad = Configuration(name="c", engine="e", kind="vllm", baseline=False,
-                        args={"--speculative-config": "{method: eagle3}"}, env={"VLLM_SERVER_DEV_MODE": "1"})
+    bad = Configuration(
+        name="c",
+        engine="e",
+        kind="vllm",
+        baseline=False,
+        args={"--speculative-config": "{method: eagle3}"},
+        env={"VLLM_SERVER_DEV_MODE": "1"},
+    )
     with pytest.raises(ConfigError, match="--speculative-config: not valid JSON"):
         VLLM.check_configuration(bad)
     no_flush = Configuration(name="c", engine="e", kind="vllm", baseline=True, args={}, env={})
@@ -67,13 +72,26 @@ def test_counter_deltas_give_the_counts():
 
 def test_per_request_metrics_win_over_counters():
     # vLLM 0.33 RequestSpecDecodeMetrics.to_dict (vllm/v1/metrics/stats.py), final chunk's metrics.speculative_decoding
-    final = {"choices": [], "usage": {"completion_tokens": 64, "prompt_tokens": 9},
-             "metrics": {"speculative_decoding": {"mean_acceptance_length": 2.52, "draft_acceptance_rate": 0.506,
-                                                  "acceptance_histogram": [5, 4, 7, 9], "num_spec_steps": 25,
-                                                  "num_accepted_draft_tokens": 38, "num_draft_tokens": 75,
-                                                  "num_spec_tokens": 3}}}
-    events = [{"choices": [{"index": 0, "text": "Hi", "finish_reason": None}]},
-              {"choices": [{"index": 0, "text": "", "finish_reason": "length"}]}, final]
+    final = {
+        "choices": [],
+        "usage": {"completion_tokens": 64, "prompt_tokens": 9},
+        "metrics": {
+            "speculative_decoding": {
+                "mean_acceptance_length": 2.52,
+                "draft_acceptance_rate": 0.506,
+                "acceptance_histogram": [5, 4, 7, 9],
+                "num_spec_steps": 25,
+                "num_accepted_draft_tokens": 38,
+                "num_draft_tokens": 75,
+                "num_spec_tokens": 3,
+            }
+        },
+    }
+    events = [
+        {"choices": [{"index": 0, "text": "Hi", "finish_reason": None}]},
+        {"choices": [{"index": 0, "text": "", "finish_reason": "length"}]},
+        final,
+    ]
     engine = VLLM({"kind": "vllm"}, EngineResources(model="/m"))
     fields = engine.engine_fields(events)
     assert engine.tokens_generated(fields) == 64 and fields["finish_reason"] == "length"
@@ -86,4 +104,6 @@ def test_per_request_metrics_win_over_counters():
 def test_completion_request():
     path, body = openai.completion_request("served", GenerationRequest("p", 32, 0.0, True, 7))
     assert path == "/v1/completions"
-    assert body["model"] == "served" and body["ignore_eos"] is True and body["stream_options"] == {"include_usage": True}
+    assert (
+        body["model"] == "served" and body["ignore_eos"] is True and body["stream_options"] == {"include_usage": True}
+    )

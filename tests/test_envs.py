@@ -19,4 +19,3 @@ def test_conda_and_pip_pins_agree():
     pip_section = next(d["pip"] for d in conda["dependencies"] if isinstance(d, dict))
     assert _pins(requirements) == _pins(pip_section)
     assert len(_pins(requirements)) >= 10
-

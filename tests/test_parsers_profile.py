@@ -20,15 +20,38 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
 import sglang_log
 
 FIXTURE = Path(__file__).parent / "fixtures" / "sglang_decode_batch.log"
-LINE = ("[2026-11-29 07:46:11 DP0 TP0] Decode batch, #running-req: 3, #token: 21843, token usage: 0.34, "
-        "accept len: 3.66, accept rate: 0.73, cuda graph: True, gen throughput (token/s): 2513.92, #queue-req: 1")
+LINE = (
+    "[2026-11-29 07:46:11 DP0 TP0] Decode batch, #running-req: 3, #token: 21843, token usage: 0.34, "
+    "accept len: 3.66, accept rate: 0.73, cuda graph: True, gen throughput (token/s): 2513.92, #queue-req: 1"
+)
 # Each a change to LINE whose numbers csv writes otherwise than logged, or which the fast path must refuse.
-ODD = [("0.34", "0.30"), ("0.34", "0.00"), ("0.34", "0.000"), ("0.34", "0.0000"), ("0.34", "0.00005"),
-       ("0.34", "0.0001"), ("0.34", "00.34"), ("0.34", "1.0"), ("2513.92", "2513.90"), ("2513.92", "2500.00"),
-       ("2513.92", "12345678.5"), ("2513.92", "1234567.12345678"), ("2513.92", "1234567.123456789"),
-       ("2513.92", "0.123456789012345678"), ("21843", "021843"), ("21843", "0"), ("21843", "9" * 15),
-       ("21843", "9" * 16), ("21843", "٣"), ("DP0", "DP00"), ("DP0", "DP10"), ("2513.92", "2513.92\x1b[0m"),
-       ("#queue-req: 1", "#queue-req: 10"), ("Decode batch,", "Decode batch [0012],"), ("3.66", "3.6600000")]
+ODD = [
+    ("0.34", "0.30"),
+    ("0.34", "0.00"),
+    ("0.34", "0.000"),
+    ("0.34", "0.0000"),
+    ("0.34", "0.00005"),
+    ("0.34", "0.0001"),
+    ("0.34", "00.34"),
+    ("0.34", "1.0"),
+    ("2513.92", "2513.90"),
+    ("2513.92", "2500.00"),
+    ("2513.92", "12345678.5"),
+    ("2513.92", "1234567.12345678"),
+    ("2513.92", "1234567.123456789"),
+    ("2513.92", "0.123456789012345678"),
+    ("21843", "021843"),
+    ("21843", "0"),
+    ("21843", "9" * 15),
+    ("21843", "9" * 16),
+    ("21843", "٣"),
+    ("DP0", "DP00"),
+    ("DP0", "DP10"),
+    ("2513.92", "2513.92\x1b[0m"),
+    ("#queue-req: 1", "#queue-req: 10"),
+    ("Decode batch,", "Decode batch [0012],"),
+    ("3.66", "3.6600000"),
+]
 
 
 def reference(path: Path) -> str:
@@ -54,8 +77,9 @@ def generated_log(path: Path, odd: bool) -> None:
     rng = random.Random(7)
     blocks = [sglang_log.request_block(i, rng) for i in range(300)]
     if odd:
-        blocks = [block + (LINE.replace(*ODD[i % len(ODD)], 1) + "\n" if i % 7 == 0 else "") for i, block in
-                  enumerate(blocks)]
+        blocks = [
+            block + (LINE.replace(*ODD[i % len(ODD)], 1) + "\n" if i % 7 == 0 else "") for i, block in enumerate(blocks)
+        ]
     path.write_bytes("".join(blocks).encode() + (b"\r\nDecode batch \xff\r" + LINE.encode() if odd else b""))
 
 

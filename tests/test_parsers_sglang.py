@@ -37,8 +37,10 @@ def test_prefix_ranks_iteration_and_graph_backend():
 
 def test_hybrid_swa_token_fields():
     # 0.4.10.post2 scheduler_metrics_mixin.py: hybrid SWA models log "#full token"/"full token usage".
-    line = ("[2025-08-01 12:00:00 TP0] Decode batch. #running-req: 1, #full token: 10, full token usage: 0.10, "
-            "#swa token: 5, swa token usage: 0.05, cuda graph: True, gen throughput (token/s): 9.00, #queue-req: 0, ")
+    line = (
+        "[2025-08-01 12:00:00 TP0] Decode batch. #running-req: 1, #full token: 10, full token usage: 0.10, "
+        "#swa token: 5, swa token usage: 0.05, cuda graph: True, gen throughput (token/s): 9.00, #queue-req: 0, "
+    )
     row = sglang.parse([line]).rows[0]
     assert (row["tokens"], row["token_usage"], row["gen_throughput"]) == (10, 0.10, 9.0)
 

@@ -10,29 +10,52 @@ from specsweep.config import ConfigError
 from specsweep.parsers import llamacpp
 from specsweep.parsers.user import UserRows, compile_parsers, tap
 
-EAGLE3 = {"eagle3_cycle": {
-    "pattern": r"EAGLE3_PROFILE cycle=(?P<cycle>\d+) draft_ms=(?P<draft_ms>[\d.]+) verify_ms=(?P<verify_ms>[\d.]+) "
-               r"accepted=(?P<accepted>\d+)",
-    "units": {"draft_ms": "ms", "verify_ms": "ms"}, "breakdown": ["draft_ms", "verify_ms"], "skip_first": 1}}
+EAGLE3 = {
+    "eagle3_cycle": {
+        "pattern": r"EAGLE3_PROFILE cycle=(?P<cycle>\d+) draft_ms=(?P<draft_ms>[\d.]+) verify_ms=(?P<verify_ms>[\d.]+) "
+        r"accepted=(?P<accepted>\d+)",
+        "units": {"draft_ms": "ms", "verify_ms": "ms"},
+        "breakdown": ["draft_ms", "verify_ms"],
+        "skip_first": 1,
+    }
+}
 
 
 def test_rows_per_matching_line():
     parsers = compile_parsers(EAGLE3)
     rows = UserRows()
-    for line in ["[TP0] EAGLE3_PROFILE cycle=1 draft_ms=0.70 verify_ms=20.00 accepted=1", "unrelated",
-                 "[TP0] EAGLE3_PROFILE cycle=812 draft_ms=0.61 verify_ms=18.67 accepted=3"]:
+    for line in [
+        "[TP0] EAGLE3_PROFILE cycle=1 draft_ms=0.70 verify_ms=20.00 accepted=1",
+        "unrelated",
+        "[TP0] EAGLE3_PROFILE cycle=812 draft_ms=0.61 verify_ms=18.67 accepted=3",
+    ]:
         rows.feed(line, parsers)
     assert rows.rows == [
-        {"phase": "warmup", "source": "eagle3_cycle", "cycle": 1.0, "draft_ms": 0.70, "verify_ms": 20.0,
-         "accepted": 1.0},
-        {"phase": "run", "source": "eagle3_cycle", "cycle": 812.0, "draft_ms": 0.61, "verify_ms": 18.67,
-         "accepted": 3.0}]
+        {
+            "phase": "warmup",
+            "source": "eagle3_cycle",
+            "cycle": 1.0,
+            "draft_ms": 0.70,
+            "verify_ms": 20.0,
+            "accepted": 1.0,
+        },
+        {
+            "phase": "run",
+            "source": "eagle3_cycle",
+            "cycle": 812.0,
+            "draft_ms": 0.61,
+            "verify_ms": 18.67,
+            "accepted": 3.0,
+        },
+    ]
 
 
 def test_tap_feeds_user_parsers_while_the_engine_parser_reads():
-    # llama.cpp b11434 print_timing line (tools/server/server-context.cpp), as in tests/test_llamacpp_log.py
-    line = ("0.16.113.834 I slot print_timing: id  0 | task 8 |        eval time =   14321.77 ms /   500 tokens "
-            "(   28.70 ms per token,    34.84 tokens per second)")
+    # llama.cpp b11434 print_timing line (tools/server/server-context.cpp), as in tests/test_parsers_llamacpp.py
+    line = (
+        "0.16.113.834 I slot print_timing: id  0 | task 8 |        eval time =   14321.77 ms /   500 tokens "
+        "(   28.70 ms per token,    34.84 tokens per second)"
+    )
     parsers = compile_parsers({"eval": {"pattern": r"\|\s+eval time =\s*(?P<eval_ms>[\d.]+) ms /\s*(?P<n>\d+) tokens"}})
     rows = UserRows()
     engine = llamacpp.parse(tap([line], parsers, rows))
@@ -40,13 +63,21 @@ def test_tap_feeds_user_parsers_while_the_engine_parser_reads():
     assert rows.rows[0]["eval_ms"] == 14321.77 and rows.rows[0]["n"] == 500
 
 
-@pytest.mark.parametrize(("spec", "message"), [
-    ({"p": {"pattern": "(unclosed"}}, "profile_parsers/p/pattern: not a valid regular expression"),
-    ({"p": {"pattern": r"x=(\d+)"}}, "has no named group"),
-    ({"p": {"pattern": r"x=(?P<x>\d+)", "breakdown": ["y"]}}, "profile_parsers/p/breakdown: y is not a named group"),
-    ({"p": {"pattern": r"(?P<a>\d) (?P<b>\d)", "units": {"a": "ms", "b": "s"}, "breakdown": ["a", "b"]}},
-     "must share one unit"),
-])
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"p": {"pattern": "(unclosed"}}, "profile_parsers/p/pattern: not a valid regular expression"),
+        ({"p": {"pattern": r"x=(\d+)"}}, "has no named group"),
+        (
+            {"p": {"pattern": r"x=(?P<x>\d+)", "breakdown": ["y"]}},
+            "profile_parsers/p/breakdown: y is not a named group",
+        ),
+        (
+            {"p": {"pattern": r"(?P<a>\d) (?P<b>\d)", "units": {"a": "ms", "b": "s"}, "breakdown": ["a", "b"]}},
+            "must share one unit",
+        ),
+    ],
+)
 def test_bad_parsers_are_rejected_with_the_key(spec, message):
     with pytest.raises(ConfigError, match=message):
         compile_parsers(spec)

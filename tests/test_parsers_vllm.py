@@ -39,6 +39,7 @@ def test_prefixes_colours_and_throughput_lines():
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(), max_size=5), st.text() | st.from_regex(r"[\d.:, #a-z]{0,60}\d{4400}", fullmatch=True))
 def test_never_raises_on_arbitrary_text(lines, tail):
-    result = vllm.parse([*lines, "SpecDecoding metrics:" + tail, "Speculative metrics: " + tail,
-                         "Avg prompt throughput:" + tail])
+    result = vllm.parse(
+        [*lines, "SpecDecoding metrics:" + tail, "Speculative metrics: " + tail, "Avg prompt throughput:" + tail]
+    )
     assert result.matched >= 3 and result.malformed + len(result.rows) == result.matched

@@ -18,17 +18,24 @@ def test_a_loading_server_gets_a_line_every_few_seconds(tmp_path):
     ready_at = time.monotonic() + 1.3
     process = subprocess.Popen(["sleep", "30"])
     try:
-        waited = wait_until_ready(process, lambda: time.monotonic() > ready_at, 10, log,
-                                  waiting=ReadyWait("cfg", 10, out, lambda: log.read_text().splitlines()[-1],
-                                                    every_s=0.5))
+        waited = wait_until_ready(
+            process,
+            lambda: time.monotonic() > ready_at,
+            10,
+            log,
+            waiting=ReadyWait("cfg", 10, out, lambda: log.read_text().splitlines()[-1], every_s=0.5),
+        )
     finally:
         process.kill()
         process.wait()
     lines = out.getvalue().splitlines()
     assert len(lines) == 2 and waited >= 1.3  # at 0.5 s and 1.0 s
     for line in lines:
-        assert re.fullmatch(r"cfg: still waiting for the server to be ready: [01] s of 10 s "
-                            r"\(benchmark.ready_timeout_s\); its log says: load_tensors: 40 % done", line)
+        assert re.fullmatch(
+            r"cfg: still waiting for the server to be ready: [01] s of 10 s "
+            r"\(benchmark.ready_timeout_s\); its log says: load_tensors: 40 % done",
+            line,
+        )
 
 
 def test_a_long_wait_is_reported_once_per_interval_not_per_poll():

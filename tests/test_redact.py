@@ -8,7 +8,13 @@ def test_env_names_that_look_secret_are_hidden():
 
 def test_argv_values_after_secret_flags_are_hidden():
     assert redact_argv(["srv", "--api-key", "s3cr3t", "--hf-token=xyz", "--port", "1"]) == [
-        "srv", "--api-key", REDACTED, f"--hf-token={REDACTED}", "--port", "1"]
+        "srv",
+        "--api-key",
+        REDACTED,
+        f"--hf-token={REDACTED}",
+        "--port",
+        "1",
+    ]
 
 
 def test_literal_values_and_nested_mappings():
@@ -19,11 +25,24 @@ def test_literal_values_and_nested_mappings():
 def test_names_are_secret_by_word_not_by_substring():
     from specsweep.redact import is_secret, secret_values
 
-    for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY", "DB_PASSWORD", "--hf-token", "--api-key",
-                 "env:HF_TOKEN", "AWS_SECRET_ACCESS_KEY"):
+    for name in (
+        "HF_TOKEN",
+        "HUGGING_FACE_HUB_TOKEN",
+        "OPENAI_API_KEY",
+        "DB_PASSWORD",
+        "--hf-token",
+        "--api-key",
+        "env:HF_TOKEN",
+        "AWS_SECRET_ACCESS_KEY",
+    ):
         assert is_secret(name), name
     # their values (false, 500) would otherwise be scrubbed out of every server log and archive member
-    for name in ("TOKENIZERS_PARALLELISM", "KEYBOARD_LAYOUT", "max_tokens", "--speculative-num-draft-tokens",
-                 "--max-num-batched-tokens"):
+    for name in (
+        "TOKENIZERS_PARALLELISM",
+        "KEYBOARD_LAYOUT",
+        "max_tokens",
+        "--speculative-num-draft-tokens",
+        "--max-num-batched-tokens",
+    ):
         assert not is_secret(name), name
     assert secret_values({"TOKENIZERS_PARALLELISM": "false", "HF_TOKEN": "hf_x1234"}) == ["hf_x1234"]

@@ -17,8 +17,20 @@ pytestmark = pytest.mark.engine
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory",
-            str(workdir), "--configfile", str(workdir / "config.yaml"), "--cores", "1", *args]
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        "--cores",
+        "1",
+        *args,
+    ]
     return subprocess.run(argv, capture_output=True, text=True, timeout=3600)
 
 
@@ -27,7 +39,8 @@ def test_report_counts_expanded_configurations_and_holds_every_table(tmp_path):
     config["benchmark"].update(prompts=str(REPO / "config" / "prompts.txt"), max_tokens=32)
     config["configurations"]["ngram"] = {
         "args": {"--spec-type": "ngram-simple", "--spec-ngram-simple-size-n": 3},
-        "grid": {"args": {"--spec-ngram-simple-size-m": [4, 8]}}}
+        "grid": {"args": {"--spec-ngram-simple-size-m": [4, 8]}},
+    }
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     done = snakemake(tmp_path, "all")
     assert done.returncode == 0, done.stderr[-4000:]

@@ -70,21 +70,30 @@ def test_speedup_significance_and_warnings():
 
 
 def test_summary_carries_speedup_ci_p_value_and_warnings(default_config):
+    from run_records import runs_of
+
     from specsweep.aggregate import summarise, warning_lines
     from specsweep.config import expand, validate_schema
 
     configurations = expand(validate_schema(default_config))
 
     def run(index, rate):
-        return {"run": index, "prompt_index": 0, "tokens": 500, "text_sha256": "t", "speculation": None,
-                "client": {"decode_tokens_per_s": rate, "ttft_s": 0.1, "itl_median_s": 0.015}, "engine": {}}
+        return {
+            "run": index,
+            "prompt_index": 0,
+            "tokens": 500,
+            "text_sha256": "t",
+            "speculation": None,
+            "client": {"decode_tokens_per_s": rate, "ttft_s": 0.1, "itl_median_s": 0.015},
+            "engine": {},
+        }
 
     base = [60.1, 62.3, 59.8, 63.0, 61.7]
     runs = {name: [run(i, r) for i, r in enumerate(base)] for name in configurations}
     runs["ngram-m8"] = [run(i, r) for i, r in enumerate([90.0, 92.0, 91.0, 89.5, 90.5])]
     runs["ngram-m3"] = [run(i, r) for i, r in enumerate([61.0, 63.5, 58.9])]
     runs["draft-model"] = [run(i, r) for i, r in enumerate([30.0, 45.0])]
-    summary = summarise(configurations, runs, {}).set_index("configuration")
+    summary = summarise(configurations, runs_of(runs), {}).set_index("configuration")
     fast = summary.loc["ngram-m8"]
     expected = stats.ratio([90.0, 92.0, 91.0, 89.5, 90.5], base)
     assert (fast["speedup_ci95_low"], fast["speedup_ci95_high"]) == (expected.ci_low, expected.ci_high)
@@ -120,8 +129,9 @@ def test_every_row_of_a_batch_is_resampled_as_it_would_be_alone():
         after = draws.integers(0, 4, size=(1000, 4))  # in a speedup the reference draws after the candidate
         expected = np.stack([row[candidate].mean(axis=-1) for row in rows])
         assert np.array_equal(stats._bootstrap_means(rows, (), 1000, stats.BOOTSTRAP_SEED), expected)
-        assert np.array_equal(stats._bootstrap_means(reference, (runs,), 1000, stats.BOOTSTRAP_SEED),
-                              reference[after].mean(axis=-1))
+        assert np.array_equal(
+            stats._bootstrap_means(reference, (runs,), 1000, stats.BOOTSTRAP_SEED), reference[after].mean(axis=-1)
+        )
 
 
 def test_welch_p_value_is_scipys_welch_t_test():

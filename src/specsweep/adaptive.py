@@ -9,11 +9,8 @@ session stopped is recorded in ``launch.json`` (``repetitions``).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -36,36 +33,12 @@ def next_step(rates: Sequence[float], ci_half_width_pct: float, max_runs: int) -
         high = float(t_interval(data)[1])
         half = (high - mean) / mean * 100
     if half is not None and half <= ci_half_width_pct:
-        return Decision(False, f"95 % CI half-width {half:.2f} % <= target {ci_half_width_pct} % after "
-                               f"{len(data)} runs", half)
+        return Decision(
+            False, f"95 % CI half-width {half:.2f} % <= target {ci_half_width_pct} % after {len(data)} runs", half
+        )
     if len(data) >= max_runs:
         shown = f"{half:.2f} %" if half is not None else "undefined"
-        return Decision(False, f"reached max_runs={max_runs} with CI half-width {shown} "
-                               f"(target {ci_half_width_pct} %)", half)
+        return Decision(
+            False, f"reached max_runs={max_runs} with CI half-width {shown} (target {ci_half_width_pct} %)", half
+        )
     return Decision(True, "", half)
-
-
-def extra_runs_dir(runs_dir: Path) -> Path:
-    return runs_dir / "extra"
-
-
-def with_extra_runs(declared: Iterable[str | Path]) -> list[Path]:
-    """The declared run files plus any adaptive extras beside them, in run order."""
-    paths = [Path(p) for p in declared]
-    extras = {e for p in paths for e in extra_runs_dir(p.parent).glob("run_*.json")}
-    return paths + sorted(extras, key=lambda e: (configuration_of(e), int(e.stem.split("_")[1])))
-
-
-def configuration_of(run_path: Path) -> str:
-    """results/<cfg>/runs/run_<i>.json or results/<cfg>/runs/extra/run_<i>.json -> <cfg>."""
-    runs_dir = run_path.parent.parent if run_path.parent.name == "extra" else run_path.parent
-    return runs_dir.parent.name
-
-
-def runs_by_configuration(declared: Iterable[str | Path]) -> dict[str, list[dict[str, Any]]]:
-    """Run records per configuration: the declared runs and any adaptive extras beside them.
-    The one loader of run records for the summary, cost model and drift report."""
-    runs: dict[str, list[dict[str, Any]]] = {}
-    for path in with_extra_runs(declared):
-        runs.setdefault(configuration_of(path), []).append(json.loads(path.read_text()))
-    return runs

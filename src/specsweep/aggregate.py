@@ -6,22 +6,24 @@ Every column is described in ``COLUMNS`` (and docs/summary.md is checked against
 from __future__ import annotations
 
 import math
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from specsweep import stats
+from specsweep import speculation, stats
 from specsweep.atomic import atomic_open
 from specsweep.config import Configuration, parameter_value, swept_parameters
 from specsweep.redact import REDACTED, is_secret
+from specsweep.results import Launch, Run
 from specsweep.stats import describe
 
 COLUMNS: dict[str, str] = {
     "configuration": "configuration name (results/<configuration>/)",
     "group": "configurations entry it came from (differs from the name for grid points)",
     "engine": "engine name from config engines",
-    "kind": "engine adapter (llamacpp, sglang, vllm, external)",
+    "kind": "engine adapter kind (config engines.<engine>.kind)",
     "engine_version": "version or build the server reported (llama.cpp /props build_info)",
     "baseline": "true for the baseline configuration",
     "status": "ok, or why the configuration has no result",
@@ -36,93 +38,190 @@ COLUMNS: dict[str, str] = {
     "tok_s_ci95_high": "95 % Student-t confidence interval of the mean, upper bound",
     "tok_s_median": "median run (tokens/s)",
     "tok_s_boot95_low": "95 % percentile-bootstrap interval of the mean, lower bound (seeded; too narrow "
-                        "with few runs, so the t-interval is the one shown)",
+    "with few runs, so the t-interval is the one shown)",
     "tok_s_boot95_high": "95 % percentile-bootstrap interval of the mean, upper bound",
     "speedup": "tok_s_mean / the baseline's tok_s_mean",
     "speedup_pct": "(speedup - 1) * 100",
     "speedup_ci95_low": "95 % Fieller confidence interval of the speedup (ratio of independent means), "
-                        "lower bound (NaN with < 3 runs or when unbounded)",
+    "lower bound (NaN with < 3 runs or when unbounded)",
     "speedup_ci95_high": "95 % Fieller confidence interval of the speedup, upper bound",
     "speedup_boot95_low": "95 % percentile-bootstrap interval of the ratio of means, lower bound (seeded)",
     "speedup_boot95_high": "95 % percentile-bootstrap interval of the ratio of means, upper bound",
     "speedup_p_value": "two-sided Welch t-test p-value, this configuration's runs against the baseline's "
-                       "(unequal variances; compares means, which the speedup is a ratio of)",
+    "(unequal variances; compares means, which the speedup is a ratio of)",
     "significant": "true when speedup_p_value < 0.05 (empty for the baseline and when no test was possible)",
     "engine_tok_s_mean": "the engine's own decode throughput, mean over runs (llama.cpp predicted_per_second)",
     "ttft_ms_median": "median time to first token as the client saw it (ms)",
     "itl_ms_median": "median inter-event latency over all runs (ms); an event may carry several tokens",
     "drafted": "draft tokens proposed over all runs (empty without speculation, or when the engine did not "
-               "report them: SGLang <= 0.5.4 without its server args)",
+    "report them: SGLang <= 0.5.4 without its server args)",
     "accepted": "draft tokens accepted over all runs",
     "verify_steps": "verification steps over all runs (from engine counters)",
     "acceptance_rate": "accepted / drafted (drafts only, bonus token excluded)",
     "accept_length": "tokens emitted per verify step, bonus included: 1 + accepted / verify_steps",
     "speculation_source": "where drafted/accepted came from, most precise first: per-request response fields, "
-                          "Prometheus counter deltas, else the server log (profile.csv run rows)",
+    "Prometheus counter deltas, else the server log (profile.csv run rows)",
     "text_matches_baseline": "true when every run's text equals the baseline's for the same prompt",
     "warnings": "why not to trust the row at face value, '; '-separated: fewer than 3 runs, CV above "
-                "10 %, a speedup CI that straddles 1 (empty when none)",
+    "10 %, a speedup CI that straddles 1 (empty when none)",
 }
 
 
-def summarise(configurations: dict[str, Configuration], runs: dict[str, list[dict[str, Any]]],
-              launches: dict[str, dict[str, Any]]) -> pd.DataFrame:
+def summarise(
+    configurations: dict[str, Configuration], runs: dict[str, list[Run]], launches: dict[str, Launch]
+) -> pd.DataFrame:
+    """summary.csv's statistics columns from runs and launches (``summary_table`` adds the logs' columns)."""
     swept = swept_parameters(configurations)
     baseline = next(c.name for c in configurations.values() if c.baseline)
-    baseline_texts = {r["prompt_index"]: r["text_sha256"] for r in runs.get(baseline, [])}
-    rates = {c.name: [r["client"]["decode_tokens_per_s"] for r in runs.get(c.name, [])]
-             for c in configurations.values()}
+    baseline_texts = {r.prompt_index: r.text_sha256 for r in runs.get(baseline, [])}
+    rates = {c.name: [r.decode_tokens_per_s for r in runs.get(c.name, [])] for c in configurations.values()}
     # every configuration at once, each with the numbers it gets alone (stats.describe_many)
     described = stats.describe_many(list(rates.values()), rates[baseline])
     throughput = {name: summary for name, (summary, _) in zip(rates, described, strict=True)}
     ratios = {name: None if name == baseline else speedup for name, (_, speedup) in zip(rates, described, strict=True)}
-    rows = [_row(c, runs.get(c.name, []), launches.get(c.name, {}), swept, baseline_texts, throughput[c.name])
-            for c in configurations.values()]
+    rows = [
+        _row(c, runs.get(c.name, []), launches.get(c.name), swept, baseline_texts, throughput[c.name])
+        for c in configurations.values()
+    ]
     frame = pd.DataFrame(rows)
     base_mean = frame.loc[frame["configuration"] == baseline, "tok_s_mean"].iloc[0]
     frame["speedup"] = frame["tok_s_mean"] / base_mean
     frame["speedup_pct"] = (frame["speedup"] - 1.0) * 100.0
-    for column, attribute in (("speedup_ci95_low", "ci_low"), ("speedup_ci95_high", "ci_high"),
-                              ("speedup_boot95_low", "boot_low"), ("speedup_boot95_high", "boot_high"),
-                              ("speedup_p_value", "p_value")):
+    for column, attribute in (
+        ("speedup_ci95_low", "ci_low"),
+        ("speedup_ci95_high", "ci_high"),
+        ("speedup_boot95_low", "boot_low"),
+        ("speedup_boot95_high", "boot_high"),
+        ("speedup_p_value", "p_value"),
+    ):
         frame[column] = [getattr(r, attribute) if r else None for r in ratios.values()]
     frame["significant"] = [r.significant if r else None for r in ratios.values()]
-    frame["warnings"] = ["; ".join(stats.warnings_for(throughput[name], ratios[name]))
-                         for name in frame["configuration"]]
+    frame["warnings"] = [
+        "; ".join(stats.warnings_for(throughput[name], ratios[name])) for name in frame["configuration"]
+    ]
     ordered = [c for c in COLUMNS if c in frame.columns]
-    ordered[ordered.index("status") + 1:ordered.index("status") + 1] = swept
+    ordered[ordered.index("status") + 1 : ordered.index("status") + 1] = swept
     return frame[ordered]
 
 
-def _row(configuration: Configuration, runs: list[dict[str, Any]], launch: dict[str, Any], swept: list[str],
-         baseline_texts: dict[int, str], throughput: stats.Summary) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Measured:
+    """What a sweep measured, as the tables read it: per configuration its runs, launch and log profile."""
+
+    configurations: dict[str, Configuration]
+    runs: dict[str, list[Run]]
+    launches: dict[str, Launch]
+    profiles: dict[str, pd.DataFrame]  # profile.csv of each configuration whose server log was parsed
+
+
+def summary_table(
+    measured: Measured, profile_parsers: dict[str, dict[str, Any]], statuses: dict[str, str] | None = None
+) -> pd.DataFrame:
+    """summary.csv: the one builder, for a finished sweep (the summary job) and an unfinished one (the
+    ``onerror`` path, which passes each configuration's ``status``), so both have the same columns."""
+    frame = summarise(measured.configurations, measured.runs, measured.launches)
+    if statuses is not None:
+        frame["status"] = frame["configuration"].map(statuses)
+    frame = fill_speculation_from_logs(frame, measured.profiles)
+    return add_profile_columns(frame, measured.profiles, profile_parsers)
+
+
+# runs.csv, one row per measured run, in this column order (docs/runs.md gives the same table).
+RUNS_COLUMNS: dict[str, str] = {
+    "configuration": "configuration name (results/<configuration>/)",
+    "run": "run index within the session, 0-based, in the order measured",
+    "prompt_index": "0-based index of the prompt in benchmark.prompts (blank lines and # comments skipped): run i "
+    "uses prompt i modulo the number of prompts, so one index is one text in every configuration",
+    "tokens": "tokens the engine generated (always benchmark.max_tokens)",
+    "ttft_s": "time to first token as the client saw it (s)",
+    "decode_s": "first to last content event (s)",
+    "e2e_s": "request sent to response complete (s)",
+    "decode_tokens_per_s": "client-measured decode throughput, (tokens - 1) / decode_s (the first token is TTFT's)",
+    "itl_median_s": "median interval between content events (s); an event may carry several tokens",
+    "itl_p90_s": "90th percentile of that interval (s)",
+    "content_events": "stream events that carried generated text",
+    "engine_tok_s": "the engine's own decode throughput for this request (llama.cpp timings.predicted_per_second; "
+    "empty where the engine reports none)",
+    "drafted": "draft tokens proposed during this run (empty without speculation, or when the engine did not "
+    "report them)",
+    "accepted": "draft tokens accepted during this run",
+    "verify_steps": "verification steps during this run",
+    "speculation_source": "where the counts came from: the response's own fields or Prometheus counter deltas "
+    "around the run",
+}
+
+
+def runs_table(runs: dict[str, list[Run]]) -> pd.DataFrame:
+    """runs.csv: per run, which prompt, the client's timings, the engine's own decode rate and the
+    speculation counts (empty without speculation or when the engine did not report them)."""
+    rows = [
+        {
+            "configuration": name,
+            "run": r.run,
+            "prompt_index": r.prompt_index,
+            "tokens": r.tokens,
+            **asdict(r.client),
+            "engine_tok_s": r.engine.get("timings", {}).get("predicted_per_second"),
+            **(
+                {
+                    "drafted": r.speculation.drafted,
+                    "accepted": r.speculation.accepted,
+                    "verify_steps": r.speculation.verify_steps,
+                    "speculation_source": r.speculation.source,
+                }
+                if r.speculation
+                else {}
+            ),
+        }
+        for name, records in runs.items()
+        for r in sorted(records, key=lambda r: r.run)
+    ]
+    return pd.DataFrame(rows).reindex(columns=list(RUNS_COLUMNS))
+
+
+def _row(
+    configuration: Configuration,
+    runs: list[Run],
+    launch: Launch | None,
+    swept: list[str],
+    baseline_texts: dict[int, str],
+    throughput: stats.Summary,
+) -> dict[str, Any]:
     # Only means and medians of these: no bootstrap (it is most of describe's cost)
-    engine_rate = describe([r["engine"].get("timings", {}).get("predicted_per_second", math.nan) for r in runs],
-                           intervals=False)
-    specs = [r["speculation"] for r in runs if r.get("speculation")]
-    # one run with an unknown draft count (SGLang <= 0.5.4 without /server_info) makes the total unknown
-    drafted = sum(s["drafted"] for s in specs) if specs and all(s["drafted"] is not None for s in specs) else None
-    accepted = sum(s["accepted"] for s in specs) if specs else None
-    steps = sum(s["verify_steps"] or 0 for s in specs) if specs else None
+    engine_rate = describe([r.engine_tokens_per_s for r in runs], intervals=False)
+    spec = speculation.total([r.speculation for r in runs if r.speculation])
     row: dict[str, Any] = {
-        "configuration": configuration.name, "group": configuration.group, "engine": configuration.engine,
-        "kind": configuration.kind, "engine_version": (launch.get("engine") or {}).get("version"),
-        "baseline": configuration.baseline, "status": "ok" if runs else "missing",
-        "runs": throughput.n, "tokens_per_run": runs[0]["tokens"] if runs else None,
-        "tok_s_mean": throughput.mean, "tok_s_std": throughput.std, "tok_s_cv": throughput.cv,
-        "tok_s_min": throughput.minimum, "tok_s_max": throughput.maximum,
-        "tok_s_ci95_low": throughput.ci_low, "tok_s_ci95_high": throughput.ci_high,
-        "tok_s_median": throughput.median, "tok_s_boot95_low": throughput.boot_low,
+        "configuration": configuration.name,
+        "group": configuration.group,
+        "engine": configuration.engine,
+        "kind": configuration.kind,
+        "engine_version": launch.engine_version if launch else None,
+        "baseline": configuration.baseline,
+        "status": "ok" if runs else "missing",
+        "runs": throughput.n,
+        "tokens_per_run": runs[0].tokens if runs else None,
+        "tok_s_mean": throughput.mean,
+        "tok_s_std": throughput.std,
+        "tok_s_cv": throughput.cv,
+        "tok_s_min": throughput.minimum,
+        "tok_s_max": throughput.maximum,
+        "tok_s_ci95_low": throughput.ci_low,
+        "tok_s_ci95_high": throughput.ci_high,
+        "tok_s_median": throughput.median,
+        "tok_s_boot95_low": throughput.boot_low,
         "tok_s_boot95_high": throughput.boot_high,
         "engine_tok_s_mean": engine_rate.mean,
-        "ttft_ms_median": 1000 * describe([r["client"]["ttft_s"] for r in runs], intervals=False).median,
-        "itl_ms_median": 1000 * describe([r["client"]["itl_median_s"] for r in runs], intervals=False).median,
-        "drafted": drafted, "accepted": accepted, "verify_steps": steps or None,
-        "acceptance_rate": accepted / drafted if drafted else None,
-        "accept_length": 1 + accepted / steps if steps and accepted is not None else None,
-        "speculation_source": "; ".join(sorted({s["source"] for s in specs if s.get("source")})) or None,
-        "text_matches_baseline": all(baseline_texts.get(r["prompt_index"]) == r["text_sha256"] for r in runs)
-        if runs else None,
+        "ttft_ms_median": 1000 * describe([r.client.ttft_s for r in runs], intervals=False).median,
+        "itl_ms_median": 1000 * describe([r.client.itl_median_s for r in runs], intervals=False).median,
+        "drafted": spec.drafted if spec else None,
+        "accepted": spec.accepted if spec else None,
+        "verify_steps": spec.verify_steps if spec else None,
+        "acceptance_rate": _known(spec.acceptance_rate) if spec else None,
+        "accept_length": _known(spec.accept_length) if spec else None,
+        "speculation_source": (spec.source or None) if spec else None,
+        "text_matches_baseline": all(baseline_texts.get(r.prompt_index) == r.text_sha256 for r in runs)
+        if runs
+        else None,
     }
     for key in swept:
         # a swept env variable such as env:HF_TOKEN must not put its value into summary.csv
@@ -131,36 +230,23 @@ def _row(configuration: Configuration, runs: list[dict[str, Any]], launch: dict[
     return row
 
 
+def _known(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
 def write_csv(frame: pd.DataFrame, path: str | Path) -> None:
     """Stable formatting (6 significant digits, fixed column order) so reruns are byte-identical."""
     with atomic_open(path, newline="") as handle:  # a killed job leaves no truncated CSV behind
         frame.to_csv(handle, index=False, float_format="%.6g", lineterminator="\n")
 
 
-# runs.csv, one row per measured run; docs/runs.md says what each column means.
-RUN_SPECULATION_COLUMNS = ("drafted", "accepted", "verify_steps", "source")
-
-
-def runs_table(runs: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
-    """runs.csv: per run, which prompt, the client's timings, the engine's own decode rate and the
-    speculation counts (empty without speculation or when the engine did not report them)."""
-    rows = []
-    for name, records in runs.items():
-        for r in sorted(records, key=lambda r: r["run"]):
-            spec = r.get("speculation") or {}
-            rows.append({"configuration": name, "run": r["run"], "prompt_index": r.get("prompt_index"),
-                         "tokens": r["tokens"], **r["client"],
-                         "engine_tok_s": r["engine"].get("timings", {}).get("predicted_per_second"),
-                         **{("speculation_source" if k == "source" else k): spec.get(k)
-                            for k in RUN_SPECULATION_COLUMNS}})
-    return pd.DataFrame(rows)
-
-
 def warning_lines(frame: pd.DataFrame) -> list[str]:
     """The summary's warnings as console lines, plus which interval and test the numbers are."""
-    lines = [f"statistics: tok/s CI = 95 % {stats.MEAN_CI_METHOD} interval of the mean; speedup CI = 95 % "
-             f"{stats.SPEEDUP_CI_METHOD} interval of the ratio of means; p = {stats.TEST_METHOD} against the "
-             f"baseline (bootstrap intervals in the *_boot95_* columns, seeded)"]
+    lines = [
+        f"statistics: tok/s CI = 95 % {stats.MEAN_CI_METHOD} interval of the mean; speedup CI = 95 % "
+        f"{stats.SPEEDUP_CI_METHOD} interval of the ratio of means; p = {stats.TEST_METHOD} against the "
+        f"baseline (bootstrap intervals in the *_boot95_* columns, seeded)"
+    ]
     for name, text in zip(frame["configuration"], frame["warnings"], strict=True):
         lines += [f"WARNING {name}: {w}" for w in str(text).split("; ") if text and str(text) != "nan"]
     return lines
@@ -187,32 +273,49 @@ def fill_speculation_from_logs(frame: pd.DataFrame, profiles: dict[str, pd.DataF
                 drafted = pd.to_numeric(runs[drafted_column], errors="coerce").sum()
                 if drafted > 0:
                     accepted = pd.to_numeric(runs[accepted_column], errors="coerce").sum()
+                    counts = speculation.SpeculationCounts(drafted=drafted, accepted=accepted, emitted=None)
                     frame.loc[index, ["drafted", "accepted", "acceptance_rate", "speculation_source"]] = [
-                        drafted, accepted, accepted / drafted, "server log"]
+                        drafted,
+                        accepted,
+                        counts.acceptance_rate,
+                        "server log",
+                    ]
                     break
     return frame
 
 
-def add_profile_columns(frame: pd.DataFrame, profiles: dict[str, pd.DataFrame],
-                        parsers: dict[str, dict[str, Any]]) -> pd.DataFrame:
+def add_profile_columns(
+    frame: pd.DataFrame, profiles: dict[str, pd.DataFrame], parsers: dict[str, dict[str, Any]]
+) -> pd.DataFrame:
     """Per configuration, ``<parser>_<group>_mean``/``_median`` of each numeric column a user profile
     parser put in profile.csv (phase ``run`` rows only), and ``<parser>_rows``; appended at the end."""
     extra: dict[str, list[Any]] = {}
     for name in parsers:
         for configuration in frame["configuration"]:
             profile = profiles.get(configuration, pd.DataFrame())
-            rows = profile[(profile.get("source") == name) & (profile.get("phase") == "run")] \
-                if "source" in profile.columns else pd.DataFrame()
+            rows = (
+                profile[(profile.get("source") == name) & (profile.get("phase") == "run")]
+                if "source" in profile.columns
+                else pd.DataFrame()
+            )
             extra.setdefault(f"{name}_rows", []).append(len(rows))
-        groups = [c for p in profiles.values() if "source" in p.columns
-                  for c in p.loc[p["source"] == name].dropna(axis=1, how="all").columns
-                  if c not in ("phase", "source")]
+        groups = [
+            c
+            for p in profiles.values()
+            if "source" in p.columns
+            for c in p.loc[p["source"] == name].dropna(axis=1, how="all").columns
+            if c not in ("phase", "source")
+        ]
         for group in dict.fromkeys(groups):
             for configuration in frame["configuration"]:
                 profile = profiles.get(configuration, pd.DataFrame())
-                values = pd.to_numeric(profile.loc[(profile["source"] == name) & (profile["phase"] == "run"),
-                                                   group], errors="coerce").dropna() \
-                    if {"source", group} <= set(profile.columns) else pd.Series(dtype=float)
+                values = (
+                    pd.to_numeric(
+                        profile.loc[(profile["source"] == name) & (profile["phase"] == "run"), group], errors="coerce"
+                    ).dropna()
+                    if {"source", group} <= set(profile.columns)
+                    else pd.Series(dtype=float)
+                )
                 extra.setdefault(f"{name}_{group}_mean", []).append(values.mean() if len(values) else None)
                 extra.setdefault(f"{name}_{group}_median", []).append(values.median() if len(values) else None)
     return pd.concat([frame, pd.DataFrame(extra, index=frame.index)], axis=1) if extra else frame

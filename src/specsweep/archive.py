@@ -24,8 +24,17 @@ from specsweep.redact import redact_values
 MANIFEST = "MANIFEST.sha256"
 MTIME = 946684800  # 2000-01-01T00:00:00Z: the same for every member, so no input looks newer than its output
 # What the code snapshot holds: enough to rerun aggregation and figures with the code that made them.
-CODE_PATTERNS = ("Snakefile", "pyproject.toml", "envs/*", "scripts/*.py", "workflow/**/*.smk",
-                 "workflow/**/*.rst", "workflow/**/*.yaml", "src/specsweep/**/*.py", "docs/*.md")
+CODE_PATTERNS = (
+    "Snakefile",
+    "pyproject.toml",
+    "envs/*",
+    "scripts/*.py",
+    "workflow/**/*.smk",
+    "workflow/**/*.rst",
+    "workflow/**/*.yaml",
+    "src/specsweep/**/*.py",
+    "docs/*.md",
+)
 
 
 @dataclass
@@ -74,8 +83,11 @@ def pack(members: dict[str, bytes | Path], out: Path, top: str, secrets: Iterabl
         contents[name] = clean
     files = {name: sha256_bytes(data) for name, data in contents.items()}
     contents[MANIFEST] = manifest_text(files).encode()
-    with atomic_open(out, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz, \
-            tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
+    with (
+        atomic_open(out, "wb") as raw,
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
+    ):
         for name in sorted(contents):
             info = tarfile.TarInfo(f"{top}/{name}")
             info.size, info.mtime, info.mode = len(contents[name]), MTIME, 0o644
@@ -114,15 +126,19 @@ def verify(archive: Path) -> list[str]:
     _top, files = read_members(archive)
     if MANIFEST not in files:
         return [f"{MANIFEST} is missing"]
-    return verify_files(parse_manifest(files.pop(MANIFEST).decode()),
-                        {name: sha256_bytes(data) for name, data in files.items()})
+    return verify_files(
+        parse_manifest(files.pop(MANIFEST).decode()), {name: sha256_bytes(data) for name, data in files.items()}
+    )
 
 
 def verify_files(expected: dict[str, str], actual: dict[str, str]) -> list[str]:
     problems = [f"{name}: listed in {MANIFEST} but missing" for name in sorted(expected.keys() - actual.keys())]
     problems += [f"{name}: present but not listed in {MANIFEST}" for name in sorted(actual.keys() - expected.keys())]
-    problems += [f"{name}: sha256 {actual[name]} differs from {MANIFEST} ({expected[name]})"
-                 for name in sorted(expected.keys() & actual.keys()) if expected[name] != actual[name]]
+    problems += [
+        f"{name}: sha256 {actual[name]} differs from {MANIFEST} ({expected[name]})"
+        for name in sorted(expected.keys() & actual.keys())
+        if expected[name] != actual[name]
+    ]
     return problems
 
 
@@ -135,8 +151,10 @@ def rebuild_problems(folder: Path, names: Iterable[str]) -> list[str]:
     return missing + verify_files(wanted, actual)
 
 
-REBUILD_COMMAND = ("PYTHONPATH=code/src snakemake --snakefile code/Snakefile --cores 1 --forcerun summary "
-                   "--allowed-rules summary figures rebuild -- rebuild")
+REBUILD_COMMAND = (
+    "PYTHONPATH=code/src snakemake --snakefile code/Snakefile --cores 1 --forcerun summary "
+    "--allowed-rules summary figures rebuild -- rebuild"
+)
 
 
 def readme(top: str, commit: str | None, dirty: bool | None) -> str:

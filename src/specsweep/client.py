@@ -51,8 +51,9 @@ def stream_post(base_url: str, path: str, payload: dict[str, Any], timeout_s: fl
     result = StreamedResponse()
     try:
         started = time.perf_counter()
-        connection.request("POST", path, body=body, headers={"Content-Type": "application/json",
-                                                             "Accept": "text/event-stream"})
+        connection.request(
+            "POST", path, body=body, headers={"Content-Type": "application/json", "Accept": "text/event-stream"}
+        )
         response = connection.getresponse()
         if response.status != 200:
             detail = response.read(2000).decode(errors="replace")
@@ -107,7 +108,11 @@ def timings_from_arrivals(arrivals_s: list[float], tokens: int, total_s: float) 
     rate = (tokens - 1) / decode_s if decode_s > 0 and tokens > 1 else float("nan")
     p90 = statistics.quantiles(gaps, n=10)[-1] if len(gaps) >= 2 else (gaps[0] if gaps else float("nan"))
     return ClientTimings(
-        ttft_s=first, decode_s=decode_s, e2e_s=total_s, decode_tokens_per_s=rate,
-        itl_median_s=statistics.median(gaps) if gaps else float("nan"), itl_p90_s=p90,
+        ttft_s=first,
+        decode_s=decode_s,
+        e2e_s=total_s,
+        decode_tokens_per_s=rate,
+        itl_median_s=statistics.median(gaps) if gaps else float("nan"),
+        itl_p90_s=p90,
         content_events=len(arrivals_s),
     )

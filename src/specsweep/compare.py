@@ -12,7 +12,6 @@ beside it, and Welch's t-test p-value (see stats.py for why these).
 from __future__ import annotations
 
 import json
-import re
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -21,9 +20,8 @@ from typing import Any
 import pandas as pd
 
 from specsweep import stats
+from specsweep.results import LAUNCH_PATH, ROOT, RUN_PATH, Launch, Run
 
-RUN = re.compile(r"(?:^|/)results/([^/]+)/runs/(?:extra/)?run_(\d+)\.json$")  # adaptive extras count too
-LAUNCH = re.compile(r"(?:^|/)results/([^/]+)/launch\.json$")
 MATCHED_KEYS = ("kind", "args", "env", "draft_model")
 MATCH_MODES = ("parameters", "name")  # config compare.match
 
@@ -31,7 +29,7 @@ COLUMNS: dict[str, str] = {
     "configuration": "configuration name (the same in both result sets)",
     "status": "compared; parameters differ (what: before -> after), not compared; only in before; only in after",
     "differences": "parameters that differ (what: before -> after), '; '-separated; with compare.match: name such "
-                   "pairs are compared",
+    "pairs are compared",
     "runs_before": "runs in the first result set",
     "runs_after": "runs in the second result set",
     "tok_s_before": "mean decode tok/s in the first result set",
@@ -60,24 +58,26 @@ def load(path: str | Path) -> ResultSet:
     path = Path(path)
     files: dict[str, bytes] = {}
     if path.is_dir():
-        results = path / "results" if (path / "results").is_dir() else path  # a sweep folder or its results/
-        for member in sorted(results.glob("*/launch.json")) + sorted(results.glob("*/runs/**/run_*.json")):
-            files["results/" + member.relative_to(results).as_posix()] = member.read_bytes()
+        results = path / ROOT if (path / ROOT).is_dir() else path  # a sweep folder or its results/
+        for member in results.rglob("*.json"):
+            name = f"{ROOT}/{member.relative_to(results).as_posix()}"
+            if RUN_PATH.search(name) or LAUNCH_PATH.search(name):
+                files[name] = member.read_bytes()
     elif path.is_file() and tarfile.is_tarfile(path):
         with tarfile.open(path) as archive:
             for member in archive.getmembers():
-                if member.isfile() and (RUN.search(member.name) or LAUNCH.search(member.name)):
+                if member.isfile() and (RUN_PATH.search(member.name) or LAUNCH_PATH.search(member.name)):
                     files[PurePosixPath(member.name).as_posix()] = archive.extractfile(member).read()
     else:
         raise FileNotFoundError(f"{path}: not a results folder or a sweep archive (.tar.gz)")
     runs: dict[str, list[tuple[int, float]]] = {}
     parameters: dict[str, dict[str, Any]] = {}
     for name, data in sorted(files.items()):
-        if match := RUN.search(name):
-            record = json.loads(data)
-            runs.setdefault(match[1], []).append((int(match[2]), record["client"]["decode_tokens_per_s"]))
-        elif match := LAUNCH.search(name):
-            configuration = json.loads(data).get("configuration", {})
+        if match := RUN_PATH.search(name):
+            record = Run.from_json(json.loads(data))
+            runs.setdefault(match[1], []).append((int(match[2]), record.decode_tokens_per_s))
+        elif match := LAUNCH_PATH.search(name):
+            configuration = Launch.from_json(json.loads(data)).configuration
             parameters[match[1]] = {k: configuration.get(k) for k in MATCHED_KEYS}
     if not runs:
         raise ValueError(f"{path}: no results/<configuration>/runs/run_<i>.json found")
@@ -99,19 +99,33 @@ def compare(before: ResultSet, after: ResultSet, match: str = "parameters") -> p
             continue
         differ = _differences(before.parameters.get(name, {}), after.parameters.get(name, {}))
         x, y = after.rates[name], before.rates[name]
-        row.update(runs_before=len(y), runs_after=len(x), tok_s_before=sum(y) / len(y), tok_s_after=sum(x) / len(x),
-                   differences="; ".join(differ))
+        row.update(
+            runs_before=len(y),
+            runs_after=len(x),
+            tok_s_before=sum(y) / len(y),
+            tok_s_after=sum(x) / len(x),
+            differences="; ".join(differ),
+        )
         if differ and match == "parameters":
             row["status"] = f"parameters differ ({', '.join(differ)})"
             rows.append(row)
             continue
         ratio = stats.ratio(x, y)
         warnings = stats.warnings_for(stats.describe(x), ratio) + [
-            f"before: {w}" for w in stats.warnings_for(stats.describe(y))]
-        row.update(status="compared", ratio=ratio.ratio, delta_pct=100 * (ratio.ratio - 1),
-                   ratio_ci95_low=ratio.ci_low, ratio_ci95_high=ratio.ci_high, ratio_boot95_low=ratio.boot_low,
-                   ratio_boot95_high=ratio.boot_high, p_value=ratio.p_value, significant=ratio.significant,
-                   warnings="; ".join(warnings))
+            f"before: {w}" for w in stats.warnings_for(stats.describe(y))
+        ]
+        row.update(
+            status="compared",
+            ratio=ratio.ratio,
+            delta_pct=100 * (ratio.ratio - 1),
+            ratio_ci95_low=ratio.ci_low,
+            ratio_ci95_high=ratio.ci_high,
+            ratio_boot95_low=ratio.boot_low,
+            ratio_boot95_high=ratio.boot_high,
+            p_value=ratio.p_value,
+            significant=ratio.significant,
+            warnings="; ".join(warnings),
+        )
         rows.append(row)
     frame = pd.DataFrame(rows)
     return frame.reindex(columns=list(COLUMNS))
@@ -125,8 +139,11 @@ def _differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
         if old == new:
             continue
         if isinstance(old, dict) and isinstance(new, dict):
-            found += [f"{key} {k}: {old.get(k)} -> {new.get(k)}" for k in sorted(set(old) | set(new), key=str)
-                      if old.get(k) != new.get(k)]
+            found += [
+                f"{key} {k}: {old.get(k)} -> {new.get(k)}"
+                for k in sorted(set(old) | set(new), key=str)
+                if old.get(k) != new.get(k)
+            ]
         else:
             found.append(f"{key}: {old} -> {new}")
     return found
@@ -138,27 +155,38 @@ def nothing_compared(frame: pd.DataFrame) -> str | None:
         return None
     differ = frame["status"].astype(str).str.startswith("parameters differ")
     if differ.any():
-        return (f"nothing compared: the {int(differ.sum())} configuration(s) in both result sets have different "
-                f"parameters; to compare them by name anyway, add match: name, e.g. --config "
-                f"compare='{{before: A, after: B, match: name}}'")
+        return (
+            f"nothing compared: the {int(differ.sum())} configuration(s) in both result sets have different "
+            f"parameters; to compare them by name anyway, add match: name, e.g. --config "
+            f"compare='{{before: A, after: B, match: name}}'"
+        )
     return "nothing compared: no configuration name is in both result sets (see the status column)"
 
 
 def describe(frame: pd.DataFrame, before: str, after: str) -> list[str]:
     """Console lines: which intervals and test, then one line per configuration."""
-    lines = [f"compare: after = {after}", f"         before = {before}",
-             f"ratio = mean tok/s after / before; 95 % {stats.SPEEDUP_CI_METHOD} CI; p = {stats.TEST_METHOD}"]
+    lines = [
+        f"compare: after = {after}",
+        f"         before = {before}",
+        f"ratio = mean tok/s after / before; 95 % {stats.SPEEDUP_CI_METHOD} CI; p = {stats.TEST_METHOD}",
+    ]
     if (why := nothing_compared(frame)) is not None:
         lines.append(f"WARNING: {why}")
     for row in frame.itertuples():
         if row.status != "compared":
             lines.append(f"{row.configuration}: {row.status}")
             continue
-        verdict = "no test possible" if pd.isna(row.significant) else \
-            "significant" if row.significant else "not significant"
-        lines.append(f"{row.configuration}: {row.tok_s_before:.1f} -> {row.tok_s_after:.1f} tok/s, "
-                     f"{row.delta_pct:+.1f} % [CI {100 * (row.ratio_ci95_low - 1):+.1f}, "
-                     f"{100 * (row.ratio_ci95_high - 1):+.1f} %], p = {row.p_value:.3g} ({verdict})"
-                     + (f"; parameters differ: {row.differences}" if isinstance(row.differences, str)
-                        and row.differences else ""))
+        verdict = (
+            "no test possible" if pd.isna(row.significant) else "significant" if row.significant else "not significant"
+        )
+        lines.append(
+            f"{row.configuration}: {row.tok_s_before:.1f} -> {row.tok_s_after:.1f} tok/s, "
+            f"{row.delta_pct:+.1f} % [CI {100 * (row.ratio_ci95_low - 1):+.1f}, "
+            f"{100 * (row.ratio_ci95_high - 1):+.1f} %], p = {row.p_value:.3g} ({verdict})"
+            + (
+                f"; parameters differ: {row.differences}"
+                if isinstance(row.differences, str) and row.differences
+                else ""
+            )
+        )
     return lines

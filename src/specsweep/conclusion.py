@@ -50,13 +50,17 @@ def lines(rows: list[Row], results: str = "results") -> list[str]:
     if not measured:
         return [*out, f"  files: {results}/summary.csv"]
     best = max(measured, key=lambda r: _number(r, "tok_s_mean"))
-    text = (f"  best: {best['configuration']}, {_number(best, 'tok_s_mean'):.1f} tok/s "
-            f"({_interval(best, 'tok_s_ci95', '.1f')})")
+    text = (
+        f"  best: {best['configuration']}, {_number(best, 'tok_s_mean'):.1f} tok/s "
+        f"({_interval(best, 'tok_s_ci95', '.1f')})"
+    )
     if best is baseline:
         text += ", the baseline itself: no configuration beats it"
     elif baseline is not None:
-        text += (f", {_number(best, 'speedup'):.2f}x the baseline {baseline['configuration']} "
-                 f"({_interval(best, 'speedup_ci95', '.2f')}; {_verdict(best)})")
+        text += (
+            f", {_number(best, 'speedup'):.2f}x the baseline {baseline['configuration']} "
+            f"({_interval(best, 'speedup_ci95', '.2f')}; {_verdict(best)})"
+        )
     out.append(text)
     others = [r for r in measured if r is not baseline]
     faster = [_change(r) for r in others if r.get("significant") == "True" and _number(r, "speedup") > 1]
@@ -70,9 +74,11 @@ def lines(rows: list[Row], results: str = "results") -> list[str]:
     failed = [f"{r['configuration']} ({r.get('status')})" for r in rows if not _ok(r)]
     if failed:
         out.append(f"  not measured: {', '.join(failed)}")
-    out.append(f"  files: {results}/summary.csv (one row per configuration, columns in docs/summary.md), "
-               f"{results}/runs.csv, {results}/figures/, {results}/paper/; an HTML report: "
-               f"snakemake --report {results}/report.html")
+    out.append(
+        f"  files: {results}/summary.csv (one row per configuration, columns in docs/summary.md), "
+        f"{results}/runs.csv, {results}/figures/, {results}/paper/; an HTML report: "
+        f"snakemake --report {results}/report.html"
+    )
     return out
 
 

@@ -20,11 +20,12 @@ from typing import Any
 import yaml
 
 from specsweep.redact import fingerprint, is_secret, redact_mapping
+from specsweep.results import OWN_FOLDERS
 
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 # results/<name>/ must not collide with the pipeline's own folders under results/.
-RESERVED_NAMES = frozenset({"engine", "models", "figures", "archive", "paper", "logs", "compare", "plan"})
+RESERVED_NAMES = OWN_FOLDERS
 
 
 class ConfigError(ValueError):
@@ -62,8 +63,11 @@ class Configuration:
         default are left out, so a field added by a later specsweep does not rerun finished measurements.
         Secret env values and secret flag values appear as fingerprints, because Snakemake stores params
         in .snakemake/metadata in plain text; the job reads the real values from the config."""
-        defaults = {f.name: f.default_factory() if f.default_factory is not MISSING else f.default
-                    for f in fields(self) if f.default is not MISSING or f.default_factory is not MISSING}
+        defaults = {
+            f.name: f.default_factory() if f.default_factory is not MISSING else f.default
+            for f in fields(self)
+            if f.default is not MISSING or f.default_factory is not MISSING
+        }
         values = {k: v for k, v in asdict(self).items() if k not in defaults or v != defaults[k]}
         return redact_mapping(values, replace=fingerprint)
 
@@ -84,8 +88,11 @@ def validate_schema(raw: dict[str, Any]) -> dict[str, Any]:
     if error is not None:
         path = "/".join(str(p) for p in error.absolute_path) or "(top level)"
         key, hint = unexpected_key_hint(error)
-        raise ConfigError(f"invalid configuration at '{path}': {error.message}{hint}. "
-                          f"See config/README.md for the allowed keys and values.", key)
+        raise ConfigError(
+            f"invalid configuration at '{path}': {error.message}{hint}. "
+            "See config/README.md for the allowed keys and values.",
+            key,
+        )
     config = copy.deepcopy(raw)
     validate(config, str(SCHEMA), set_default=True)
     return config
@@ -101,6 +108,30 @@ def load(path: str | Path) -> dict[str, Any]:
 
 def expand(config: dict[str, Any]) -> dict[str, Configuration]:
     """Expand grids and merge engine defaults into named, validated configurations."""
+    check_engines(config)
+    expanded: dict[str, Configuration] = {}
+    origin: dict[str, str] = {}
+    for entry_name in config["configurations"]:
+        for name, configuration in expand_entry(config, entry_name).items():
+            if name in expanded:
+                raise ConfigError(
+                    f"configurations/{entry_name}: expands to '{name}', which configurations/{origin[name]} "
+                    f"already produces; rename one of them or set a distinct grid 'name' template"
+                )
+            expanded[name] = configuration
+            origin[name] = entry_name
+
+    baselines = [c.name for c in expanded.values() if c.baseline]
+    if len(baselines) != 1:
+        found = ", ".join(baselines) if baselines else "none"
+        raise ConfigError(
+            f"configurations: exactly one configuration needs 'baseline: true' (found: {found}); "
+            f"a baseline cannot have a grid"
+        )
+    return expanded
+
+
+def check_engines(config: dict[str, Any]) -> None:
     engines = config["engines"]
     models = config.get("models", {})
     for engine_name, engine in engines.items():
@@ -108,76 +139,81 @@ def expand(config: dict[str, Any]) -> dict[str, Configuration]:
         if engine["kind"] != "external" and model is None:
             raise ConfigError(f"engines/{engine_name}: no 'model'; name an entry of 'models'")
         if model is not None and model not in models:
-            raise ConfigError(f"engines/{engine_name}/model: '{model}' is not defined under 'models' "
-                              f"(defined: {', '.join(sorted(models)) or 'none'})")
-        if engine["kind"] == "llamacpp" and "llamacpp" not in engine and "executable" not in engine:
-            raise ConfigError(f"engines/{engine_name}: kind llamacpp needs a 'llamacpp: source:' pin (to build "
-                              f"llama-server) or an 'executable:' path (to use one you have)")
-
-    expanded: dict[str, Configuration] = {}
-    origin: dict[str, str] = {}
-    for entry_name, entry in config["configurations"].items():
-        engine_name = _engine_of(entry_name, entry, engines)
-        engine = engines[engine_name]
-        if entry.get("draft_model") and entry["draft_model"] not in models:
-            raise ConfigError(f"configurations/{entry_name}/draft_model: '{entry['draft_model']}' is not defined "
-                              f"under 'models'")
-        for name, axes in _grid_points(entry_name, entry):
-            _check_name(name, f"configurations/{entry_name}")
-            if name in expanded:
-                raise ConfigError(
-                    f"configurations/{entry_name}: expands to '{name}', which configurations/{origin[name]} "
-                    f"already produces; rename one of them or set a distinct grid 'name' template")
-            args = {**engine.get("args", {}), **entry.get("args", {})}
-            devices = {"CUDA_VISIBLE_DEVICES": ",".join(map(str, engine["gpus"]))} if "gpus" in engine else {}
-            env = {**devices, **engine.get("env", {}), **entry.get("env", {})}
-            for axis, value in axes.items():
-                if axis.startswith("env:"):
-                    env[axis[4:]] = value
-                else:
-                    args[axis] = value
-            expanded[name] = Configuration(
-                name=name, engine=engine_name, kind=engine["kind"], baseline=entry.get("baseline", False),
-                args=args, env={k: _env_string(v) for k, v in env.items()}, axes=axes,
-                group=entry_name, draft_model=entry.get("draft_model"), description=entry.get("description", ""),
+            raise ConfigError(
+                f"engines/{engine_name}/model: '{model}' is not defined under 'models' "
+                f"(defined: {', '.join(sorted(models)) or 'none'})"
             )
-            origin[name] = entry_name
+        if engine["kind"] == "llamacpp" and "llamacpp" not in engine and "executable" not in engine:
+            raise ConfigError(
+                f"engines/{engine_name}: kind llamacpp needs a 'llamacpp: source:' pin (to build "
+                f"llama-server) or an 'executable:' path (to use one you have)"
+            )
 
-    baselines = [c.name for c in expanded.values() if c.baseline]
-    if len(baselines) != 1:
-        found = ", ".join(baselines) if baselines else "none"
-        raise ConfigError(f"configurations: exactly one configuration needs 'baseline: true' (found: {found}); "
-                          f"a baseline cannot have a grid")
+
+def expand_entry(config: dict[str, Any], entry_name: str) -> dict[str, Configuration]:
+    """The configurations one ``configurations`` entry produces (one, or one per grid point)."""
+    engines = config["engines"]
+    entry = config["configurations"][entry_name]
+    engine_name = _engine_of(entry_name, entry, engines)
+    engine = engines[engine_name]
+    if entry.get("draft_model") and entry["draft_model"] not in config.get("models", {}):
+        raise ConfigError(
+            f"configurations/{entry_name}/draft_model: '{entry['draft_model']}' is not defined under 'models'"
+        )
+    expanded: dict[str, Configuration] = {}
+    for name, axes in _grid_points(entry_name, entry):
+        _check_name(name, f"configurations/{entry_name}")
+        if name in expanded:
+            raise ConfigError(
+                f"configurations/{entry_name}: expands to '{name}' twice; set a distinct grid 'name' template"
+            )
+        args = {**engine.get("args", {}), **entry.get("args", {})}
+        devices = {"CUDA_VISIBLE_DEVICES": ",".join(map(str, engine["gpus"]))} if "gpus" in engine else {}
+        env = {**devices, **engine.get("env", {}), **entry.get("env", {})}
+        for axis, value in axes.items():
+            if axis.startswith("env:"):
+                env[axis[4:]] = value
+            else:
+                args[axis] = value
+        expanded[name] = Configuration(
+            name=name,
+            engine=engine_name,
+            kind=engine["kind"],
+            baseline=entry.get("baseline", False),
+            args=args,
+            env={k: _env_string(v) for k, v in env.items()},
+            axes=axes,
+            group=entry_name,
+            draft_model=entry.get("draft_model"),
+            description=entry.get("description", ""),
+        )
     return expanded
-
-
-def configurations_of(config: dict[str, Any]) -> dict[str, Configuration]:
-    """Every configuration of a validated config: grids expanded and, for ``benchmark.order: bracket``,
-    the ``<baseline>-end`` session added. One definition for the workflow and its jobs."""
-    from specsweep.drift import with_end_baseline  # drift builds on this module
-
-    return with_end_baseline(expand(config), config["benchmark"]["order"])
 
 
 def check_files(config: dict[str, Any]) -> None:
     """Files the sweep reads must exist before anything is built or launched."""
     prompts = Path(config["benchmark"]["prompts"])
     if not prompts.is_file():
-        raise ConfigError(f"benchmark/prompts: {prompts} does not exist (relative paths are relative to the "
-                          f"working directory); point it at a text file with one prompt per line")
+        raise ConfigError(
+            f"benchmark/prompts: {prompts} does not exist (relative paths are relative to the "
+            f"working directory); point it at a text file with one prompt per line"
+        )
     local = local_models(config)
     for name, model in config.get("models", {}).items():
         # SGLang/vLLM models live on the GPU node (or are hub ids): planning elsewhere must work.
         if name in local and "path" in model and not Path(model["path"]).expanduser().exists():
-            raise ConfigError(f"models/{name}/path: {model['path']} does not exist; fix the path or download "
-                              f"the model first")
+            raise ConfigError(
+                f"models/{name}/path: {model['path']} does not exist; fix the path or download the model first"
+            )
     for name, engine in config["engines"].items():
         if "executable" in engine:
             executable = Path(engine["executable"]).expanduser()
             if not executable.is_file() or not os.access(executable, os.X_OK):
-                raise ConfigError(f"engines/{name}/executable: engine binary not found: {engine['executable']} "
-                                  f"is not an executable file; fix the path, or remove the key to let the "
-                                  f"pipeline build llama-server")
+                raise ConfigError(
+                    f"engines/{name}/executable: engine binary not found: {engine['executable']} "
+                    f"is not an executable file; fix the path, or remove the key to let the "
+                    f"pipeline build llama-server"
+                )
 
 
 def local_models(config: dict[str, Any]) -> set[str]:
@@ -194,8 +230,10 @@ def local_models(config: dict[str, Any]) -> set[str]:
 def _engine_of(entry_name: str, entry: dict[str, Any], engines: dict[str, Any]) -> str:
     if "engine" in entry:
         if entry["engine"] not in engines:
-            raise ConfigError(f"configurations/{entry_name}/engine: '{entry['engine']}' is not defined under "
-                              f"'engines' (defined: {', '.join(sorted(engines))})")
+            raise ConfigError(
+                f"configurations/{entry_name}/engine: '{entry['engine']}' is not defined under "
+                f"'engines' (defined: {', '.join(sorted(engines))})"
+            )
         return entry["engine"]
     if len(engines) > 1:
         raise ConfigError(f"configurations/{entry_name}: several engines are defined; say which with 'engine:'")
@@ -214,18 +252,23 @@ def _grid_points(entry_name: str, entry: dict[str, Any]) -> list[tuple[str, dict
     for indices in itertools.product(*(range(len(v)) for v in axes.values())):
         point = {axis: axes[axis][i] for axis, i in zip(axes, indices, strict=True)}
         # Names become paths: a secret axis (e.g. env HF_TOKEN) is named by position, never by value.
-        labels = {axis: f"{i + 1}" if axis.startswith("env:") and is_secret(axis) else _label(point[axis])
-                  for axis, i in zip(axes, indices, strict=True)}
+        labels = {
+            axis: f"{i + 1}" if axis.startswith("env:") and is_secret(axis) else _label(point[axis])
+            for axis, i in zip(axes, indices, strict=True)
+        }
         if template:
             name = template
             for axis, label in labels.items():
                 name = name.replace("{" + axis.removeprefix("env:") + "}", label)
             if "{" in name or "}" in name:
-                raise ConfigError(f"configurations/{entry_name}/grid/name: '{template}' has a placeholder that "
-                                  f"is not an axis; use one of {', '.join('{' + a + '}' for a in axes)}")
+                raise ConfigError(
+                    f"configurations/{entry_name}/grid/name: '{template}' has a placeholder that "
+                    f"is not an axis; use one of {', '.join('{' + a + '}' for a in axes)}"
+                )
         else:
-            name = "-".join([entry_name, *(f"{_label(a.removeprefix('env:').lstrip('-'))}-{label}"
-                                           for a, label in labels.items())])
+            name = "-".join(
+                [entry_name, *(f"{_label(a.removeprefix('env:').lstrip('-'))}-{label}" for a, label in labels.items())]
+            )
         points.append((name, point))
     return points
 
@@ -237,8 +280,10 @@ def _label(value: Any) -> str:
 
 def _check_name(name: str, key: str) -> None:
     if not NAME.match(name):
-        raise ConfigError(f"{key}: name '{name}' is not allowed; names become paths, so use 1-64 characters "
-                          f"from A-Z a-z 0-9 . _ - starting with a letter or digit")
+        raise ConfigError(
+            f"{key}: name '{name}' is not allowed; names become paths, so use 1-64 characters "
+            f"from A-Z a-z 0-9 . _ - starting with a letter or digit"
+        )
     if name in RESERVED_NAMES:
         raise ConfigError(f"{key}: name '{name}' is reserved for the pipeline's own results/{name}/; rename it")
 

@@ -135,7 +135,8 @@ def misplaced_targets(config_files: Sequence[str | Path]) -> list[str]:
     for value in config_files:
         path = Path(value)
         if Path(shown(path)).parts[:1] == ("results",) or (
-                path.suffix.lower() not in CONFIG_SUFFIXES and not path.is_file()):
+            path.suffix.lower() not in CONFIG_SUFFIXES and not path.is_file()
+        ):
             found.append(shown(path))
     return found
 
@@ -144,6 +145,8 @@ def misplaced_target_message(targets: Sequence[str], config_files: Sequence[str 
     """How to write the command: targets before ``--configfile`` (or the option last)."""
     files = [shown(f) for f in config_files if shown(f) not in targets]
     command = f"snakemake --cores 1 {' '.join(targets)} --configfile {' '.join(files) or 'my-sweep.yaml'}"
-    return (f"--configfile: {', '.join(repr(t) for t in targets)} looks like a target, not a config file; "
-            f"--configfile takes every value that follows it, so a target written after it is read as a "
-            f"config file. Put targets before the option: {command}")
+    return (
+        f"--configfile: {', '.join(repr(t) for t in targets)} looks like a target, not a config file; "
+        f"--configfile takes every value that follows it, so a target written after it is read as a "
+        f"config file. Put targets before the option: {command}"
+    )

@@ -34,6 +34,8 @@ import pandas as pd
 from scipy import optimize
 
 from specsweep.config import Configuration
+from specsweep.results import Run
+from specsweep.speculation import SpeculationCounts
 from specsweep.stats import CONFIDENCE, t_critical
 
 DRAFT_MODEL_FLAGS = ("-md", "--model-draft", "--spec-draft-model")
@@ -129,19 +131,25 @@ def uses_draft_model(configuration: Configuration) -> bool:
     return bool(configuration.draft_model) or any(configuration.args.get(f) for f in DRAFT_MODEL_FLAGS)
 
 
-def counts_of(configuration: Configuration, runs: Sequence[dict[str, Any]]) -> Counts | None:
+NO_SPECULATION = SpeculationCounts(drafted=0, accepted=0, emitted=None)
+
+
+def counts_of(configuration: Configuration, runs: Sequence[Run]) -> Counts | None:
     """Mean counts per run; None without runs, or when the engine did not report how many tokens it drafted
     (the fit would read that as drafting nothing)."""
-    spec = [r.get("speculation") or {} for r in runs]
-    if not runs or any(s.get("verify_steps") and s.get("drafted") is None for s in spec):
+    spec = [r.speculation or NO_SPECULATION for r in runs]
+    if not runs or any(s.verify_steps and s.drafted is None for s in spec):
         return None
-    return Counts(configuration=configuration.name, group=configuration.group,
-                  draft_model=uses_draft_model(configuration),
-                  decoded=float(np.mean([r["tokens"] - 1 for r in runs])),
-                  decode_s=float(np.mean([r["client"]["decode_s"] for r in runs])),
-                  verify_steps=float(np.mean([s.get("verify_steps") or 0 for s in spec])),
-                  drafted=float(np.mean([s.get("drafted") or 0 for s in spec])),
-                  accepted=float(np.mean([s.get("accepted") or 0 for s in spec])))
+    return Counts(
+        configuration=configuration.name,
+        group=configuration.group,
+        draft_model=uses_draft_model(configuration),
+        decoded=float(np.mean([r.tokens - 1 for r in runs])),
+        decode_s=float(np.mean([r.client.decode_s for r in runs])),
+        verify_steps=float(np.mean([s.verify_steps or 0 for s in spec])),
+        drafted=float(np.mean([s.drafted or 0 for s in spec])),
+        accepted=float(np.mean([s.accepted or 0 for s in spec])),
+    )
 
 
 def fit_cycle_time(counts: Sequence[Counts]) -> tuple[list[Parameter], int, np.ndarray]:
@@ -158,8 +166,10 @@ def fit_cycle_time(counts: Sequence[Counts]) -> tuple[list[Parameter], int, np.n
     theta, _, rank, _ = np.linalg.lstsq(xw, yw, rcond=None)
     dof = len(y) - x.shape[1]
     if rank < x.shape[1]:
-        raise NotIdentifiable("the cost model is not identifiable: the configurations need different draft lengths "
-                         "(tokens verified per pass) besides the baseline")
+        raise NotIdentifiable(
+            "the cost model is not identifiable: the configurations need different draft lengths "
+            "(tokens verified per pass) besides the baseline"
+        )
     if dof > 0:
         residual = yw - xw @ theta
         covariance = float(residual @ residual / dof) * np.linalg.inv(xw.T @ xw)
@@ -167,11 +177,16 @@ def fit_cycle_time(counts: Sequence[Counts]) -> tuple[list[Parameter], int, np.n
     else:
         covariance = np.full((x.shape[1], x.shape[1]), np.nan)
         half = np.full(x.shape[1], np.nan)
-    meanings = ["fixed cost of one target forward pass", "target cost per verified token",
-                "draft-model cost per drafted token"]
+    meanings = [
+        "fixed cost of one target forward pass",
+        "target cost per verified token",
+        "draft-model cost per drafted token",
+    ]
     names = ["a", "b", "c"]
-    parameters = [Parameter(names[i], float(theta[i]), float(theta[i] - half[i]), float(theta[i] + half[i]),
-                            meanings[i]) for i in range(x.shape[1])]
+    parameters = [
+        Parameter(names[i], float(theta[i]), float(theta[i] - half[i]), float(theta[i] + half[i]), meanings[i])
+        for i in range(x.shape[1])
+    ]
     if not with_draft:
         parameters.append(Parameter("c", 0.0, math.nan, math.nan, meanings[2] + "; no draft-model configuration"))
     return parameters, dof, covariance
@@ -218,30 +233,43 @@ def verify_line(k1: float, t1: float, k2: float, t2: float) -> tuple[float, floa
     return t1 - b * (1.0 + k1), b
 
 
-def conclude(a: float, b: float, k: float, a_ci: tuple[float, float] = (math.nan, math.nan),
-             b_ci: tuple[float, float] = (math.nan, math.nan)) -> str:
+def conclude(
+    a: float,
+    b: float,
+    k: float,
+    a_ci: tuple[float, float] = (math.nan, math.nan),
+    b_ci: tuple[float, float] = (math.nan, math.nan),
+) -> str:
     """Which part of a verify pass dominates at ``k`` draft tokens, only where the intervals say so."""
     share = fixed_share(a, b, k)
     if a <= 0 or b <= 0 or any(low <= 0 for low, _ in (a_ci, b_ci) if not math.isnan(low)):
-        return (f"this sweep cannot separate the fixed and the per-token cost (a = {1000 * a:.2f} ms, "
-                f"b = {1000 * b:.2f} ms/token, and an interval includes 0): measure more draft lengths, more runs, "
-                f"or on a quieter machine")
+        return (
+            f"this sweep cannot separate the fixed and the per-token cost (a = {1000 * a:.2f} ms, "
+            f"b = {1000 * b:.2f} ms/token, and an interval includes 0): measure more draft lengths, more runs, "
+            f"or on a quieter machine"
+        )
     caveat = "" if not math.isnan(a_ci[0]) else " (no residual degrees of freedom, so no interval supports this)"
     if share > 0.5:
-        return (f"the fixed per-pass cost dominates: at {k:g} draft tokens the fixed part is {100 * share:.0f} % "
-                f"of a verify pass (a = {1000 * a:.2f} ms, b = {1000 * b:.2f} ms/token), so verifying more "
-                f"tokens per pass is cheap and fewer, longer cycles win while acceptance holds{caveat}")
-    return (f"the per-token cost dominates: at {k:g} draft tokens the fixed part is only {100 * share:.0f} % of a "
-            f"verify pass (a = {1000 * a:.2f} ms, b = {1000 * b:.2f} ms/token), so every rejected draft token "
-            f"costs real time and long drafts pay only when acceptance stays high{caveat}")
+        return (
+            f"the fixed per-pass cost dominates: at {k:g} draft tokens the fixed part is {100 * share:.0f} % "
+            f"of a verify pass (a = {1000 * a:.2f} ms, b = {1000 * b:.2f} ms/token), so verifying more "
+            f"tokens per pass is cheap and fewer, longer cycles win while acceptance holds{caveat}"
+        )
+    return (
+        f"the per-token cost dominates: at {k:g} draft tokens the fixed part is only {100 * share:.0f} % of a "
+        f"verify pass (a = {1000 * a:.2f} ms, b = {1000 * b:.2f} ms/token), so every rejected draft token "
+        f"costs real time and long drafts pay only when acceptance stays high{caveat}"
+    )
 
 
-def fit(configurations: dict[str, Configuration], runs: dict[str, list[dict[str, Any]]]) -> CostModel:
+def fit(configurations: dict[str, Configuration], runs: dict[str, list[Run]]) -> CostModel:
     counts = {n: c for n, c in ((n, counts_of(configurations[n], runs.get(n, []))) for n in configurations) if c}
     spec_k = [cnt.draft_per_cycle for cnt in counts.values() if cnt.verify_steps]
     if not spec_k:
-        raise NotIdentifiable("the cost model is not identifiable: no configuration reports verify steps "
-                              "(llama.cpp reports them with --metrics; SGLang and vLLM always do)")
+        raise NotIdentifiable(
+            "the cost model is not identifiable: no configuration reports verify steps "
+            "(llama.cpp reports them with --metrics; SGLang and vLLM always do)"
+        )
     parameters, dof, covariance = fit_cycle_time(list(counts.values()))
     a, b, c = (p.value for p in parameters)
     theta = np.asarray([a, b, c])
@@ -250,34 +278,65 @@ def fit(configurations: dict[str, Configuration], runs: dict[str, list[dict[str,
     for name, cnt in counts.items():
         predicted_s = float(np.dot(cnt.design(with_draft=True), theta))  # c is 0 without a draft model
         measured, predicted = cnt.decoded / cnt.decode_s, cnt.decoded / predicted_s
-        rows.append({"configuration": name, "group": cnt.group, "draft_model": cnt.draft_model,
-                     "target_passes": cnt.passes, "target_tokens": cnt.target_tokens,
-                     "draft_tokens_per_cycle": cnt.draft_per_cycle, "accepted_per_cycle": cnt.accepted_per_cycle,
-                     "uncovered_fraction": cnt.uncovered, "measured_tok_s": measured, "predicted_tok_s": predicted,
-                     "error_pct": 100.0 * (predicted - measured) / measured})
+        rows.append(
+            {
+                "configuration": name,
+                "group": cnt.group,
+                "draft_model": cnt.draft_model,
+                "target_passes": cnt.passes,
+                "target_tokens": cnt.target_tokens,
+                "draft_tokens_per_cycle": cnt.draft_per_cycle,
+                "accepted_per_cycle": cnt.accepted_per_cycle,
+                "uncovered_fraction": cnt.uncovered,
+                "measured_tok_s": measured,
+                "predicted_tok_s": predicted,
+                "error_pct": 100.0 * (predicted - measured) / measured,
+            }
+        )
     table = pd.DataFrame(rows)
     groups = _groups(configurations, counts, a, b, c, covariance)
     base = counts.get(baseline)
-    conclusion = conclude(a, b, round(float(np.median(spec_k)), 1), (parameters[0].ci_low, parameters[0].ci_high),
-                          (parameters[1].ci_low, parameters[1].ci_high))
-    return CostModel(parameters=parameters, table=table, groups=groups,
-                     baseline_tok_s=base.decoded / base.decode_s if base else math.nan, conclusion=conclusion,
-                     degrees_of_freedom=dof)
+    conclusion = conclude(
+        a,
+        b,
+        round(float(np.median(spec_k)), 1),
+        (parameters[0].ci_low, parameters[0].ci_high),
+        (parameters[1].ci_low, parameters[1].ci_high),
+    )
+    return CostModel(
+        parameters=parameters,
+        table=table,
+        groups=groups,
+        baseline_tok_s=base.decoded / base.decode_s if base else math.nan,
+        conclusion=conclusion,
+        degrees_of_freedom=dof,
+    )
 
 
-def _groups(configurations: dict[str, Configuration], counts: dict[str, Counts], a: float, b: float, c: float,
-            covariance: np.ndarray) -> list[Group]:
+def _groups(
+    configurations: dict[str, Configuration],
+    counts: dict[str, Counts],
+    a: float,
+    b: float,
+    c: float,
+    covariance: np.ndarray,
+) -> list[Group]:
     groups = []
     for group_name in dict.fromkeys(cnt.group for cnt in counts.values() if cnt.verify_steps):
         members = [cnt for cnt in counts.values() if cnt.group == group_name and cnt.verify_steps]
         axes = sorted({axis for m in members for axis in configurations[m.configuration].axes})
         axis = axes[0] if len(axes) == 1 else None
         draft = members[0].draft_model
-        group = Group(name=group_name, draft_model=draft,
-                      alpha=fit_alpha([(m.draft_per_cycle, m.accepted_per_cycle) for m in members]),
-                      uncovered=float(np.mean([m.uncovered for m in members])), axis=axis,
-                      points=[(configurations[m.configuration].axes.get(axis) if axis else None, m.draft_per_cycle)
-                              for m in members])
+        group = Group(
+            name=group_name,
+            draft_model=draft,
+            alpha=fit_alpha([(m.draft_per_cycle, m.accepted_per_cycle) for m in members]),
+            uncovered=float(np.mean([m.uncovered for m in members])),
+            axis=axis,
+            points=[
+                (configurations[m.configuration].axes.get(axis) if axis else None, m.draft_per_cycle) for m in members
+            ],
+        )
         top = max(48.0, 2.0 * max(m.draft_per_cycle for m in members))
         group.curve_k = np.linspace(0.0, top, 481)
         c_group = c if draft else 0.0
@@ -290,8 +349,9 @@ def _groups(configurations: dict[str, Configuration], counts: dict[str, Counts],
     return groups
 
 
-def _band(k: np.ndarray, covariance: np.ndarray, theta: tuple[float, float, float], group: Group,
-          draft: bool) -> tuple[np.ndarray, np.ndarray]:
+def _band(
+    k: np.ndarray, covariance: np.ndarray, theta: tuple[float, float, float], group: Group, draft: bool
+) -> tuple[np.ndarray, np.ndarray]:
     """95 % band of the curve from the fitted parameters' covariance (seeded normal draws)."""
     if np.isnan(covariance).any():
         return np.full_like(k, np.nan), np.full_like(k, np.nan)
@@ -306,17 +366,22 @@ def _band(k: np.ndarray, covariance: np.ndarray, theta: tuple[float, float, floa
 
 def _next(group: Group) -> str:
     if group.optimum_k <= group.curve_k[1]:
-        return ("none: the model predicts that this kind of speculation does not pay at any draft length "
-                "(drafting and verifying cost more than the accepted tokens save)")
+        return (
+            "none: the model predicts that this kind of speculation does not pay at any draft length "
+            "(drafting and verifying cost more than the accepted tokens save)"
+        )
     if group.optimum_k >= group.curve_k[-1]:
-        return (f"the curve still rises at {group.curve_k[-1]:.0f} draft tokens per cycle (acceptance "
-                f"alpha = {group.alpha:.3f} leaves no optimum in range): measure a longer draft to find where "
-                f"acceptance falls off")
+        return (
+            f"the curve still rises at {group.curve_k[-1]:.0f} draft tokens per cycle (acceptance "
+            f"alpha = {group.alpha:.3f} leaves no optimum in range): measure a longer draft to find where "
+            f"acceptance falls off"
+        )
     measured = sorted((k, v) for v, k in group.points)
     nearest = min(measured, key=lambda p: abs(p[0] - group.optimum_k))
     if abs(nearest[0] - group.optimum_k) <= max(1.0, 0.15 * group.optimum_k):
         return f"the predicted optimum (about {group.optimum_k:.1f} draft tokens per cycle) is already measured" + (
-            f" ({group.axis} = {nearest[1]})" if group.axis else "")
+            f" ({group.axis} = {nearest[1]})" if group.axis else ""
+        )
     if group.axis is None or not all(isinstance(v, int | float) for _, v in measured):
         return f"measure a configuration drafting about {group.optimum_k:.1f} tokens per cycle"
     ks = np.asarray([k for k, _ in measured])
@@ -325,17 +390,28 @@ def _next(group: Group) -> str:
         suggestion = float(np.interp(group.optimum_k, ks, values))
     else:  # outside the measured range: scale the nearest point's parameter-per-draft-token ratio
         suggestion = nearest[1] * group.optimum_k / nearest[0]
-    return (f"{group.axis} = {max(1, round(suggestion))} (predicted to draft about {group.optimum_k:.1f} tokens "
-            f"per cycle, {group.optimum_tok_s:.1f} tok/s)")
+    return (
+        f"{group.axis} = {max(1, round(suggestion))} (predicted to draft about {group.optimum_k:.1f} tokens "
+        f"per cycle, {group.optimum_tok_s:.1f} tok/s)"
+    )
 
 
 def parameters_frame(model: CostModel) -> pd.DataFrame:
-    return pd.DataFrame([{"parameter": p.name, "value_ms": 1000 * p.value, "ci95_low_ms": 1000 * p.ci_low,
-                          "ci95_high_ms": 1000 * p.ci_high, "meaning": p.meaning} for p in model.parameters])
+    return pd.DataFrame(
+        [
+            {
+                "parameter": p.name,
+                "value_ms": 1000 * p.value,
+                "ci95_low_ms": 1000 * p.ci_low,
+                "ci95_high_ms": 1000 * p.ci_high,
+                "meaning": p.meaning,
+            }
+            for p in model.parameters
+        ]
+    )
 
 
-def fit_or_reason(configurations: dict[str, Configuration],
-                  runs: dict[str, list[dict[str, Any]]]) -> tuple[CostModel | None, str]:
+def fit_or_reason(configurations: dict[str, Configuration], runs: dict[str, list[Run]]) -> tuple[CostModel | None, str]:
     """The fitted model and its report, or None and why a sweep without different draft lengths has none."""
     try:
         model = fit(configurations, runs)
@@ -346,23 +422,36 @@ def fit_or_reason(configurations: dict[str, Configuration],
 
 def report(model: CostModel) -> str:
     """The model's findings in words, for results/costmodel.md and the console."""
-    lines = ["# Speculation cost model", "",
-             "Fitted from wall time and counters only (llama.cpp has no per-cycle draft/verify timer): "
-             "decode time = a * target passes + b * tokens the target verified + c * tokens a draft model "
-             f"drafted; weighted least squares over configuration means ({model.degrees_of_freedom} residual "
-             "degrees of freedom; 95 % Student-t intervals, which include launch-to-launch drift).", ""]
+    lines = [
+        "# Speculation cost model",
+        "",
+        "Fitted from wall time and counters only (llama.cpp has no per-cycle draft/verify timer): "
+        "decode time = a * target passes + b * tokens the target verified + c * tokens a draft model "
+        f"drafted; weighted least squares over configuration means ({model.degrees_of_freedom} residual "
+        "degrees of freedom; 95 % Student-t intervals, which include launch-to-launch drift).",
+        "",
+    ]
     for p in model.parameters:
-        lines.append(f"- {p.name} = {1000 * p.value:.3f} ms [95 % CI {1000 * p.ci_low:.3f}, {1000 * p.ci_high:.3f}]"
-                     f": {p.meaning}")
+        lines.append(
+            f"- {p.name} = {1000 * p.value:.3f} ms [95 % CI {1000 * p.ci_low:.3f}, {1000 * p.ci_high:.3f}]: {p.meaning}"
+        )
     lines += ["", f"Conclusion: {model.conclusion}.", ""]
     for g in model.groups:
-        lines.append(f"- group {g.name}: acceptance per draft token alpha = {g.alpha:.3f} (geometric fit to accepted "
-                     f"vs drafted per cycle), {100 * g.uncovered:.0f} % of tokens not covered by any draft; "
-                     f"predicted optimum {g.optimum_k:.1f} draft tokens per cycle at {g.optimum_tok_s:.1f} tok/s; "
-                     f"next worth measuring: {g.next_configuration}")
-    lines += ["", "Predicted vs measured decode tok/s per configuration (decoded tokens / mean decode time; the time "
-              "model applied to the measured counts):", ""]
+        lines.append(
+            f"- group {g.name}: acceptance per draft token alpha = {g.alpha:.3f} (geometric fit to accepted "
+            f"vs drafted per cycle), {100 * g.uncovered:.0f} % of tokens not covered by any draft; "
+            f"predicted optimum {g.optimum_k:.1f} draft tokens per cycle at {g.optimum_tok_s:.1f} tok/s; "
+            f"next worth measuring: {g.next_configuration}"
+        )
+    lines += [
+        "",
+        "Predicted vs measured decode tok/s per configuration (decoded tokens / mean decode time; the time "
+        "model applied to the measured counts):",
+        "",
+    ]
     for row in model.table.itertuples():
-        lines.append(f"- {row.configuration}: measured {row.measured_tok_s:.1f}, predicted {row.predicted_tok_s:.1f} "
-                     f"({row.error_pct:+.1f} %)")
+        lines.append(
+            f"- {row.configuration}: measured {row.measured_tok_s:.1f}, predicted {row.predicted_tok_s:.1f} "
+            f"({row.error_pct:+.1f} %)"
+        )
     return "\n".join(lines) + "\n"

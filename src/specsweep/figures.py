@@ -21,15 +21,13 @@ import seaborn as sns
 
 from specsweep.aggregate import runs_range
 from specsweep.atomic import atomic_path
+from specsweep.results import FIGURE_FORMATS
 
 matplotlib.rcParams["svg.hashsalt"] = "specsweep"
 METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}, "pdf": {"CreationDate": None}}
 
 
-FORMATS = ("png", "svg", "pdf")  # PNG for the report, SVG for the web, PDF for a paper
-
-
-def save(figure: plt.Figure, stem: Path, formats: tuple[str, ...] = FORMATS) -> list[Path]:
+def save(figure: plt.Figure, stem: Path, formats: tuple[str, ...] = FIGURE_FORMATS) -> list[Path]:
     stem.parent.mkdir(parents=True, exist_ok=True)
     written = []
     for fmt in formats:
@@ -52,17 +50,15 @@ def throughput(summary: pd.DataFrame, runs: pd.DataFrame) -> plt.Figure:
     y = runs["configuration"].map(positions) + rng.uniform(-0.15, 0.15, len(runs))
     axes.scatter(runs["decode_tokens_per_s"], y, s=14, color="0.55", zorder=2, label="single run")
     means = summary["tok_s_mean"].to_numpy()
-    low = (means - summary["tok_s_ci95_low"]).to_numpy()
-    high = (summary["tok_s_ci95_high"] - means).to_numpy()
     colors = ["tab:orange" if b else "tab:blue" for b in summary["baseline"]]
-    axes.errorbar(means, range(len(order)), xerr=[np.nan_to_num(low), np.nan_to_num(high)], fmt="none",
-                  ecolor="black", capsize=4, zorder=3, label="95 % CI of the mean (Student t)")
+    _interval_bars(
+        axes, means, summary["tok_s_ci95_low"], summary["tok_s_ci95_high"], "95 % CI of the mean (Student t)", zorder=3
+    )
     axes.scatter(means, range(len(order)), s=60, c=colors, zorder=4, marker="D", label="mean")
     baseline = summary.loc[summary["baseline"], "tok_s_mean"].iloc[0]
     axes.axvline(baseline, color="tab:orange", linestyle="--", zorder=1, label=f"baseline {baseline:.1f} tok/s")
     for i, (mean, pct) in enumerate(zip(means, summary["speedup_pct"], strict=True)):
-        axes.annotate(f"{pct:+.1f} %", (mean, i), xytext=(0, 9), textcoords="offset points", ha="center",
-                      fontsize=8)
+        axes.annotate(f"{pct:+.1f} %", (mean, i), xytext=(0, 9), textcoords="offset points", ha="center", fontsize=8)
     axes.set_yticks(range(len(order)), order)
     axes.invert_yaxis()
     axes.set_xlabel("decode throughput (tokens/s, client-measured, first token excluded)")
@@ -90,18 +86,25 @@ def acceptance(summary: pd.DataFrame) -> plt.Figure:
     spec = summary[summary["drafted"].notna() & (summary["drafted"] > 0)]
     sweeps = swept_axes(spec)
     rows = 2 if sweeps else 1
-    figure, axes = plt.subplots(rows, 2, figsize=(11, 1.5 + 0.5 * max(len(spec), 1) + 3.5 * (rows - 1)),
-                                squeeze=False)
+    figure, axes = plt.subplots(rows, 2, figsize=(11, 1.5 + 0.5 * max(len(spec), 1) + 3.5 * (rows - 1)), squeeze=False)
     rate_axes, speed_axes = axes[0]
     if spec.empty:
-        rate_axes.text(0.5, 0.5, "no configuration drafted any token", ha="center", va="center",
-                       transform=rate_axes.transAxes)
+        rate_axes.text(
+            0.5, 0.5, "no configuration drafted any token", ha="center", va="center", transform=rate_axes.transAxes
+        )
     names = list(spec["configuration"])
     rate_axes.barh(names, spec["acceptance_rate"] * 100, color="tab:green")
     for i, length in enumerate(spec["accept_length"]):
         if pd.notna(length):
-            rate_axes.annotate(f"accept len {length:.2f}", (1, i), xytext=(3, 0), textcoords="offset points",
-                               va="center", fontsize=8, color="white")
+            rate_axes.annotate(
+                f"accept len {length:.2f}",
+                (1, i),
+                xytext=(3, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=8,
+                color="white",
+            )
     rate_axes.set_xlabel("acceptance rate (% of drafted tokens accepted)")
     rate_axes.set_xlim(0, 100)
     rate_axes.set_ylabel("configuration")
@@ -109,10 +112,7 @@ def acceptance(summary: pd.DataFrame) -> plt.Figure:
     speed_axes.barh(names, spec["speedup"], color=["tab:blue" if s >= 1 else "tab:red" for s in spec["speedup"]])
     if "speedup_ci95_low" in spec and spec["speedup_ci95_low"].notna().any():
         speedup = spec["speedup"].to_numpy(dtype=float)
-        low = speedup - spec["speedup_ci95_low"].to_numpy(dtype=float)
-        high = spec["speedup_ci95_high"].to_numpy(dtype=float) - speedup
-        speed_axes.errorbar(speedup, range(len(names)), xerr=[np.nan_to_num(low), np.nan_to_num(high)], fmt="none",
-                            ecolor="black", capsize=4, label="95 % CI (Fieller)")
+        _interval_bars(speed_axes, speedup, spec["speedup_ci95_low"], spec["speedup_ci95_high"], "95 % CI (Fieller)")
     speed_axes.sharey(rate_axes)
     speed_axes.tick_params(labelleft=False)
     speed_axes.axvline(1.0, color="tab:orange", linestyle="--", label="baseline")
@@ -125,15 +125,17 @@ def acceptance(summary: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def _against_parameter(spec: pd.DataFrame, sweeps: dict[str, str], rate_axes: plt.Axes,
-                       speed_axes: plt.Axes) -> None:
+def _against_parameter(spec: pd.DataFrame, sweeps: dict[str, str], rate_axes: plt.Axes, speed_axes: plt.Axes) -> None:
     for group, column in sweeps.items():
         rows = spec[spec["group"] == group].sort_values(column)
         label = f"{group} ({column})"
         rate_axes.plot(rows[column], rows["acceptance_rate"] * 100, marker="o", label=label)
         has_ci = "speedup_ci95_low" in rows and rows["speedup_ci95_low"].notna().any()
-        error = [rows["speedup"] - rows["speedup_ci95_low"], rows["speedup_ci95_high"] - rows["speedup"]] \
-            if has_ci else None
+        error = (
+            [rows["speedup"] - rows["speedup_ci95_low"], rows["speedup_ci95_high"] - rows["speedup"]]
+            if has_ci
+            else None
+        )
         speed_axes.errorbar(rows[column], rows["speedup"], yerr=error, marker="o", capsize=4, label=label)
     axis_names = ", ".join(sorted(set(sweeps.values())))
     rate_axes.set_xlabel(f"swept parameter: {axis_names}")
@@ -158,20 +160,35 @@ def costmodel(model: Any, note: str = "") -> plt.Figure:
         axes.text(0.5, 0.5, note.replace("# ", "").strip(), ha="center", va="center", wrap=True, fontsize=9)
         return figure
     groups = model.groups
-    figure, axes_list = plt.subplots(1, max(len(groups), 1), figsize=(4.6 * max(len(groups), 1), 4.2),
-                                     squeeze=False)
+    figure, axes_list = plt.subplots(1, max(len(groups), 1), figsize=(4.6 * max(len(groups), 1), 4.2), squeeze=False)
     table = model.table.set_index("configuration")
     for axes, group in zip(axes_list[0], groups, strict=False):
         axes.plot(group.curve_k, group.curve, color="tab:blue", label="model")
         if not np.isnan(group.curve_low).all():
-            axes.fill_between(group.curve_k, group.curve_low, group.curve_high, color="tab:blue", alpha=0.15,
-                              label="95 % band (parameter uncertainty)")
+            axes.fill_between(
+                group.curve_k,
+                group.curve_low,
+                group.curve_high,
+                color="tab:blue",
+                alpha=0.15,
+                label="95 % band (parameter uncertainty)",
+            )
         members = table[table["group"] == group.name]
-        axes.scatter(members["draft_tokens_per_cycle"], members["measured_tok_s"], color="black", zorder=3,
-                     label="measured (mean)")
+        axes.scatter(
+            members["draft_tokens_per_cycle"],
+            members["measured_tok_s"],
+            color="black",
+            zorder=3,
+            label="measured (mean)",
+        )
         for name, row in members.iterrows():
-            axes.annotate(name, (row["draft_tokens_per_cycle"], row["measured_tok_s"]), xytext=(4, 4),
-                          textcoords="offset points", fontsize=7)
+            axes.annotate(
+                name,
+                (row["draft_tokens_per_cycle"], row["measured_tok_s"]),
+                xytext=(4, 4),
+                textcoords="offset points",
+                fontsize=7,
+            )
         axes.axhline(model.baseline_tok_s, color="tab:orange", linestyle="--", label="baseline")
         axes.axvline(group.optimum_k, color="tab:green", linestyle=":", label=f"optimum {group.optimum_k:.1f}")
         axes.set_title(f"{group.name} (alpha {group.alpha:.3f})", fontsize=10)
@@ -180,9 +197,28 @@ def costmodel(model: Any, note: str = "") -> plt.Figure:
     axes_list[0][0].set_ylabel("decode tok/s")
     axes_list[0][0].legend(loc="lower right", fontsize=7)
     a, b = model.parameter("a"), model.parameter("b")
-    figure.suptitle(f"Speculation cost model (fitted from counters and wall time): verify pass = "
-                    f"{1000 * a.value:.2f} ms + {1000 * b.value:.2f} ms/token", fontsize=10)
+    figure.suptitle(
+        f"Speculation cost model (fitted from counters and wall time): verify pass = "
+        f"{1000 * a.value:.2f} ms + {1000 * b.value:.2f} ms/token",
+        fontsize=10,
+    )
     return figure
+
+
+def _interval_bars(axes: plt.Axes, centers: np.ndarray, low: Any, high: Any, label: str, **style: Any) -> None:
+    """Horizontal interval bars from ``low`` to ``high`` around ``centers``, one row each (none where NaN)."""
+    below = centers - np.asarray(low, dtype=float)
+    above = np.asarray(high, dtype=float) - centers
+    axes.errorbar(
+        centers,
+        range(len(centers)),
+        xerr=[np.nan_to_num(below), np.nan_to_num(above)],
+        fmt="none",
+        ecolor="black",
+        capsize=4,
+        label=label,
+        **style,
+    )
 
 
 def comparison(frame: pd.DataFrame, before: str, after: str, empty_reason: str | None = None) -> plt.Figure:
@@ -192,16 +228,21 @@ def comparison(frame: pd.DataFrame, before: str, after: str, empty_reason: str |
     rows = frame[frame["status"] == "compared"]
     figure, axes = plt.subplots(figsize=(8, 1.4 + 0.5 * max(len(rows), 1)))
     if rows.empty:
-        axes.text(0.5, 0.5, textwrap.fill(empty_reason or "nothing compared", 70), ha="center", va="center",
-                  transform=axes.transAxes, fontsize=9)
+        axes.text(
+            0.5,
+            0.5,
+            textwrap.fill(empty_reason or "nothing compared", 70),
+            ha="center",
+            va="center",
+            transform=axes.transAxes,
+            fontsize=9,
+        )
     names = list(rows["configuration"])
     delta = rows["delta_pct"].to_numpy(dtype=float)
-    low = delta - 100 * (rows["ratio_ci95_low"].to_numpy(dtype=float) - 1)
-    high = 100 * (rows["ratio_ci95_high"].to_numpy(dtype=float) - 1) - delta
     colors = ["tab:blue" if s else "0.6" for s in rows["significant"].fillna(False).astype(bool)]
     axes.barh(names, delta, color=colors)
-    axes.errorbar(delta, range(len(names)), xerr=[np.nan_to_num(low), np.nan_to_num(high)], fmt="none",
-                  ecolor="black", capsize=4, label="95 % CI (Fieller)")
+    percent = 100 * (rows[["ratio_ci95_low", "ratio_ci95_high"]].to_numpy(dtype=float) - 1)
+    _interval_bars(axes, delta, percent[:, 0], percent[:, 1], "95 % CI (Fieller)")
     for i, p in enumerate(rows["p_value"]):
         axes.annotate(f"p={p:.2g}", (0, i), xytext=(4, 8), textcoords="offset points", fontsize=7)
     axes.axvline(0, color="black", linewidth=0.8)
@@ -217,13 +258,17 @@ def cycle_breakdown(summary: pd.DataFrame, parser: str, parts: list[str], unit: 
     stacked per configuration, labelled with each part's share of the cycle."""
     sns.set_theme(style="whitegrid", context="notebook")
     columns = [f"{parser}_{part}_mean" for part in parts]
-    present = summary[[c for c in columns if c in summary.columns]].notna().any(axis=1) \
-        if any(c in summary.columns for c in columns) else pd.Series(False, index=summary.index)
+    present = (
+        summary[[c for c in columns if c in summary.columns]].notna().any(axis=1)
+        if any(c in summary.columns for c in columns)
+        else pd.Series(False, index=summary.index)
+    )
     rows = summary[present]
     figure, axes = plt.subplots(figsize=(9, 1.5 + 0.5 * max(len(rows), 1)))
     if rows.empty:
-        axes.text(0.5, 0.5, f"no configuration logged a {parser} line", ha="center", va="center",
-                  transform=axes.transAxes)
+        axes.text(
+            0.5, 0.5, f"no configuration logged a {parser} line", ha="center", va="center", transform=axes.transAxes
+        )
     names = list(rows["configuration"])
     left = np.zeros(len(rows))
     totals = np.nansum([rows[c].to_numpy(dtype=float) if c in rows else np.zeros(len(rows)) for c in columns], axis=0)
@@ -233,8 +278,14 @@ def cycle_breakdown(summary: pd.DataFrame, parser: str, parts: list[str], unit: 
         axes.barh(names, values, left=left, color=color, label=part)
         for i, (start, value, total) in enumerate(zip(left, values, totals, strict=True)):
             if value > 0 and total > 0:
-                axes.annotate(f"{100 * value / total:.0f} %", (start + value / 2, i), ha="center", va="center",
-                              fontsize=8, color="white")
+                axes.annotate(
+                    f"{100 * value / total:.0f} %",
+                    (start + value / 2, i),
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="white",
+                )
         left = left + values
     axes.set_xlabel(f"mean time per cycle ({unit})" if unit else "mean per cycle")
     axes.set_ylabel("configuration")

@@ -72,14 +72,19 @@ class MemoryRecord:
                 self.released_after_s = round(time.monotonic() - started, 2)
                 return
             if time.monotonic() - started > timeout_s:
-                apps = parse_compute_apps(_nvidia_smi("--query-compute-apps=pid,process_name,used_memory",
-                                                      "--format=csv,noheader"))
+                apps = parse_compute_apps(
+                    _nvidia_smi("--query-compute-apps=pid,process_name,used_memory", "--format=csv,noheader")
+                )
                 raise GpuMemoryNotReleased(
                     f"GPU memory not released {timeout_s:.0f} s after the server stopped: MiB above the pre-launch "
                     f"level per GPU {excess}; processes holding GPU memory: {apps or 'none listed'}. "
-                    f"An orphaned engine process may still hold it: stop it before the next measurement.")
+                    f"An orphaned engine process may still hold it: stop it before the next measurement."
+                )
             time.sleep(1.0)
 
     def as_dict(self) -> dict[str, object]:
-        return {"gpus": self.gpus, "mib_used": {p: {str(i): m for i, m in v.items()} for p, v in self.phases.items()},
-                "released_after_s": self.released_after_s}
+        return {
+            "gpus": self.gpus,
+            "mib_used": {p: {str(i): m for i, m in v.items()} for p, v in self.phases.items()},
+            "released_after_s": self.released_after_s,
+        }

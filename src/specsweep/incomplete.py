@@ -3,8 +3,10 @@
 Snakemake never runs ``rule summary`` when one of its inputs failed, so with ``--keep-going`` the
 configurations that did finish would have no summary, and the failed ones would silently vanish
 from it. The Snakefile's ``onerror:`` handler calls ``write_summary``: it writes
-``results/summary.csv`` from the configurations whose runs are all present, and lists every other
-configuration with ``status`` ``failed (<its newest failed/<timestamp>/ folder>)`` or ``missing``.
+``results/summary.csv`` with the summary job's builder (``aggregate.summary_table``, so the same
+columns) from the configurations whose runs are all present, and lists every other configuration
+with ``status`` ``failed (<its newest failed/<timestamp>/ folder>)`` or ``missing``. Server logs are
+not parsed here (that is the summary job's work); profile.csv files an earlier summary job wrote are used.
 
 That file is not a finished output: the failed configurations' run files are still missing, so
 the next ``snakemake`` reruns just those jobs and then the summary rule, which overwrites it.
@@ -12,47 +14,73 @@ the next ``snakemake`` reruns just those jobs and then the summary rule, which o
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from specsweep import aggregate
-from specsweep.adaptive import runs_by_configuration
+import pandas as pd
+
+from specsweep import aggregate, results
 from specsweep.config import Configuration
+from specsweep.results import Launch, Run
 
 
-def configuration_status(folder: Path, runs: int) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+def configuration_status(name: str, runs: int, root: str | Path) -> tuple[str, list[Run], Launch | None]:
     """``ok`` with its run records and launch record, or why there are none (``failed (...)``, ``missing``)."""
-    paths = [folder / "runs" / f"run_{i}.json" for i in range(runs)]
+    paths = [Path(results.run_file(name, i, root)) for i in range(runs)]
     try:
-        launch = json.loads((folder / "launch.json").read_text())
-        if launch.get("status") == "completed" and all(p.exists() for p in paths):
-            return "ok", runs_by_configuration(paths).get(folder.name, []), launch  # adaptive extras too
+        launch = results.read_launch(results.launch_file(name, root))
+        if launch.completed and all(p.exists() for p in paths):
+            return "ok", results.load_runs(paths).get(name, []), launch  # adaptive extras too
     except (OSError, ValueError):
         pass
-    kept = sorted((folder / "failed").glob("*/error.txt"))
+    kept = sorted(Path(results.failed_dir(name, root)).glob("*/error.txt"))
     if kept:
-        return f"failed ({kept[-1].parent})", [], {}
-    return "missing", [], {}
+        return f"failed ({kept[-1].parent})", [], None
+    return "missing", [], None
 
 
-def write_summary(configurations: dict[str, Configuration], runs: int, results: str | Path,
-                  progress: TextIO) -> Path:
-    """Write ``results/summary.csv`` for an unfinished sweep; return its path."""
-    results = Path(results)
-    statuses, records, launches = {}, {}, {}
+def _newer(derived: Path, source: Path) -> bool:
+    """``derived`` exists and was written after ``source`` (a profile of this session's log, not an older one)."""
+    return derived.exists() and source.exists() and derived.stat().st_mtime >= source.stat().st_mtime
+
+
+def write_summary(
+    configurations: dict[str, Configuration],
+    runs: int,
+    root: str | Path,
+    profile_parsers: dict[str, dict[str, Any]],
+    progress: TextIO,
+) -> Path:
+    """Write ``<root>/summary.csv`` for an unfinished sweep; return its path."""
+    statuses: dict[str, str] = {}
+    records: dict[str, list[Run]] = {}
+    launches: dict[str, Launch] = {}
     for name in configurations:
-        statuses[name], records[name], launches[name] = configuration_status(results / name, runs)
-    frame = aggregate.summarise(configurations, records, launches)
-    frame["status"] = frame["configuration"].map(statuses)
-    path = results / "summary.csv"
+        statuses[name], records[name], launch = configuration_status(name, runs, root)
+        if launch is not None:
+            launches[name] = launch
+    profiles = {
+        name: pd.read_csv(profile)
+        for name in configurations
+        if statuses[name] == "ok"
+        and _newer(profile := Path(results.profile_file(name, root)), Path(results.server_log(name, root)))
+    }
+    frame = aggregate.summary_table(
+        aggregate.Measured(configurations, records, launches, profiles), profile_parsers, statuses
+    )
+    path = Path(root) / Path(results.SUMMARY).name
     aggregate.write_csv(frame, path)
     finished = sum(status == "ok" for status in statuses.values())
-    print(f"specsweep: the sweep did not finish; {path} lists {finished} of {len(statuses)} configurations "
-          f"with results:", file=progress)
+    print(
+        f"specsweep: the sweep did not finish; {path} lists {finished} of {len(statuses)} configurations with results:",
+        file=progress,
+    )
     for name, status in statuses.items():
         if status != "ok":
             print(f"  {name}: {status}", file=progress)
-    print("specsweep: rerun the same command to retry only what is missing (add --rerun-incomplete after an "
-          "interruption)", file=progress)
+    print(
+        "specsweep: rerun the same command to retry only what is missing (add --rerun-incomplete after an "
+        "interruption)",
+        file=progress,
+    )
     return path

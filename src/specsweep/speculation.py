@@ -12,7 +12,7 @@ ratios are never compared; the counts are.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import MISSING, asdict, dataclass, fields
 from typing import Any
 
 
@@ -20,7 +20,7 @@ from typing import Any
 class SpeculationCounts:
     drafted: int | None  # None: the engine did not say (SGLang <= 0.5.4 without its server args)
     accepted: int
-    emitted: int
+    emitted: int | None  # None in records written before it was kept
     verify_steps: int | None = None
     source: str = ""
 
@@ -33,6 +33,31 @@ class SpeculationCounts:
         if not self.verify_steps:
             return float("nan")
         return 1.0 + self.accepted / self.verify_steps
+
+    def to_json(self) -> dict[str, Any]:
+        """The counts, with the ratios derived here written beside them for readers of the JSON."""
+        return {**asdict(self), "acceptance_rate": self.acceptance_rate, "accept_length": self.accept_length}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SpeculationCounts:
+        """Counts only: the ratios in the JSON are derived, so they are derived again, not read."""
+        return cls(**{f.name: data.get(f.name, None if f.default is MISSING else f.default) for f in fields(cls)})
+
+
+def total(per_run: list[SpeculationCounts]) -> SpeculationCounts | None:
+    """The counts of several runs added up; None without any. One run with an unknown draft count
+    (SGLang <= 0.5.4 without /server_info) makes the total's unknown too."""
+    if not per_run:
+        return None
+    drafted = [s.drafted for s in per_run]
+    emitted = [s.emitted for s in per_run]
+    return SpeculationCounts(
+        drafted=None if None in drafted else sum(drafted),  # type: ignore[arg-type]
+        accepted=sum(s.accepted for s in per_run),
+        emitted=None if None in emitted else sum(emitted),  # type: ignore[arg-type]
+        verify_steps=sum(s.verify_steps or 0 for s in per_run) or None,
+        source="; ".join(sorted({s.source for s in per_run if s.source})),
+    )
 
 
 def count(value: Any) -> int | None:

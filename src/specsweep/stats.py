@@ -162,8 +162,7 @@ def _bootstrap_means(samples: np.ndarray, earlier: tuple[int, ...], resamples: i
 # The last two results are kept: a configuration's resampled means serve its mean interval and then
 # its speedup's, and the baseline's (one draw per candidate run count) serve every speedup block.
 @functools.lru_cache(maxsize=2)
-def _means_of(raw: bytes, shape: tuple[int, ...], earlier: tuple[int, ...], resamples: int,
-              seed: int) -> np.ndarray:
+def _means_of(raw: bytes, shape: tuple[int, ...], earlier: tuple[int, ...], resamples: int, seed: int) -> np.ndarray:
     runs = shape[-1]
     rows = np.frombuffer(raw).reshape(-1, runs)
     index = _indices((*earlier, runs), resamples, seed)
@@ -172,7 +171,7 @@ def _means_of(raw: bytes, shape: tuple[int, ...], earlier: tuple[int, ...], resa
     for start in range(0, len(rows), step):
         # take (faster than fancy indexing) lays each resample's runs out contiguously, so the mean
         # adds them in the same order whatever the number of rows
-        np.take(rows[start:start + step], index, axis=-1).mean(axis=-1, out=means[start:start + step])
+        np.take(rows[start : start + step], index, axis=-1).mean(axis=-1, out=means[start : start + step])
     means.flags.writeable = False
     return means.reshape(*shape[:-1], resamples)
 
@@ -183,8 +182,12 @@ def _percentile_interval(estimates: np.ndarray, confidence: float) -> tuple[np.n
     return low, high
 
 
-def bootstrap_mean_interval(samples: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
-                            confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
+def bootstrap_mean_interval(
+    samples: np.ndarray,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    confidence: float = CONFIDENCE,
+) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bootstrap interval of the mean along the last axis (seeded: same input, same output)."""
     samples = np.asarray(samples, dtype=float)
     if samples.shape[-1] < MIN_RUNS_FOR_CI:
@@ -200,8 +203,9 @@ def _nan_unless_runs(x: np.ndarray, y: np.ndarray, minimum: int) -> np.ndarray |
     return np.full(np.broadcast_shapes(x.shape[:-1], y.shape[:-1]), np.nan)
 
 
-def fieller_ratio_interval(candidate: np.ndarray, reference: np.ndarray,
-                           confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
+def fieller_ratio_interval(
+    candidate: np.ndarray, reference: np.ndarray, confidence: float = CONFIDENCE
+) -> tuple[np.ndarray, np.ndarray]:
     """Fieller's interval of mean(candidate) / mean(reference), independent samples, last axis.
 
     Solves (x̄ - R·ȳ)² ≤ t² (s_x²/n_x + R² s_y²/n_y) for R, with Welch-Satterthwaite degrees of
@@ -229,9 +233,13 @@ def fieller_ratio_interval(candidate: np.ndarray, reference: np.ndarray,
     return low, high
 
 
-def bootstrap_ratio_interval(candidate: np.ndarray, reference: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES,
-                             seed: int = BOOTSTRAP_SEED,
-                             confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
+def bootstrap_ratio_interval(
+    candidate: np.ndarray,
+    reference: np.ndarray,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    confidence: float = CONFIDENCE,
+) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bootstrap of the ratio of means, each sample resampled on its own (seeded).
 
     The reference's draw follows the candidate's from the same seed, so with a one-dimensional
@@ -276,8 +284,9 @@ def welch_p_value(candidate: np.ndarray, reference: np.ndarray) -> np.ndarray:
 BLOCK_BYTES = 4 * 2**20  # resampled means of one block of describe_many: bounded memory, no slower than more
 
 
-def describe_many(samples: Sequence[Sequence[float]], reference: Sequence[float] | None = None,
-                  intervals: bool = True) -> list[tuple[Summary, Ratio | None]]:
+def describe_many(
+    samples: Sequence[Sequence[float]], reference: Sequence[float] | None = None, intervals: bool = True
+) -> list[tuple[Summary, Ratio | None]]:
     """``describe`` of each sample and, given a reference, its ``ratio`` to it, for many at once.
 
     Samples with the same number of runs are stacked and computed a block of rows at a time: every
@@ -294,7 +303,7 @@ def describe_many(samples: Sequence[Sequence[float]], reference: Sequence[float]
     step = max(1, BLOCK_BYTES // (8 * BOOTSTRAP_RESAMPLES))
     for n, members in by_size.items():
         for start in range(0, len(members), step):
-            block = members[start:start + step]
+            block = members[start : start + step]
             rows = np.stack([cleaned[i] for i in block]).reshape(len(block), n)
             found.update(zip(block, _describe_block(rows, y, intervals), strict=True))
     return [found[index] for index in range(len(cleaned))]
@@ -313,8 +322,7 @@ def _describe_block(x: np.ndarray, y: np.ndarray | None, intervals: bool) -> lis
             cv = np.where(mean != 0, std / mean, np.nan)
         low, high = t_interval(x) if intervals else (nan, nan)
         boot_low, boot_high = bootstrap_mean_interval(x) if intervals else (nan, nan)
-        columns = (mean, std, cv, x.min(axis=-1), x.max(axis=-1), np.median(x, axis=-1), low, high, boot_low,
-                   boot_high)
+        columns = (mean, std, cv, x.min(axis=-1), x.max(axis=-1), np.median(x, axis=-1), low, high, boot_low, boot_high)
         summaries = [Summary(n, *values) for values in zip(*(c.tolist() for c in columns), strict=True)]
     if y is None:
         return [(summary, None) for summary in summaries]
@@ -349,13 +357,19 @@ def warnings_for(summary: Summary, speedup: Ratio | None = None, cv_limit: float
     if not math.isnan(summary.cv) and summary.cv > cv_limit:
         found.append(f"noisy: CV {100 * summary.cv:.1f} % > {100 * cv_limit:.0f} %")
     if speedup is not None and not math.isnan(speedup.ci_low) and speedup.straddles_one:
-        found.append(f"speedup CI [{speedup.ci_low:.3f}, {speedup.ci_high:.3f}] straddles 1: "
-                     f"no demonstrated difference")
-    elif speedup is not None and not math.isnan(speedup.ratio) and math.isnan(speedup.ci_low) \
-            and summary.n >= MIN_RUNS_FOR_CI:
+        found.append(
+            f"speedup CI [{speedup.ci_low:.3f}, {speedup.ci_high:.3f}] straddles 1: no demonstrated difference"
+        )
+    elif (
+        speedup is not None
+        and not math.isnan(speedup.ratio)
+        and math.isnan(speedup.ci_low)
+        and summary.n >= MIN_RUNS_FOR_CI
+    ):
         if speedup.reference_runs < MIN_RUNS_FOR_CI:  # Fieller needs runs on both sides
-            found.append(f"the baseline has only {speedup.reference_runs} run(s): no speedup CI "
-                         f"(need >= {MIN_RUNS_FOR_CI})")
+            found.append(
+                f"the baseline has only {speedup.reference_runs} run(s): no speedup CI (need >= {MIN_RUNS_FOR_CI})"
+            )
         else:
             found.append("speedup CI unbounded: the baseline mean is not clearly non-zero")
     return found

@@ -23,8 +23,16 @@ STANDIN = REPO / "tests" / "standin_engine.py"
 DRIVER = Path(__file__).with_name("drive_session.py")
 
 BENCHMARK: dict[str, Any] = {
-    "runs": 3, "max_tokens": 16, "warmup_requests": 1, "warmup_max_tokens": 8, "temperature": 0,
-    "ignore_eos": True, "seed": 42, "ready_timeout_s": 20, "request_timeout_s": 10, "stop_grace_s": 0.5,
+    "runs": 3,
+    "max_tokens": 16,
+    "warmup_requests": 1,
+    "warmup_max_tokens": 8,
+    "temperature": 0,
+    "ignore_eos": True,
+    "seed": 42,
+    "ready_timeout_s": 20,
+    "request_timeout_s": 10,
+    "stop_grace_s": 0.5,
 }
 
 
@@ -71,14 +79,32 @@ def model_file(tmp_path: Path) -> Path:
     return path
 
 
-def session_spec(root: Path, executable: Path, model: Path, *, env: dict[str, str] | None = None,
-                 args: dict[str, Any] | None = None, port: int = 0, **benchmark: Any) -> dict[str, Any]:
+def session_spec(
+    root: Path,
+    executable: Path,
+    model: Path,
+    *,
+    env: dict[str, str] | None = None,
+    args: dict[str, Any] | None = None,
+    port: int = 0,
+    **benchmark: Any,
+) -> dict[str, Any]:
     """Everything ``drive_session.py`` (or ``run_session``) needs to run one configuration's session."""
     return {
-        "configuration": {"name": "cfg", "engine": "llama", "kind": "llamacpp", "baseline": True,
-                          "args": args or {}, "env": env or {}},
-        "executable": str(executable), "model": str(model), "host": "127.0.0.1", "port": port,
-        "benchmark": {**BENCHMARK, **benchmark}, "results": str(root / "results" / "cfg"),
+        "configuration": {
+            "name": "cfg",
+            "engine": "llama",
+            "kind": "llamacpp",
+            "baseline": True,
+            "args": args or {},
+            "env": env or {},
+        },
+        "executable": str(executable),
+        "model": str(model),
+        "host": "127.0.0.1",
+        "port": port,
+        "benchmark": {**BENCHMARK, **benchmark},
+        "results": str(root / "results" / "cfg"),
         "cache": str(root / "cache"),
     }
 
@@ -119,8 +145,13 @@ def spawn_driver(spec: dict[str, Any], tmp_path: Path) -> subprocess.Popen[str]:
     spec_path = tmp_path / "spec.json"
     spec_path.write_text(json.dumps(spec))
     env = {**os.environ, "SPECSWEEP_CACHE": spec["cache"]}
-    return subprocess.Popen([sys.executable, str(DRIVER), str(spec_path)], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        [sys.executable, str(DRIVER), str(spec_path)],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
 
 
 def results_of(spec: dict[str, Any]) -> Path:
@@ -141,20 +172,40 @@ def launch_status(spec: dict[str, Any]) -> str | None:
 
 # Snakemake with the stand-in engine: a config in a temporary working directory, run as a user would.
 
+
 def write_config(workdir: Path, standin: Path, model: Path, configurations: dict[str, Any], **benchmark: Any) -> None:
     config = {
         "engines": {"llama": {"kind": "llamacpp", "model": "tiny", "executable": str(standin)}},
         "models": {"tiny": {"path": str(model)}},
-        "benchmark": {"runs": 3, "max_tokens": 16, "warmup_max_tokens": 4, "stop_grace_s": 0.5,
-                      "request_timeout_s": 20, "prompts": str(REPO / "config" / "prompts.txt"), **benchmark},
+        "benchmark": {
+            "runs": 3,
+            "max_tokens": 16,
+            "warmup_max_tokens": 4,
+            "stop_grace_s": 0.5,
+            "request_timeout_s": 20,
+            "prompts": str(REPO / "config" / "prompts.txt"),
+            **benchmark,
+        },
         "configurations": configurations,
     }
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
 
 
 def snakemake_argv(workdir: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-            "--configfile", str(workdir / "config.yaml"), "--cores", "1", *args]
+    return [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        "--cores",
+        "1",
+        *args,
+    ]
 
 
 def snakemake(workdir: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -190,8 +241,10 @@ class Sweep:
         model.write_bytes(b"GGUF stand-in")
         fault = workdir / "fault-on"
         fault.touch()
-        configurations = {**configurations, "dies": {"env": {"STANDIN_MODE": "die-during=3",
-                                                             "STANDIN_ONLY_IF": str(fault)}}}
+        configurations = {
+            **configurations,
+            "dies": {"env": {"STANDIN_MODE": "die-during=3", "STANDIN_ONLY_IF": str(fault)}},
+        }
         write_config(workdir, self.standin, model, configurations)
         self.steps: dict[str, subprocess.CompletedProcess[str]] = {}
         self.left: dict[str, list[int]] = {}  # engine processes alive after each step
@@ -213,8 +266,11 @@ class Sweep:
         return self.workdir / "results"
 
 
-SWEEP_SECRETS = {"env": "envsecret" + os.urandom(6).hex(), "config": "cfgsecret" + os.urandom(6).hex(),
-                 "arg": "argsecret" + os.urandom(6).hex()}
+SWEEP_SECRETS = {
+    "env": "envsecret" + os.urandom(6).hex(),
+    "config": "cfgsecret" + os.urandom(6).hex(),
+    "arg": "argsecret" + os.urandom(6).hex(),
+}
 PWNED = [Path(f"/tmp/pwned-{os.urandom(6).hex()}-{i}") for i in range(4)]
 HOSTILE_ARGS = {  # each value must reach the engine as one argv element, byte for byte, and never run
     "--alias": f"x; touch {PWNED[0]}",
@@ -226,8 +282,14 @@ HOSTILE_ARGS = {  # each value must reach the engine as one argv element, byte f
 @pytest.fixture(scope="session")
 def sweep(tmp_path_factory: pytest.TempPathFactory) -> Sweep:
     secrets = {"SPECSWEEP_FAULT_TOKEN": SWEEP_SECRETS["env"], "HF_HUB_TOKEN": SWEEP_SECRETS["env"]}
-    return Sweep(tmp_path_factory.mktemp("sweep"), secrets, {
-        "baseline": {"baseline": True, "env": {"HF_TOKEN": SWEEP_SECRETS["config"]}},
-        "hostile": {"args": {**HOSTILE_ARGS, "--api-key": SWEEP_SECRETS["arg"]},
-                    "env": {"MY_API_KEY": SWEEP_SECRETS["config"]}},
-    })
+    return Sweep(
+        tmp_path_factory.mktemp("sweep"),
+        secrets,
+        {
+            "baseline": {"baseline": True, "env": {"HF_TOKEN": SWEEP_SECRETS["config"]}},
+            "hostile": {
+                "args": {**HOSTILE_ARGS, "--api-key": SWEEP_SECRETS["arg"]},
+                "env": {"MY_API_KEY": SWEEP_SECRETS["config"]},
+            },
+        },
+    )

@@ -14,20 +14,26 @@ from typing import Any, TextIO
 from specsweep.config import Configuration
 from specsweep.engines.base import EngineResources
 from specsweep.engines.llamacpp import LlamaCpp
-from specsweep.session import SessionPaths, measure
+from specsweep.session import Session, SessionPaths, measure
 
 PROMPTS = ["Write a short story about a lighthouse keeper.", "Explain how a bicycle works."]
 
 
 def drive(spec: dict[str, Any], progress: TextIO) -> None:
     configuration = Configuration(**spec["configuration"])
-    engine = LlamaCpp({"kind": "llamacpp", "host": spec["host"], "port": spec["port"]},
-                      EngineResources(executable=spec["executable"], model=spec["model"]))
+    engine = LlamaCpp(
+        {"kind": "llamacpp", "host": spec["host"], "port": spec["port"]},
+        EngineResources(executable=spec["executable"], model=spec["model"]),
+    )
     out = Path(spec["results"])
-    paths = SessionPaths(log=out / "server.log", launch=out / "launch.json",
-                         runs=[out / "runs" / f"run_{i}.json" for i in range(spec["benchmark"]["runs"])],
-                         stale_pgid=out / "server.pgid", failed_root=out / "failed")
-    measure(configuration, engine, spec["benchmark"], PROMPTS, spec["host"], spec["port"], paths, progress)
+    paths = SessionPaths(
+        log=out / "server.log",
+        launch=out / "launch.json",
+        runs=[out / "runs" / f"run_{i}.json" for i in range(spec["benchmark"]["runs"])],
+        stale_pgid=out / "server.pgid",
+        failed_root=out / "failed",
+    )
+    measure(Session(configuration, engine, spec["benchmark"], PROMPTS, spec["host"], spec["port"], paths), progress)
 
 
 if __name__ == "__main__":

@@ -60,8 +60,16 @@ SUFFIXES = {"paper.write": ".tex", "figures.save": ".png", "archive.pack": ".tar
 def test_a_write_that_fails_before_it_is_durable_never_replaces_the_file(tmp_path, monkeypatch, writer):
     """Every writer goes through atomic.atomic_path: when the last step before the rename fails
     (here fsync, as on a full or vanished disk), the old file stays and nothing else is left."""
-    pd.DataFrame({"configuration": ["baseline"], "baseline": [True], "runs": [1], "tok_s_mean": [1.0],
-                  "tok_s_ci95_low": [1.0], "tok_s_ci95_high": [1.0]}).to_csv(tmp_path / "summary.csv", index=False)
+    pd.DataFrame(
+        {
+            "configuration": ["baseline"],
+            "baseline": [True],
+            "runs": [1],
+            "tok_s_mean": [1.0],
+            "tok_s_ci95_low": [1.0],
+            "tok_s_ci95_high": [1.0],
+        }
+    ).to_csv(tmp_path / "summary.csv", index=False)
     path = tmp_path / "out" / f"out{SUFFIXES.get(writer, '.json')}"
     path.parent.mkdir()
     path.write_bytes(b"previous complete file\n")
@@ -98,8 +106,12 @@ def test_sigkill_mid_write_leaves_the_previous_complete_file(tmp_path, kind):
     before = path.read_bytes()
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(path), kind])
     try:
+
         def mid_write() -> bool:  # a partial file that has data but is not finished
-            return child.poll() is not None or any(p.stat().st_size > 1 << 20 for p in tmp_path.glob(f".{path.name}.*.partial"))
+            return child.poll() is not None or any(
+                p.stat().st_size > 1 << 20 for p in tmp_path.glob(f".{path.name}.*.partial")
+            )
+
         assert wait_for(mid_write, 60, step_s=0.002) and child.poll() is None, "the child never got to write"
         os.kill(child.pid, signal.SIGKILL)
     finally:

@@ -45,11 +45,19 @@ def toy(tmp_path: Path) -> tuple[Path, str]:
 
 
 def driver(cache: Path, sha: str, sleep: str) -> subprocess.Popen[str]:
-    code = ("from specsweep.build_llamacpp import SourcePin, ensure_llama_server\n"
-            f"ensure_llama_server(SourcePin('toy-pkg', '1.0', '{sha}', 'tree', 1, 'toy'), 'cpu', jobs=1)\n")
+    code = (
+        "from specsweep.engines.llamacpp_build import SourcePin, ensure_llama_server\n"
+        f"ensure_llama_server(SourcePin('toy-pkg', '1.0', '{sha}', 'tree', 1, 'toy'), 'cpu', jobs=1)\n"
+    )
     env = {**os.environ, "SPECSWEEP_CACHE": str(cache), "TOY_SLEEP": sleep}
-    return subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        [sys.executable, "-c", code],
+        env=env,
+        start_new_session=True,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
 
 
 def sleepers() -> list[psutil.Process]:

@@ -19,12 +19,14 @@ SCHEMA_FIX = "See config/README.md"
 
 def _set(path: str, value):
     """An edit that sets config[a][b]... = value (``path`` is 'a/b/...')."""
+
     def edit(config):
         *parents, last = path.split("/")
         node = config
         for key in parents:
             node = node.setdefault(key, {})
         node[last] = value
+
     return edit
 
 
@@ -35,6 +37,7 @@ def _del(path: str):
         for key in parents:
             node = node[key]
         del node[last]
+
     return edit
 
 
@@ -72,39 +75,68 @@ CASES = [
     ("bad-env-name-digit", _set("engines/llama/env", {"1BAD": "x"}), ["'engines/llama/env'", "'1BAD'"]),
     ("bad-env-name-dash", _set("configurations/baseline/env", {"A-B": "x"}), ["configurations/baseline/env", "'A-B'"]),
     ("bad-flag-name", _set("configurations/baseline/args", {"spec": 1}), ["configurations/baseline/args", "'spec'"]),
-    ("flag-value-mapping", _set("configurations/baseline/args", {"--x": {"a": 1}}),
-     ["configurations/baseline/args/--x", "is not of type"]),
+    (
+        "flag-value-mapping",
+        _set("configurations/baseline/args", {"--x": {"a": 1}}),
+        ["configurations/baseline/args/--x", "is not of type"],
+    ),
     ("name-dotdot", _add("../x"), ["'configurations'", "'../x' does not match"]),
     ("name-slash", _add("a/b"), ["'configurations'", "does not match"]),
     ("name-space", _add("has space"), ["'configurations'", "'has space' does not match"]),
     ("name-shell", _add("x; touch pwned"), ["'configurations'", "does not match"]),
     ("name-reserved", _add("figures"), ["configurations/figures", "reserved", "rename it"]),
     ("no-baseline", _set("configurations/baseline/baseline", False), ["exactly one", "baseline: true", "none"]),
-    ("two-baselines", _set("configurations/ngram-default/baseline", True),
-     ["exactly one", "baseline, ngram-default"]),
+    ("two-baselines", _set("configurations/ngram-default/baseline", True), ["exactly one", "baseline, ngram-default"]),
     ("grid-name-clash", _clash, ["configurations/ngram-m3", "already produces", "rename one of them"]),
-    ("grid-unknown-placeholder", _set("configurations/ngram/grid/name", "x{nope}"),
-     ["configurations/ngram/grid/name", "placeholder", "use one of {--spec-ngram-simple-size-m}"]),
-    ("grid-expands-to-unsafe-name", _set("configurations/ngram/grid/name", "ngram/{--spec-ngram-simple-size-m}"),
-     ["configurations/ngram", "'ngram/3' is not allowed", "A-Z a-z 0-9"]),
-    ("grid-empty-axis", _set("configurations/ngram/grid/args", {"--spec-ngram-simple-size-m": []}),
-     ["configurations/ngram/grid/args/--spec-ngram-simple-size-m", "should be non-empty"]),
-    ("unknown-engine-ref", _set("configurations/baseline/engine", "vlm"),
-     ["configurations/baseline/engine", "'vlm' is not defined", "defined: llama"]),
+    (
+        "grid-unknown-placeholder",
+        _set("configurations/ngram/grid/name", "x{nope}"),
+        ["configurations/ngram/grid/name", "placeholder", "use one of {--spec-ngram-simple-size-m}"],
+    ),
+    (
+        "grid-expands-to-unsafe-name",
+        _set("configurations/ngram/grid/name", "ngram/{--spec-ngram-simple-size-m}"),
+        ["configurations/ngram", "'ngram/3' is not allowed", "A-Z a-z 0-9"],
+    ),
+    (
+        "grid-empty-axis",
+        _set("configurations/ngram/grid/args", {"--spec-ngram-simple-size-m": []}),
+        ["configurations/ngram/grid/args/--spec-ngram-simple-size-m", "should be non-empty"],
+    ),
+    (
+        "unknown-engine-ref",
+        _set("configurations/baseline/engine", "vlm"),
+        ["configurations/baseline/engine", "'vlm' is not defined", "defined: llama"],
+    ),
     ("engine-not-named", _two_engines, ["configurations/baseline", "say which with 'engine:'"]),
     ("unknown-model-ref", _set("engines/llama/model", "nope"), ["engines/llama/model", "defined: smollm2-135m"]),
-    ("unknown-draft-model", _set("configurations/draft-model/draft_model", "tiny"),
-     ["configurations/draft-model/draft_model", "'tiny' is not defined"]),
-    ("llamacpp-without-source", _del("engines/llama/llamacpp"),
-     ["engines/llama", "'llamacpp: source:' pin", "'executable:'"]),
+    (
+        "unknown-draft-model",
+        _set("configurations/draft-model/draft_model", "tiny"),
+        ["configurations/draft-model/draft_model", "'tiny' is not defined"],
+    ),
+    (
+        "llamacpp-without-source",
+        _del("engines/llama/llamacpp"),
+        ["engines/llama", "'llamacpp: source:' pin", "'executable:'"],
+    ),
     ("bad-source-sha", _set("engines/llama/llamacpp/source/sha256", "abc"), ["engines/llama/llamacpp/source/sha256"]),
-    ("missing-model-file", _set("models/smollm2-135m", {"path": "/nonexistent/model.gguf"}),
-     ["models/smollm2-135m/path", "/nonexistent/model.gguf does not exist", "fix the path"]),
-    ("engine-binary-not-found", _set("engines/llama/executable", "/nonexistent/llama-server"),
-     ["engines/llama/executable", "engine binary not found", "/nonexistent/llama-server", "fix the path"]),
+    (
+        "missing-model-file",
+        _set("models/smollm2-135m", {"path": "/nonexistent/model.gguf"}),
+        ["models/smollm2-135m/path", "/nonexistent/model.gguf does not exist", "fix the path"],
+    ),
+    (
+        "engine-binary-not-found",
+        _set("engines/llama/executable", "/nonexistent/llama-server"),
+        ["engines/llama/executable", "engine binary not found", "/nonexistent/llama-server", "fix the path"],
+    ),
     ("engine-binary-not-executable", _not_executable, ["engines/llama/executable", "not an executable file"]),
-    ("missing-prompts-file", _set("benchmark/prompts", "nope/prompts.txt"),
-     ["benchmark/prompts", "nope/prompts.txt does not exist", "one prompt per line"]),
+    (
+        "missing-prompts-file",
+        _set("benchmark/prompts", "nope/prompts.txt"),
+        ["benchmark/prompts", "nope/prompts.txt does not exist", "one prompt per line"],
+    ),
 ]
 
 
@@ -136,15 +168,30 @@ def test_the_default_config_passes(default_config, monkeypatch):
 
 
 def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-            "--configfile", str(workdir / "config.yaml"), "--cores", "1", *args]
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        "--cores",
+        "1",
+        *args,
+    ]
     return subprocess.run(argv, capture_output=True, text=True, timeout=300, env={**os.environ})
 
 
-@pytest.mark.parametrize(("edit", "expected"), [
-    (_set("models/smollm2-135m", {"path": "/nonexistent/model.gguf"}), "models/smollm2-135m/path"),
-    (_set("engines/llama/executable", "/nonexistent/llama-server"), "engine binary not found"),
-])
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (_set("models/smollm2-135m", {"path": "/nonexistent/model.gguf"}), "models/smollm2-135m/path"),
+        (_set("engines/llama/executable", "/nonexistent/llama-server"), "engine binary not found"),
+    ],
+)
 def test_snakemake_refuses_a_bad_config_before_launching_anything(tmp_path, edit, expected):
     config = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
     config["benchmark"]["prompts"] = str(REPO / "config" / "prompts.txt")

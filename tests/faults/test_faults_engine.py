@@ -92,6 +92,7 @@ def test_sigkill_of_the_engine_during_run_3_of_5(tmp_path, model, monkeypatch):
             pass
 
     import drive_session
+
     monkeypatch.setenv("SPECSWEEP_CACHE", spec["cache"])
     with pytest.raises(ServerError) as error:
         drive_session.drive(spec, Watch())

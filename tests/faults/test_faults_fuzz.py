@@ -23,8 +23,13 @@ DRAFTS_TOTAL = LLAMACPP_COUNTERS[0]
 # 10^4 examples per parser (the issue's floor), kept cheap: generation only (a failure is reported as
 # found, without the shrinking that would dominate the time), flat strategies over small alphabets of the
 # characters the parsers split on, no example database. The whole file runs in well under a minute.
-FUZZ = settings(max_examples=10_000, deadline=None, suppress_health_check=list(HealthCheck), database=None,
-                phases=[Phase.explicit, Phase.generate])
+FUZZ = settings(
+    max_examples=10_000,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    database=None,
+    phases=[Phase.explicit, Phase.generate],
+)
 
 LOG_LINES = [
     "0.16.113.834 I slot print_timing: id  0 | task 8 | prompt eval time =  95.64 ms /  12 tokens "
@@ -35,16 +40,29 @@ LOG_LINES = [
     "generated), mean len =  3.53",
     "0.16.113.891 I slot print_timing: id  0 | task 8 |       total time =   14417.41 ms /   512 tokens",
 ]
-NUMBER = st.sampled_from(["0", "12", "1.5", "1.2.3", ".", "-3", "nan", "inf", "1e400", "", "9" * 5000]) | \
-    st.integers().map(str) | st.floats().map(str)
+NUMBER = (
+    st.sampled_from(["0", "12", "1.5", "1.2.3", ".", "-3", "nan", "inf", "1e400", "", "9" * 5000])
+    | st.integers().map(str)
+    | st.floats().map(str)
+)
 log_line = st.one_of(
     st.text(alphabet="0123456789.|=/:()_ adeilmnoprstx\t\x00\u00e9", max_size=80),
     st.text(max_size=20),  # anything at all, surrogates and control characters included
     st.sampled_from(LOG_LINES),
-    st.builds(lambda n, a, b: f"print_timing: id {n} | task {n} | prompt eval time = {a} ms / {b} tokens",
-              NUMBER, NUMBER, NUMBER),
-    st.builds(lambda n, a, b: f"print_timing: id {n} | task 1 | draft acceptance = {a} ( {b} accepted / {b} "
-              f"generated), mean len = {a}", NUMBER, NUMBER, NUMBER),
+    st.builds(
+        lambda n, a, b: f"print_timing: id {n} | task {n} | prompt eval time = {a} ms / {b} tokens",
+        NUMBER,
+        NUMBER,
+        NUMBER,
+    ),
+    st.builds(
+        lambda n, a, b: (
+            f"print_timing: id {n} | task 1 | draft acceptance = {a} ( {b} accepted / {b} generated), mean len = {a}"
+        ),
+        NUMBER,
+        NUMBER,
+        NUMBER,
+    ),
     st.builds(lambda line, cut: line[:cut], st.sampled_from(LOG_LINES), st.integers(0, 200)),
 )
 
@@ -54,27 +72,47 @@ log_line = st.one_of(
 def test_log_parser_never_raises_and_counts_what_it_cannot_read(lines):
     parsed = llamacpp_log.parse(lines)
     assert parsed.lines == len(lines)
-    assert 0 <= parsed.malformed <= parsed.timing_lines <= len(lines)
-    assert len(parsed.rows) <= parsed.timing_lines
+    assert 0 <= parsed.malformed <= parsed.matched <= len(lines)
+    assert len(parsed.rows) <= parsed.matched
 
 
 def test_log_parser_counts_a_garbled_number():
     parsed = llamacpp_log.parse(["print_timing: id 0 | task 1 | prompt eval time = 1.2.3 ms / 5 tokens"])
-    assert parsed.malformed == 1 and parsed.timing_lines == 1
+    assert parsed.malformed == 1 and parsed.matched == 1
 
 
 json_leaf = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
 # One level of nesting is enough to hit every type check (the parsers read known keys, never recurse).
-json_value = json_leaf | st.lists(json_leaf, max_size=3) | st.dictionaries(
-    st.sampled_from(["content", "tokens", "predicted_n", "x", ""]), json_leaf, max_size=3)
-event = st.fixed_dictionaries({}, optional={
-    "content": json_value, "tokens": json_value, "stop": json_value, "tokens_predicted": json_value,
-    "timings": st.fixed_dictionaries({}, optional={"predicted_n": json_value, "draft_n": json_value,
-                                                   "draft_n_accepted": json_value,
-                                                   "predicted_per_second": json_value}) | json_value,
-}) | json_value
-data_line = st.one_of(event.map(lambda e: json.dumps(e).encode()), st.binary(max_size=30),
-                      st.text(max_size=30).map(str.encode))
+json_value = (
+    json_leaf
+    | st.lists(json_leaf, max_size=3)
+    | st.dictionaries(st.sampled_from(["content", "tokens", "predicted_n", "x", ""]), json_leaf, max_size=3)
+)
+event = (
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "content": json_value,
+            "tokens": json_value,
+            "stop": json_value,
+            "tokens_predicted": json_value,
+            "timings": st.fixed_dictionaries(
+                {},
+                optional={
+                    "predicted_n": json_value,
+                    "draft_n": json_value,
+                    "draft_n_accepted": json_value,
+                    "predicted_per_second": json_value,
+                },
+            )
+            | json_value,
+        },
+    )
+    | json_value
+)
+data_line = st.one_of(
+    event.map(lambda e: json.dumps(e).encode()), st.binary(max_size=30), st.text(max_size=30).map(str.encode)
+)
 
 
 @FUZZ
@@ -99,10 +137,13 @@ def test_malformed_events_are_none():
 
 WANTED = (DRAFTS_TOTAL, "llamacpp:spec_decode_num_draft_tokens_total")
 metric_line = st.one_of(
-    st.text(alphabet="abcdelmprst_:{}=\",. 0123456789#\t+-eNIaf", max_size=60),
-    st.builds(lambda name, labels, value: f"{name}{labels} {value}", st.sampled_from(WANTED),
-              st.sampled_from(["", "{a=\"b\"}", "{a=b}", "{", "{a=\"b\",}"]),
-              st.sampled_from(["1", "2.5", "NaN", "+Inf", "x", "", "1 2 3", "1e400"]) | NUMBER),
+    st.text(alphabet='abcdelmprst_:{}=",. 0123456789#\t+-eNIaf', max_size=60),
+    st.builds(
+        lambda name, labels, value: f"{name}{labels} {value}",
+        st.sampled_from(WANTED),
+        st.sampled_from(["", '{a="b"}', "{a=b}", "{", '{a="b",}']),
+        st.sampled_from(["1", "2.5", "NaN", "+Inf", "x", "", "1 2 3", "1e400"]) | NUMBER,
+    ),
     st.sampled_from(["# TYPE llamacpp:spec_decode_num_drafts_total counter", "# HELP x y"]),
 )
 

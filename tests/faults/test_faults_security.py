@@ -41,12 +41,17 @@ def test_commands_sh_quotes_every_value_so_a_shell_reads_back_the_exact_argv(swe
     assert planned[planned.index("--chat-template") + 1] == HOSTILE_ARGS["--chat-template"]
     # A real shell expands the line's words (command substitution would run here if a value were
     # unquoted) and hands them to a function that prints them instead of launching anything.
-    words = subprocess.run(["/bin/sh", "-c", 'show() { for a; do printf "%s\\0" "$a"; done; }; show ' + line],
-                           capture_output=True, text=True, check=True, env={"MY_API_KEY": "k"}).stdout
+    words = subprocess.run(
+        ["/bin/sh", "-c", 'show() { for a; do printf "%s\\0" "$a"; done; }; show ' + line],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"MY_API_KEY": "k"},
+    ).stdout
     assert not [p for p in PWNED if p.exists()], "commands.sh ran a config value"
     words = words.split("\0")[:-1]
     assert words[:2] == ["env", "MY_API_KEY=k"]  # the secret comes from the caller's environment
-    assert words[words.index(planned[0]):] == planned
+    assert words[words.index(planned[0]) :] == planned
 
 
 def _every_file(root: Path) -> dict[str, bytes]:
@@ -67,8 +72,13 @@ def _every_file(root: Path) -> dict[str, bytes]:
 def test_no_secret_reaches_any_file_or_the_archive(sweep):
     files = _every_file(sweep.workdir)
     assert any("!" in name for name in files), "the archive was not read"
-    for expected in ("results/hostile/launch.json", "results/hostile/provenance.json", "results/provenance.json",
-                     "results/commands.sh", "results/hostile/server.log"):
+    for expected in (
+        "results/hostile/launch.json",
+        "results/hostile/provenance.json",
+        "results/provenance.json",
+        "results/commands.sh",
+        "results/hostile/server.log",
+    ):
         assert expected in files
     leaks = [(name, secret) for name, data in files.items() for secret in SECRETS if secret.encode() in data]
     assert leaks == []
@@ -109,8 +119,10 @@ def test_a_host_beyond_loopback_is_warned_in_the_console_and_launch_json(tmp_pat
     assert json.loads((tmp_path / "results" / "cfg" / "launch.json").read_text())["warnings"] == []
 
 
-@pytest.mark.parametrize(("host", "warned"), [("127.0.0.1", False), ("localhost", False), ("::1", False),
-                                              ("0.0.0.0", True), ("192.168.1.5", True)])
+@pytest.mark.parametrize(
+    ("host", "warned"),
+    [("127.0.0.1", False), ("localhost", False), ("::1", False), ("0.0.0.0", True), ("192.168.1.5", True)],
+)
 def test_the_plan_warns_about_a_host_beyond_loopback(default_config, host, warned):
     config = copy.deepcopy(default_config)
     config["engines"]["llama"]["host"] = host

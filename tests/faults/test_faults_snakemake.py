@@ -39,8 +39,9 @@ def test_keep_going_summary_lists_the_failed_configuration_and_a_rerun_retries_o
     assert sweep.left["keep-going"] == []
 
     plan = sweep.steps["dry-run"]
-    assert planned_jobs(plan.stdout).get("bench") == 1 and "output: results/dies/launch.json" in plan.stdout, \
+    assert planned_jobs(plan.stdout).get("bench") == 1 and "output: results/dies/launch.json" in plan.stdout, (
         plan.stdout[-3000:]
+    )
 
     again = sweep.steps["rerun"]  # the fault is gone: just that configuration is measured, then summarised
     assert again.returncode == 0, again.stderr[-3000:]
@@ -54,20 +55,36 @@ def test_keep_going_summary_lists_the_failed_configuration_and_a_rerun_retries_o
 # group takes the same path, and the job-script tests in test_faults_standin cover SIGINT and SIGTERM
 # alike), and SIGTERM to Snakemake's pid alone (its graceful stop). The rerun needs only summary.csv.
 @pytest.mark.parametrize(("sig", "target"), [(signal.SIGINT, "group"), (signal.SIGTERM, "pid")])
-def test_signal_to_snakemake_during_a_run_leaves_no_engine_and_rerun_incomplete_recovers(tmp_path, standin,
-                                                                                         model_file, sig, target):
+def test_signal_to_snakemake_during_a_run_leaves_no_engine_and_rerun_incomplete_recovers(
+    tmp_path, standin, model_file, sig, target
+):
     """``group``: Ctrl-C in a terminal, or a scheduler cancelling the job: the engine is gone within 10 s.
     ``pid``: `kill -TERM <snakemake>` alone is Snakemake's graceful stop: it lets the running job end
     (here: the stalled request times out after request_timeout_s), and nothing is left when it exits."""
     stall = tmp_path / "stall-on"
     stall.touch()
-    write_config(tmp_path, standin, model_file, {
-        "baseline": {"baseline": True, "env": {"STANDIN_MODE": "stall-mid-stream,fork-worker,ignore-sigterm",
-                                               "STANDIN_ONLY_IF": str(stall)}}},
-                 warmup_requests=0, request_timeout_s=4)
+    write_config(
+        tmp_path,
+        standin,
+        model_file,
+        {
+            "baseline": {
+                "baseline": True,
+                "env": {"STANDIN_MODE": "stall-mid-stream,fork-worker,ignore-sigterm", "STANDIN_ONLY_IF": str(stall)},
+            }
+        },
+        warmup_requests=0,
+        request_timeout_s=4,
+    )
     env = {**os.environ, "SPECSWEEP_CACHE": str(tmp_path / "cache")}
-    job = subprocess.Popen(snakemake_argv(tmp_path, "results/summary.csv"), env=env, text=True, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, start_new_session=True)
+    job = subprocess.Popen(
+        snakemake_argv(tmp_path, "results/summary.csv"),
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     log = tmp_path / "results" / "baseline" / "server.log"
     assert wait_for(lambda: log.exists() and "stalling mid-stream" in log.read_text(), 60)
     assert len(leftovers(standin)) == 2

@@ -30,16 +30,16 @@ from specsweep.server import ServerError
 from specsweep.session import RunError
 
 
-def test_clean_session_with_forked_worker_and_ignored_sigterm_leaves_nothing(tmp_path, standin, model_file,
-                                                                             monkeypatch):
+def test_clean_session_with_forked_worker_and_ignored_sigterm_leaves_nothing(
+    tmp_path, standin, model_file, monkeypatch
+):
     # The worker ignores SIGTERM and the leader too: only the escalation to SIGKILL stops them.
     spec = session_spec(tmp_path, standin, model_file, env={"STANDIN_MODE": "fork-worker,ignore-sigterm"})
     started = time.monotonic()
     error, progress = run_session(spec, monkeypatch)
     assert error is None, progress
     assert time.monotonic() - started < 10
-    assert sorted(p.name for p in (results_of(spec) / "runs").iterdir()) == ["run_0.json", "run_1.json",
-                                                                            "run_2.json"]
+    assert sorted(p.name for p in (results_of(spec) / "runs").iterdir()) == ["run_0.json", "run_1.json", "run_2.json"]
     assert launch_status(spec) == "completed"
     assert not (results_of(spec) / "server.pgid").exists()
     assert failed_dirs(spec) == []
@@ -62,8 +62,9 @@ def test_engine_exiting_at_start_fails_at_once_with_the_log_tail(tmp_path, stand
 
 
 def test_readiness_timeout_fires_and_stops_the_hung_server(tmp_path, standin, model_file, monkeypatch):
-    spec = session_spec(tmp_path, standin, model_file, env={"STANDIN_MODE": "hang-before-ready,fork-worker"},
-                        ready_timeout_s=1.5)
+    spec = session_spec(
+        tmp_path, standin, model_file, env={"STANDIN_MODE": "hang-before-ready,fork-worker"}, ready_timeout_s=1.5
+    )
     started = time.monotonic()
     error, _ = run_session(spec, monkeypatch)
     assert isinstance(error, ServerError)
@@ -72,13 +73,17 @@ def test_readiness_timeout_fires_and_stops_the_hung_server(tmp_path, standin, mo
     assert leftovers(standin) == []
 
 
-@pytest.mark.parametrize(("mode", "kind", "expected"), [
-    ("stall-mid-stream", RequestError, "timed out"),
-    ("drop-connection", RunError, "stream ended after 3 events without the engine's final report")])
-def test_request_that_stalls_or_drops_fails_the_run(tmp_path, standin, model_file, monkeypatch, mode, kind,
-                                                    expected):
-    spec = session_spec(tmp_path, standin, model_file, env={"STANDIN_MODE": mode}, warmup_requests=0,
-                        request_timeout_s=1)
+@pytest.mark.parametrize(
+    ("mode", "kind", "expected"),
+    [
+        ("stall-mid-stream", RequestError, "timed out"),
+        ("drop-connection", RunError, "stream ended after 3 events without the engine's final report"),
+    ],
+)
+def test_request_that_stalls_or_drops_fails_the_run(tmp_path, standin, model_file, monkeypatch, mode, kind, expected):
+    spec = session_spec(
+        tmp_path, standin, model_file, env={"STANDIN_MODE": mode}, warmup_requests=0, request_timeout_s=1
+    )
     started = time.monotonic()
     error, _ = run_session(spec, monkeypatch)
     assert isinstance(error, kind), error
@@ -108,9 +113,13 @@ def test_engine_killed_during_run_3_of_5_keeps_the_completed_runs(tmp_path, stan
 def _listening_standin(standin, port, tmp_path, env_mode=""):
     """Someone else's server (not launched by specsweep) answering /health on ``port``."""
     started = tmp_path / f"other-{port}.started"
-    other = subprocess.Popen([str(standin), "--port", str(port)], start_new_session=True,
-                             env={"STANDIN_STARTED": str(started), "STANDIN_MODE": env_mode},
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    other = subprocess.Popen(
+        [str(standin), "--port", str(port)],
+        start_new_session=True,
+        env={"STANDIN_STARTED": str(started), "STANDIN_MODE": env_mode},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     assert wait_for(started.exists, 10), "the other server did not start"
     return other
 
@@ -149,9 +158,16 @@ def test_readiness_is_not_fooled_by_a_stale_server_on_the_same_port(tmp_path, st
     log = tmp_path / "server.log"
     try:
         assert engine.is_ready(f"http://127.0.0.1:{port}")  # the stale server does answer
-        with pytest.raises(ServerError) as error, managed_server(
-                [str(standin), "--port", str(port)], {"STANDIN_MODE": "slow-bind=1"}, log,
-                StaleGroup(tmp_path / "server.pgid"), 0.5) as process:
+        with (
+            pytest.raises(ServerError) as error,
+            managed_server(
+                [str(standin), "--port", str(port)],
+                {"STANDIN_MODE": "slow-bind=1"},
+                log,
+                StaleGroup(tmp_path / "server.pgid"),
+                0.5,
+            ) as process,
+        ):
             wait_until_ready(process, lambda: engine.is_ready(f"http://127.0.0.1:{port}"), 10, log, port=port)
         assert "couldn't bind" in str(error.value)
     finally:
@@ -163,8 +179,15 @@ def test_readiness_is_not_fooled_by_a_stale_server_on_the_same_port(tmp_path, st
 @pytest.mark.parametrize("phase", ["readiness", "run"])
 def test_signal_to_the_job_script_stops_the_engine_group(tmp_path, standin, model_file, sig, phase):
     mode = "hang-before-ready" if phase == "readiness" else "stall-mid-stream"
-    spec = session_spec(tmp_path, standin, model_file, env={"STANDIN_MODE": f"{mode},fork-worker,ignore-sigterm"},
-                        warmup_requests=0, request_timeout_s=60, ready_timeout_s=60)
+    spec = session_spec(
+        tmp_path,
+        standin,
+        model_file,
+        env={"STANDIN_MODE": f"{mode},fork-worker,ignore-sigterm"},
+        warmup_requests=0,
+        request_timeout_s=60,
+        ready_timeout_s=60,
+    )
     driver = spawn_driver(spec, tmp_path)
     log = results_of(spec) / "server.log"
     marker = "stalling mid-stream" if phase == "run" else "listening on"
@@ -185,8 +208,9 @@ def test_signal_to_the_job_script_stops_the_engine_group(tmp_path, standin, mode
 
 
 def test_sigkill_of_the_job_script_is_cleaned_up_by_the_next_session(tmp_path, standin, model_file, monkeypatch):
-    spec = session_spec(tmp_path, standin, model_file, env={"STANDIN_MODE": "fork-worker,ignore-sigterm"},
-                        warmup_requests=0)
+    spec = session_spec(
+        tmp_path, standin, model_file, env={"STANDIN_MODE": "fork-worker,ignore-sigterm"}, warmup_requests=0
+    )
     spec["configuration"]["env"]["STANDIN_MODE"] += ",hang-before-ready"
     driver = spawn_driver(spec, tmp_path)
     pgid_file = results_of(spec) / "server.pgid"
@@ -214,8 +238,7 @@ def test_stale_record_of_a_reused_process_group_is_not_killed(tmp_path):
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     try:
         record = tmp_path / "server.pgid"
-        record.write_text(json.dumps({"pgid": bystander.pid, "executable": sys.executable,
-                                      "started": time.time() + 5}))
+        record.write_text(json.dumps({"pgid": bystander.pid, "executable": sys.executable, "started": time.time() + 5}))
         assert StaleGroup(record).stop_if_running(0.5) is None
         assert bystander.poll() is None
         assert not record.exists()
@@ -224,8 +247,7 @@ def test_stale_record_of_a_reused_process_group_is_not_killed(tmp_path):
         bystander.wait()
 
 
-def test_malformed_stream_events_and_metrics_lines_are_counted_not_fatal(tmp_path, standin, model_file,
-                                                                         monkeypatch):
+def test_malformed_stream_events_and_metrics_lines_are_counted_not_fatal(tmp_path, standin, model_file, monkeypatch):
     # Every token event is preceded by two bad `data:` lines; /metrics carries a garbled sample line.
     spec = session_spec(tmp_path, standin, model_file, env={"STANDIN_MODE": "bad-json"})
     error, progress = run_session(spec, monkeypatch)

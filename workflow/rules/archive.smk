@@ -20,7 +20,7 @@ rule archive:
     input:
         ARCHIVE,
     output:
-        f"results/archive/{ARCHIVE_NAME}.verified.txt",
+        results_tree.archive_verified(ARCHIVE_NAME),
     log:
         "logs/archive/verify.log",
     conda:
@@ -35,7 +35,7 @@ rule rebuild:
         REBUILT,
         manifest="MANIFEST.sha256",
     output:
-        "results/archive/rebuild-check.txt",
+        results_tree.REBUILD_CHECK,
     log:
         "logs/archive/rebuild.log",
     conda:

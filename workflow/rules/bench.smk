@@ -5,9 +5,9 @@ rule bench:
         prompts=BENCH["prompts"],
         after=runs_before,
     output:
-        launch="results/{cfg}/launch.json",
-        log="results/{cfg}/server.log",
-        runs=expand("results/{{cfg}}/runs/run_{i}.json", i=RUNS),
+        launch=results_tree.launch_file("{cfg}"),
+        log=results_tree.server_log("{cfg}"),
+        runs=[results_tree.run_file("{cfg}", i) for i in RUNS],
     log:
         "logs/bench/{cfg}.log",
     priority: bench_priority

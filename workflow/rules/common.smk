@@ -6,12 +6,12 @@ from snakemake.exceptions import WorkflowError
 # The library (src/specsweep) is installed into the venv by `make venv`.
 from specsweep import config as sweep_config
 from specsweep import config_errors
-from specsweep.adaptive import with_extra_runs
-from specsweep import drift as sweep_drift
+from specsweep import design as sweep_design
 from specsweep import provenance as sweep_provenance
+from specsweep import results as results_tree
 from specsweep.redact import fingerprint, redact_mapping
 from specsweep.launchplan import check_configurations
-from specsweep.parsers import log_format_of as engine_log_format
+from specsweep.engines import log_format_of as engine_log_format
 from specsweep.parsers.user import compile_parsers
 
 # What the user set, before schema defaults: Snakemake params identify a job by these alone, so a
@@ -30,7 +30,7 @@ try:
     # fills in defaults), then the checks a schema cannot express.
     config.update(sweep_config.validate_schema(config))
     # Grids expanded; benchmark.order: bracket adds <baseline>-end, measured after the others.
-    CONFIGURATIONS = sweep_config.configurations_of(config)
+    CONFIGURATIONS = sweep_design.configurations_of(config)
     sweep_config.check_files(config)
     PROFILE_PARSERS = compile_parsers(config.get("profile_parsers"))
     # Engine domain checks (e.g. SGLang EAGLE tree sizes): warnings, errors when impossible.
@@ -62,13 +62,13 @@ wildcard_constraints:
 
 def final_outputs():
     return [
-        "results/summary.csv",
-        "results/figures/throughput.png",
-        "results/figures/acceptance.png",
-        "results/costmodel.md",
-        "results/figures/costmodel.png",
-        "results/drift.csv",
-        "results/provenance.json",
+        results_tree.SUMMARY,
+        results_tree.figure("throughput"),
+        results_tree.figure("acceptance"),
+        results_tree.COSTMODEL_REPORT,
+        results_tree.figure("costmodel"),
+        results_tree.DRIFT,
+        results_tree.PROVENANCE,
         *PAPER,
         *breakdown_figures(),
     ]
@@ -77,28 +77,32 @@ def final_outputs():
 def breakdown_figures():
     """The cycle-breakdown figure, when a profile parser says which columns make up a cycle."""
     if any(p.breakdown for p in PROFILE_PARSERS):
-        return ["results/figures/cycle_breakdown.png"]
+        return [results_tree.figure("cycle_breakdown")]
     return []
 
 
-def per_configuration(pattern):
-    return [pattern.format(cfg=name) for name in CONFIGURATIONS]
+def per_configuration(path_of):
+    """One path per configuration, e.g. per_configuration(results_tree.launch_file)."""
+    return [path_of(name) for name in CONFIGURATIONS]
 
 
 def plan_files(wildcards):
-    return [f"results/plan/{name}.json" for name in CONFIGURATIONS]
+    return per_configuration(results_tree.plan_file)
 
 
 def models_named(configuration):
     """The model records a configuration uses: its engine's model and its draft model."""
     engine = config["engines"][configuration.engine]
     names = {engine.get("model"), configuration.draft_model} - {None}
-    return [f"results/models/{model}.json" for model in sorted(names)]
+    return [results_tree.model_record_file(model) for model in sorted(names)]
 
 
 # Per configuration, the engine and model records its session uses and its provenance cites.
 RECORD_SOURCES = {
-    name: {"engine": f"results/engine/{c.engine}.json", "models": models_named(c)}
+    name: {
+        "engine": results_tree.engine_record_file(c.engine),
+        "models": models_named(c),
+    }
     for name, c in CONFIGURATIONS.items()
 }
 
@@ -143,9 +147,7 @@ def all_configurations(wildcards):
 
 
 def run_files(wildcards):
-    return [
-        f"results/{name}/runs/run_{i}.json" for name in CONFIGURATIONS for i in RUNS
-    ]
+    return [results_tree.run_file(name, i) for name in CONFIGURATIONS for i in RUNS]
 
 
 def engine_settings(wildcards):
@@ -158,12 +160,12 @@ def model_spec(wildcards):
 
 def runs_before(wildcards):
     """<baseline>-end (benchmark.order: bracket) waits for every other configuration."""
-    return sweep_drift.runs_before(wildcards.cfg, CONFIGURATIONS, RUNS)
+    return sweep_design.runs_before(wildcards.cfg, CONFIGURATIONS, RUNS)
 
 
 def bench_priority(wildcards):
     """The baseline's session is scheduled before the others (the start of a bracket)."""
-    return sweep_drift.session_priority(wildcards.cfg, CONFIGURATIONS)
+    return sweep_design.session_priority(wildcards.cfg, CONFIGURATIONS)
 
 
 def compare_input(key):
@@ -186,23 +188,23 @@ def compare_after(wildcards):
 # Provenance, paper and archive (provenance.smk, summary.smk, archive.smk).
 CONFIG_SHA256 = sweep_provenance.config_sha256(config)
 ARCHIVE_NAME = f"specsweep-{CONFIG_SHA256[:12]}"
-ARCHIVE = f"results/archive/{ARCHIVE_NAME}.tar.gz"
+ARCHIVE = results_tree.archive_file(ARCHIVE_NAME)
 FIGURES = [
-    f"results/figures/{name}.{fmt}"
+    results_tree.figure(name, fmt)
     for name in ("throughput", "acceptance", "costmodel")
-    for fmt in ("png", "svg", "pdf")
+    for fmt in results_tree.FIGURE_FORMATS
 ]
-PAPER = ["results/paper/macros.tex", "results/paper/summary_table.tex"]
+PAPER = [results_tree.PAPER_MACROS, results_tree.PAPER_TABLE]
 # What a rebuild from an archive recomputes (no engine): every output of the summary and figures
 # jobs, each compared with the archive's manifest.
 REBUILT = [
-    "results/summary.csv",
-    "results/runs.csv",
-    "results/drift.csv",
-    "results/costmodel.csv",
-    "results/costmodel_parameters.csv",
-    "results/costmodel.md",
-    *per_configuration("results/{cfg}/profile.csv"),
+    results_tree.SUMMARY,
+    results_tree.RUNS_TABLE,
+    results_tree.DRIFT,
+    results_tree.COSTMODEL,
+    results_tree.COSTMODEL_PARAMETERS,
+    results_tree.COSTMODEL_REPORT,
+    *per_configuration(results_tree.profile_file),
     *FIGURES,
     *PAPER,
 ]
@@ -223,14 +225,16 @@ def archive_inputs(wildcards):
     return {
         "prompts": BENCH["prompts"],
         "records": ENGINE_RECORDS + MODEL_RECORDS,
-        "launches": per_configuration("results/{cfg}/launch.json"),
-        "server_logs": per_configuration("results/{cfg}/server.log"),
+        "launches": per_configuration(results_tree.launch_file),
+        "server_logs": per_configuration(results_tree.server_log),
         # adaptive extras (runs/extra/) exist once their session ran; the summary reads them too
-        "runs": [str(path) for path in with_extra_runs(run_files(wildcards))],
-        "profiles": per_configuration("results/{cfg}/profile.csv"),
+        "runs": [
+            str(path) for path in results_tree.with_extra_runs(run_files(wildcards))
+        ],
+        "profiles": per_configuration(results_tree.profile_file),
         "provenance": [
-            "results/provenance.json",
-            *per_configuration("results/{cfg}/provenance.json"),
+            results_tree.PROVENANCE,
+            *per_configuration(results_tree.configuration_provenance),
         ],
         "aggregates": REBUILT,
         "final_outputs": final_outputs(),  # whatever else `all` makes (cost model, drift, ...)
@@ -243,7 +247,8 @@ def print_conclusion():
     from specsweep import conclusion
 
     if any(job.rule.name == "summary" for job in workflow.dag.jobs):
-        print("\n".join(conclusion.lines(conclusion.read("results/summary.csv"))), file=sys.stderr)
+        rows = conclusion.read(results_tree.SUMMARY)
+        print("\n".join(conclusion.lines(rows, results_tree.ROOT)), file=sys.stderr)
 
 
 def summarise_what_finished():
@@ -252,6 +257,12 @@ def summarise_what_finished():
     from specsweep import incomplete
 
     try:
-        incomplete.write_summary(CONFIGURATIONS, len(RUNS), "results", sys.stderr)
+        incomplete.write_summary(
+            CONFIGURATIONS,
+            len(RUNS),
+            results_tree.ROOT,
+            config.get("profile_parsers", {}),
+            sys.stderr,
+        )
     except Exception as error:  # a report of a failure must not hide the failure itself
         print(f"specsweep: no partial summary ({error!r})", file=sys.stderr)

@@ -5,14 +5,14 @@ rule compare:
         before=compare_before,
         after=compare_after,
     output:
-        table="results/compare/comparison.csv",
+        table=results_tree.COMPARISON_TABLE,
         figure=report(
-            "results/compare/comparison.png",
+            results_tree.comparison_figure("png"),
             caption="../report/comparison.rst",
             category="Comparison",
         ),
-        figure_svg="results/compare/comparison.svg",
-        figure_pdf="results/compare/comparison.pdf",
+        figure_svg=results_tree.comparison_figure("svg"),
+        figure_pdf=results_tree.comparison_figure("pdf"),
     log:
         "logs/compare.log",
     params:

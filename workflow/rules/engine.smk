@@ -1,6 +1,6 @@
 rule engine:
     output:
-        "results/engine/{engine}.json",
+        results_tree.engine_record_file("{engine}"),
     log:
         "logs/engine/{engine}.log",
     conda:
@@ -16,7 +16,7 @@ rule engine:
 # Downloading, extracting and hashing a model must not overlap a measurement (--cores > 1).
 rule model:
     output:
-        "results/models/{model}.json",
+        results_tree.model_record_file("{model}"),
     log:
         "logs/models/{model}.log",
     conda:

@@ -1,31 +1,31 @@
 # Every figure of `all`; the cost model's curves are refitted from the run records.
 rule figures:
     input:
-        summary="results/summary.csv",
-        runs="results/runs.csv",
+        summary=results_tree.SUMMARY,
+        runs=results_tree.RUNS_TABLE,
         run_records=run_files,
     output:
         throughput=report(
-            "results/figures/throughput.png",
+            results_tree.figure("throughput", "png"),
             caption="../report/throughput.rst",
             category="Figures",
         ),
-        throughput_svg="results/figures/throughput.svg",
-        throughput_pdf="results/figures/throughput.pdf",
+        throughput_svg=results_tree.figure("throughput", "svg"),
+        throughput_pdf=results_tree.figure("throughput", "pdf"),
         acceptance=report(
-            "results/figures/acceptance.png",
+            results_tree.figure("acceptance", "png"),
             caption="../report/acceptance.rst",
             category="Figures",
         ),
-        acceptance_svg="results/figures/acceptance.svg",
-        acceptance_pdf="results/figures/acceptance.pdf",
+        acceptance_svg=results_tree.figure("acceptance", "svg"),
+        acceptance_pdf=results_tree.figure("acceptance", "pdf"),
         costmodel=report(
-            "results/figures/costmodel.png",
+            results_tree.figure("costmodel", "png"),
             caption="../report/costmodel.rst",
             category="Figures",
         ),
-        costmodel_svg="results/figures/costmodel.svg",
-        costmodel_pdf="results/figures/costmodel.pdf",
+        costmodel_svg=results_tree.figure("costmodel", "svg"),
+        costmodel_pdf=results_tree.figure("costmodel", "pdf"),
     log:
         "logs/figures.log",
     conda:
@@ -39,15 +39,15 @@ rule figures:
 # Only when a profile parser declares a `breakdown` (see common.smk breakdown_figures).
 rule cycle_breakdown:
     input:
-        summary="results/summary.csv",
+        summary=results_tree.SUMMARY,
     output:
         png=report(
-            "results/figures/cycle_breakdown.png",
+            results_tree.figure("cycle_breakdown", "png"),
             caption="../report/cycle_breakdown.rst",
             category="Figures",
         ),
-        svg="results/figures/cycle_breakdown.svg",
-        pdf="results/figures/cycle_breakdown.pdf",
+        svg=results_tree.figure("cycle_breakdown", "svg"),
+        pdf=results_tree.figure("cycle_breakdown", "pdf"),
     log:
         "logs/cycle_breakdown.log",
     conda:

@@ -2,7 +2,7 @@
 # builds nothing, downloads nothing (so it runs on a laptop for a GPU campaign).
 rule plan_configuration:
     output:
-        "results/plan/{cfg}.json",
+        results_tree.plan_file("{cfg}"),
     log:
         "logs/plan/{cfg}.log",
     conda:
@@ -19,7 +19,7 @@ rule plan:
     input:
         plan_files,
     output:
-        "results/commands.sh",
+        results_tree.COMMANDS,
     log:
         "logs/plan/commands.log",
     conda:

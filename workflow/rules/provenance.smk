@@ -2,16 +2,16 @@
 # results/{cfg}/provenance.json and results/provenance.json (format: docs/provenance.md).
 rule provenance:
     input:
-        launches=per_configuration("results/{cfg}/launch.json"),
+        launches=per_configuration(results_tree.launch_file),
         engines=ENGINE_RECORDS,
         models=MODEL_RECORDS,
     output:
         sweep=report(
-            "results/provenance.json",
+            results_tree.PROVENANCE,
             caption="../report/provenance.rst",
             category="Provenance",
         ),
-        configurations=per_configuration("results/{cfg}/provenance.json"),
+        configurations=per_configuration(results_tree.configuration_provenance),
     log:
         "logs/provenance.log",
     conda:

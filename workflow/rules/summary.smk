@@ -1,42 +1,42 @@
 # Every table of the sweep in one job (one Python start instead of one per table and per
-# configuration; issue 7): server logs -> results/{cfg}/profile.csv, runs -> summary.csv,
+# configuration): server logs -> results/{cfg}/profile.csv, runs -> summary.csv,
 # runs.csv, drift.csv (bracketing), paper/ (LaTeX macros and table), the cost model's tables.
 rule summary:
     input:
         runs=run_files,
-        launches=per_configuration("results/{cfg}/launch.json"),
-        server_logs=per_configuration("results/{cfg}/server.log"),
+        launches=per_configuration(results_tree.launch_file),
+        server_logs=per_configuration(results_tree.server_log),
     output:
         summary=report(
-            "results/summary.csv",
+            results_tree.SUMMARY,
             caption="../report/summary.rst",
             category="Summary",
         ),
         runs=report(
-            "results/runs.csv",
+            results_tree.RUNS_TABLE,
             caption="../report/runs.rst",
             category="Summary",
         ),
-        profiles=per_configuration("results/{cfg}/profile.csv"),
+        profiles=per_configuration(results_tree.profile_file),
         drift=report(
-            "results/drift.csv",
+            results_tree.DRIFT,
             caption="../report/drift.rst",
             category="Summary",
         ),
         macros=report(
-            "results/paper/macros.tex",
+            results_tree.PAPER_MACROS,
             caption="../report/macros.rst",
             category="Paper",
         ),
         table=report(
-            "results/paper/summary_table.tex",
+            results_tree.PAPER_TABLE,
             caption="../report/summary_table.rst",
             category="Paper",
         ),
-        costmodel="results/costmodel.csv",
-        costmodel_parameters="results/costmodel_parameters.csv",
+        costmodel=results_tree.COSTMODEL,
+        costmodel_parameters=results_tree.COSTMODEL_PARAMETERS,
         costmodel_report=report(
-            "results/costmodel.md",
+            results_tree.COSTMODEL_REPORT,
             caption="../report/costmodel_report.rst",
             category="Cost model",
         ),

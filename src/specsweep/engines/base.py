@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TextIO
 
 import requests
 from prometheus_client.parser import text_string_to_metric_families
@@ -43,10 +43,30 @@ class Engine(abc.ABC):
     default_port: ClassVar[int] = 8080
     default_launcher: ClassVar[tuple[str, ...]] = ()
     health_timeout_s: ClassVar[float] = 2.0
+    # The server log's format: a parser module's LOG_FORMAT name (parsers/), or "none" (lines counted only).
+    log_format: ClassVar[str] = "none"
+    # Python packages provenance records when they are installed here: the engine's own and what it runs on.
+    packages: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, settings: dict[str, Any], resources: EngineResources) -> None:
         self.settings = settings
         self.resources = resources
+
+    @classmethod
+    def log_format_of(cls, settings: dict[str, Any]) -> str:
+        """The format of this engine's server log (``settings`` are its ``engines`` entry)."""
+        return cls.log_format
+
+    @classmethod
+    def planned_executable(cls, settings: dict[str, Any]) -> str | None:
+        """Where the server binary the engine rule provides will be, for the plan; None when the engine
+        is started from an installed package (its launcher) or not started at all."""
+        return None
+
+    @classmethod
+    def engine_record(cls, name: str, settings: dict[str, Any], progress: TextIO) -> dict[str, Any]:
+        """The engine rule's record (results/engine/<name>.json): the executable it provides, if any."""
+        return {"kind": cls.kind, "executable": None}
 
     def base_url(self, host: str, port: int) -> str:
         return f"http://{host}:{port}"
@@ -105,8 +125,9 @@ class Engine(abc.ABC):
     def tokens_generated(self, fields: dict[str, Any]) -> int | None: ...
 
     @abc.abstractmethod
-    def speculation(self, fields: dict[str, Any], counter_delta: dict[str, float],
-                    emitted: int) -> SpeculationCounts | None:
+    def speculation(
+        self, fields: dict[str, Any], counter_delta: dict[str, float], emitted: int
+    ) -> SpeculationCounts | None:
         """Speculation counts of one run, from the most precise source available."""
 
     def flush_cache(self, base_url: str) -> None:  # noqa: B027 (optional hook)

@@ -26,6 +26,11 @@ class External(openai.OpenAICompletions, Engine):
     health_path: ClassVar[str] = "/v1/models"  # /health is not part of the OpenAI API
     counters: ClassVar[tuple[str, ...]] = openai.VLLM_COUNTERS + openai.LLAMACPP_COUNTERS
 
+    @classmethod
+    def log_format_of(cls, settings: dict[str, Any]) -> str:
+        """``external.log_format``: the endpoint's log is whichever engine's runs behind it."""
+        return (settings.get("external") or {}).get("log_format", "none")
+
     def __init__(self, settings: dict[str, Any], resources: Any) -> None:
         super().__init__(settings, resources)
         self.model_name: str | None = None

@@ -9,12 +9,12 @@ with ``return_tokens``, the generated token ids; the final event has ``timings``
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TextIO
 
 import requests
 
 from specsweep.config import Configuration
-from specsweep.engines import openai
+from specsweep.engines import llamacpp_build, openai
 from specsweep.engines.base import Engine, GenerationRequest, render_flags
 from specsweep.speculation import SpeculationCounts, count
 
@@ -22,6 +22,15 @@ from specsweep.speculation import SpeculationCounts, count
 class LlamaCpp(Engine):
     kind: ClassVar[str] = "llamacpp"
     counters: ClassVar[tuple[str, ...]] = openai.LLAMACPP_COUNTERS
+    log_format: ClassVar[str] = "llamacpp"
+
+    @classmethod
+    def planned_executable(cls, settings: dict[str, Any]) -> str | None:
+        return llamacpp_build.server_binary(settings).path
+
+    @classmethod
+    def engine_record(cls, name: str, settings: dict[str, Any], progress: TextIO) -> dict[str, Any]:
+        return llamacpp_build.engine_record(name, settings, progress)
 
     def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
         if not self.resources.executable or not self.resources.model:
@@ -40,14 +49,23 @@ class LlamaCpp(Engine):
             raise RuntimeError(
                 f"configuration {configuration.name}: --spec-type {configuration.args.get('--spec-type')} was "
                 f"asked for but /slots says speculation is off; check the server log for the reason "
-                f"(draft-simple needs -md DRAFT.gguf)")
-        return {"version": props.get("build_info"), "speculative": speculative,
-                "model_path": props.get("model_path"), "total_slots": props.get("total_slots")}
+                f"(draft-simple needs -md DRAFT.gguf)"
+            )
+        return {
+            "version": props.get("build_info"),
+            "speculative": speculative,
+            "model_path": props.get("model_path"),
+            "total_slots": props.get("total_slots"),
+        }
 
     def generation(self, request: GenerationRequest) -> tuple[str, dict[str, Any]]:
         return "/completion", {
-            "prompt": request.prompt, "n_predict": request.max_tokens, "temperature": request.temperature,
-            "ignore_eos": request.ignore_eos, "seed": request.seed, "stream": True,
+            "prompt": request.prompt,
+            "n_predict": request.max_tokens,
+            "temperature": request.temperature,
+            "ignore_eos": request.ignore_eos,
+            "seed": request.seed,
+            "stream": True,
             "cache_prompt": False,  # every run processes its prompt: runs stay independent
             "return_tokens": True,
         }
@@ -63,18 +81,23 @@ class LlamaCpp(Engine):
         final = next((e for e in reversed(events) if e.get("stop") is True), {})
         timings = final.get("timings")
         # Only well-typed values pass: a malformed final event reads as "not reported", never a crash.
-        return {"timings": timings if isinstance(timings, dict) else {},
-                "tokens_predicted": count(final.get("tokens_predicted")),
-                "tokens_evaluated": count(final.get("tokens_evaluated")), "stop_type": final.get("stop_type")}
+        return {
+            "timings": timings if isinstance(timings, dict) else {},
+            "tokens_predicted": count(final.get("tokens_predicted")),
+            "tokens_evaluated": count(final.get("tokens_evaluated")),
+            "stop_type": final.get("stop_type"),
+        }
 
     def tokens_generated(self, fields: dict[str, Any]) -> int | None:
         return fields.get("tokens_predicted") or count(fields.get("timings", {}).get("predicted_n"))
 
-    def speculation(self, fields: dict[str, Any], counter_delta: dict[str, float],
-                    emitted: int) -> SpeculationCounts | None:
+    def speculation(
+        self, fields: dict[str, Any], counter_delta: dict[str, float], emitted: int
+    ) -> SpeculationCounts | None:
         # The same timings and counters as an external llama-server: one reading of them (openai.py).
-        return openai.merge(openai.response_speculation(fields, emitted),
-                            openai.counter_speculation(counter_delta, emitted))
+        return openai.merge(
+            openai.response_speculation(fields, emitted), openai.counter_speculation(counter_delta, emitted)
+        )
 
 
 def expects_speculation(args: dict[str, Any]) -> bool:

@@ -44,9 +44,14 @@ def served_model(base_url: str, configured: str | None) -> str:
 
 def completion_request(model: str, request: GenerationRequest) -> tuple[str, dict[str, Any]]:
     return COMPLETIONS, {
-        "model": model, "prompt": request.prompt, "max_tokens": request.max_tokens,
-        "temperature": request.temperature, "ignore_eos": request.ignore_eos, "seed": request.seed,
-        "stream": True, "stream_options": {"include_usage": True},
+        "model": model,
+        "prompt": request.prompt,
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+        "ignore_eos": request.ignore_eos,
+        "seed": request.seed,
+        "stream": True,
+        "stream_options": {"include_usage": True},
     }
 
 
@@ -62,8 +67,10 @@ def chunk_tokens(event: dict[str, Any]) -> int:
 
 def final_fields(events: list[dict[str, Any]]) -> dict[str, Any]:
     usage = next((e["usage"] for e in reversed(events) if e.get("usage")), {})
-    finish = next((c.get("finish_reason") for e in reversed(events) for c in e.get("choices") or []
-                   if c.get("finish_reason")), None)
+    finish = next(
+        (c.get("finish_reason") for e in reversed(events) for c in e.get("choices") or [] if c.get("finish_reason")),
+        None,
+    )
     fields: dict[str, Any] = {"usage": usage, "finish_reason": finish}
     for key in ("timings", "metrics", "system_fingerprint"):
         value = next((e[key] for e in reversed(events) if e.get(key)), None)
@@ -82,10 +89,13 @@ def response_speculation(fields: dict[str, Any], emitted: int) -> SpeculationCou
     spec = (fields.get("metrics") or {}).get("speculative_decoding")
     if spec and spec.get("num_draft_tokens") is not None:
         # vllm/v1/metrics/stats.py RequestSpecDecodeMetrics.to_dict (0.33)
-        return SpeculationCounts(drafted=int(spec["num_draft_tokens"]),
-                                 accepted=int(spec["num_accepted_draft_tokens"]), emitted=emitted,
-                                 verify_steps=int(spec["num_spec_steps"]) if spec.get("num_spec_steps") else None,
-                                 source="response metrics.speculative_decoding")
+        return SpeculationCounts(
+            drafted=int(spec["num_draft_tokens"]),
+            accepted=int(spec["num_accepted_draft_tokens"]),
+            emitted=emitted,
+            verify_steps=int(spec["num_spec_steps"]) if spec.get("num_spec_steps") else None,
+            source="response metrics.speculative_decoding",
+        )
     timings = fields.get("timings") or {}
     # llama-server (tools/server/server-task.cpp): present only when something was drafted
     drafted, accepted = count(timings.get("draft_n")), count(timings.get("draft_n_accepted"))
@@ -101,8 +111,12 @@ def counter_speculation(delta: dict[str, float], emitted: int) -> SpeculationCou
         if drafted:
             steps = delta.get(f"{prefix}spec_decode_num_drafts_total")
             return SpeculationCounts(
-                drafted=int(drafted), accepted=int(delta.get(f"{prefix}spec_decode_num_accepted_tokens_total", 0)),
-                emitted=emitted, verify_steps=int(steps) if steps else None, source="/metrics")
+                drafted=int(drafted),
+                accepted=int(delta.get(f"{prefix}spec_decode_num_accepted_tokens_total", 0)),
+                emitted=emitted,
+                verify_steps=int(steps) if steps else None,
+                source="/metrics",
+            )
     return None
 
 
@@ -111,8 +125,13 @@ def merge(response: SpeculationCounts | None, counters: SpeculationCounts | None
     if response is None:
         return counters
     if response.verify_steps is None and counters is not None and counters.verify_steps is not None:
-        return SpeculationCounts(drafted=response.drafted, accepted=response.accepted, emitted=response.emitted,
-                                 verify_steps=counters.verify_steps, source=f"{response.source} + /metrics")
+        return SpeculationCounts(
+            drafted=response.drafted,
+            accepted=response.accepted,
+            emitted=response.emitted,
+            verify_steps=counters.verify_steps,
+            source=f"{response.source} + /metrics",
+        )
     return response
 
 
@@ -142,7 +161,7 @@ class OpenAICompletions:
     def tokens_generated(self, fields: dict[str, Any]) -> int | None:
         return completion_tokens(fields)
 
-    def speculation(self, fields: dict[str, Any], counter_delta: dict[str, float],
-                    emitted: int) -> SpeculationCounts | None:
+    def speculation(
+        self, fields: dict[str, Any], counter_delta: dict[str, float], emitted: int
+    ) -> SpeculationCounts | None:
         return merge(response_speculation(fields, emitted), counter_speculation(counter_delta, emitted))
-

@@ -34,6 +34,8 @@ class SGLang(Engine):
     default_port: ClassVar[int] = 30000
     default_launcher: ClassVar[tuple[str, ...]] = ("python3", "-m", "sglang.launch_server")
     counters: ClassVar[tuple[str, ...]] = (VERIFY_CALLS, GENERATION_TOKENS)
+    log_format: ClassVar[str] = "sglang"
+    packages: ClassVar[tuple[str, ...]] = ("sglang", "torch", "transformers", "flashinfer-python", "triton")
 
     def __init__(self, settings: dict[str, Any], resources: Any) -> None:
         super().__init__(settings, resources)
@@ -51,20 +53,27 @@ class SGLang(Engine):
         where = f"configurations/{configuration.name}"
         algorithm = str(args.get("--speculative-algorithm") or "").upper()
         warnings = []
-        if algorithm.startswith("EAGLE") and not (args.get("--speculative-draft-model-path")
-                                                  or args.get("--speculative-draft-model")):
+        if algorithm.startswith("EAGLE") and not (
+            args.get("--speculative-draft-model-path") or args.get("--speculative-draft-model")
+        ):
             warnings.append(f"{where}: --speculative-algorithm {algorithm} without --speculative-draft-model-path")
-        steps, topk, tokens = (_int(args.get(f)) for f in ("--speculative-num-steps", "--speculative-eagle-topk",
-                                                           "--speculative-num-draft-tokens"))
+        steps, topk, tokens = (
+            _int(args.get(f))
+            for f in ("--speculative-num-steps", "--speculative-eagle-topk", "--speculative-num-draft-tokens")
+        )
         if None in (steps, topk, tokens):
             return warnings
         assert steps is not None and topk is not None and tokens is not None
         if steps * topk + 1 < tokens:
-            raise ConfigError(f"{where}: --speculative-num-draft-tokens {tokens} is more than the draft tree holds "
-                              f"(num_steps {steps} x topk {topk} + 1 = {steps * topk + 1}); lower it")
+            raise ConfigError(
+                f"{where}: --speculative-num-draft-tokens {tokens} is more than the draft tree holds "
+                f"(num_steps {steps} x topk {topk} + 1 = {steps * topk + 1}); lower it"
+            )
         if topk == 1 and tokens != steps + 1:
-            warnings.append(f"{where}: with --speculative-eagle-topk 1, SGLang expects --speculative-num-draft-tokens "
-                            f"= --speculative-num-steps + 1 = {steps + 1}, not {tokens}")
+            warnings.append(
+                f"{where}: with --speculative-eagle-topk 1, SGLang expects --speculative-num-draft-tokens "
+                f"= --speculative-num-steps + 1 = {steps + 1}, not {tokens}"
+            )
         return warnings
 
     def check_started(self, base_url: str, configuration: Configuration) -> dict[str, Any]:
@@ -77,20 +86,34 @@ class SGLang(Engine):
         self.server_args = info
         wanted = str(configuration.args.get("--speculative-algorithm") or "").upper() or None
         if not info:  # e.g. a proxy in front of the server: say so rather than skip the check silently
-            return {"version": None, "warning": "neither /server_info nor /get_server_info answered: the "
-                    "speculative settings the server runs were not checked" + (
-                        " (and drafted tokens of SGLang <= 0.5.4 are unknown)" if wanted else "")}
+            return {
+                "version": None,
+                "warning": "neither /server_info nor /get_server_info answered: the "
+                "speculative settings the server runs were not checked"
+                + (" (and drafted tokens of SGLang <= 0.5.4 are unknown)" if wanted else ""),
+            }
         running = str(info.get("speculative_algorithm") or "").upper() or None
         if wanted != running:
-            raise RuntimeError(f"configuration {configuration.name}: asked for speculative algorithm {wanted} but "
-                               f"the server runs {running}; check the server log")
-        keys = ("speculative_algorithm", "speculative_num_steps", "speculative_eagle_topk",
-                "speculative_num_draft_tokens", "tp_size", "model_path")
+            raise RuntimeError(
+                f"configuration {configuration.name}: asked for speculative algorithm {wanted} but "
+                f"the server runs {running}; check the server log"
+            )
+        keys = (
+            "speculative_algorithm",
+            "speculative_num_steps",
+            "speculative_eagle_topk",
+            "speculative_num_draft_tokens",
+            "tp_size",
+            "model_path",
+        )
         return {"version": info.get("version"), **{k: info.get(k) for k in keys}}
 
     def generation(self, request: GenerationRequest) -> tuple[str, dict[str, Any]]:
-        sampling: dict[str, Any] = {"max_new_tokens": request.max_tokens, "temperature": request.temperature,
-                                    "ignore_eos": request.ignore_eos}
+        sampling: dict[str, Any] = {
+            "max_new_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "ignore_eos": request.ignore_eos,
+        }
         if request.temperature > 0:
             sampling["sampling_seed"] = request.seed  # 0.5.x; greedy decoding needs no seed
         return "/generate", {"text": request.prompt, "sampling_params": sampling, "stream": True}
@@ -121,11 +144,13 @@ class SGLang(Engine):
         tokens = fields.get("meta_info", {}).get("completion_tokens")
         return int(tokens) if tokens is not None else None
 
-    def speculation(self, fields: dict[str, Any], counter_delta: dict[str, float],
-                    emitted: int) -> SpeculationCounts | None:
+    def speculation(
+        self, fields: dict[str, Any], counter_delta: dict[str, float], emitted: int
+    ) -> SpeculationCounts | None:
         per_step = self.draft_tokens_per_step()
-        return meta_info_speculation(fields.get("meta_info", {}), emitted, per_step) or \
-            counter_speculation(counter_delta, emitted, per_step)
+        return meta_info_speculation(fields.get("meta_info", {}), emitted, per_step) or counter_speculation(
+            counter_delta, emitted, per_step
+        )
 
     def draft_tokens_per_step(self) -> int | None:
         """Drafted tokens per verify step, as SGLang counts them: num_draft_tokens - 1."""
@@ -135,9 +160,11 @@ class SGLang(Engine):
     def flush_cache(self, base_url: str) -> None:
         response = requests.post(base_url + "/flush_cache", timeout=30)
         if response.status_code != 200:
-            raise RuntimeError(f"SGLang /flush_cache answered {response.status_code}: {response.text[:200]} "
-                               f"(400 means requests are still running: runs need an idle server, so stop any "
-                               f"other client of {base_url})")
+            raise RuntimeError(
+                f"SGLang /flush_cache answered {response.status_code}: {response.text[:200]} "
+                f"(400 means requests are still running: runs need an idle server, so stop any "
+                f"other client of {base_url})"
+            )
 
 
 def meta_info_speculation(meta: dict[str, Any], emitted: int, per_step: int | None) -> SpeculationCounts | None:
@@ -145,33 +172,47 @@ def meta_info_speculation(meta: dict[str, Any], emitted: int, per_step: int | No
     steps = meta.get("spec_verify_ct")
     if not steps:
         return None
-    for accepted_key, drafted_key, version in (("spec_num_correct_drafts", "spec_num_proposed_drafts", "0.5.23"),
-                                               ("spec_accept_token_num", "spec_draft_token_num", "0.5.10")):
+    for accepted_key, drafted_key, version in (
+        ("spec_num_correct_drafts", "spec_num_proposed_drafts", "0.5.23"),
+        ("spec_accept_token_num", "spec_draft_token_num", "0.5.10"),
+    ):
         if accepted_key in meta:
-            return SpeculationCounts(drafted=int(meta[drafted_key]), accepted=int(meta[accepted_key]),
-                                     emitted=emitted, verify_steps=int(steps),
-                                     source=f"response meta_info ({version} keys)")
+            return SpeculationCounts(
+                drafted=int(meta[drafted_key]),
+                accepted=int(meta[accepted_key]),
+                emitted=emitted,
+                verify_steps=int(steps),
+                source=f"response meta_info ({version} keys)",
+            )
     # <= 0.5.4: only the verify count.
-    return from_verify_steps(int(steps), int(meta.get("completion_tokens", emitted)), emitted, per_step,
-                             "response meta_info spec_verify_ct")
+    return from_verify_steps(
+        int(steps), int(meta.get("completion_tokens", emitted)), emitted, per_step, "response meta_info spec_verify_ct"
+    )
 
 
 def counter_speculation(delta: dict[str, float], emitted: int, per_step: int | None) -> SpeculationCounts | None:
     steps = int(delta.get(VERIFY_CALLS, 0))
     if not steps:
         return None
-    return from_verify_steps(steps, int(delta.get(GENERATION_TOKENS, emitted)), emitted, per_step,
-                             "/metrics sglang:spec_verify_calls_total")
+    return from_verify_steps(
+        steps, int(delta.get(GENERATION_TOKENS, emitted)), emitted, per_step, "/metrics sglang:spec_verify_calls_total"
+    )
 
 
-def from_verify_steps(steps: int, completion: int, emitted: int, per_step: int | None,
-                      source: str) -> SpeculationCounts:
+def from_verify_steps(
+    steps: int, completion: int, emitted: int, per_step: int | None, source: str
+) -> SpeculationCounts:
     """Counts from the verify-step count alone. Every verify step emits its accepted drafts plus one
     token, and the first token comes from prefill: accepted = completion - 1 - steps. Drafted tokens
     are steps x (num_draft_tokens - 1) when the server's args are known, else unknown (None)."""
     accepted = max(completion - 1 - steps, 0)
-    return SpeculationCounts(drafted=steps * per_step if per_step else None, accepted=accepted, emitted=emitted,
-                             verify_steps=steps, source=source)
+    return SpeculationCounts(
+        drafted=steps * per_step if per_step else None,
+        accepted=accepted,
+        emitted=emitted,
+        verify_steps=steps,
+        source=source,
+    )
 
 
 def _int(value: Any) -> int | None:

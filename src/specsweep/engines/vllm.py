@@ -34,6 +34,8 @@ class VLLM(openai.OpenAICompletions, Engine):
     default_launcher: ClassVar[tuple[str, ...]] = ("vllm", "serve")
     health_timeout_s: ClassVar[float] = 1.0  # the port accepts connections long before the server answers
     counters: ClassVar[tuple[str, ...]] = openai.VLLM_COUNTERS
+    log_format: ClassVar[str] = "vllm"
+    packages: ClassVar[tuple[str, ...]] = ("vllm", "torch", "transformers", "triton")
 
     def __init__(self, settings: dict[str, Any], resources: Any) -> None:
         super().__init__(settings, resources)
@@ -56,14 +58,18 @@ class VLLM(openai.OpenAICompletions, Engine):
             try:
                 spec = json.loads(text)
             except json.JSONDecodeError as error:
-                raise ConfigError(f"{where}: not valid JSON ({error}); write it as one JSON object string, e.g. "
-                                  f"'{{\"method\": \"eagle3\", \"model\": \"{{draft_model}}\", "
-                                  f"\"num_speculative_tokens\": 3}}'") from None
+                raise ConfigError(
+                    f"{where}: not valid JSON ({error}); write it as one JSON object string, e.g. "
+                    f'\'{{"method": "eagle3", "model": "{{draft_model}}", '
+                    f'"num_speculative_tokens": 3}}\''
+                ) from None
             if not isinstance(spec, dict) or ("method" not in spec and "model" not in spec):
-                raise ConfigError(f"{where}: give at least \"method\" (e.g. eagle3, ngram) or \"model\"")
+                raise ConfigError(f'{where}: give at least "method" (e.g. eagle3, ngram) or "model"')
         if NO_PREFIX_CACHE not in configuration.args and configuration.env.get("VLLM_SERVER_DEV_MODE") != "1":
-            warnings.append(f"configurations/{configuration.name}: vLLM can only flush its prefix cache between "
-                            f"runs with env VLLM_SERVER_DEV_MODE=1; set it or add {NO_PREFIX_CACHE}: true")
+            warnings.append(
+                f"configurations/{configuration.name}: vLLM can only flush its prefix cache between "
+                f"runs with env VLLM_SERVER_DEV_MODE=1; set it or add {NO_PREFIX_CACHE}: true"
+            )
         return warnings
 
     def check_started(self, base_url: str, configuration: Configuration) -> dict[str, Any]:
@@ -82,8 +88,13 @@ class VLLM(openai.OpenAICompletions, Engine):
         if not self.flushable:
             return  # prefix caching is off: nothing to flush
         response = requests.post(base_url + "/reset_prefix_cache", timeout=30)
-        refused = response.status_code == 200 and response.text.strip().startswith("{") and \
-            response.json().get("success") is False
+        refused = (
+            response.status_code == 200
+            and response.text.strip().startswith("{")
+            and response.json().get("success") is False
+        )
         if response.status_code != 200 or refused:
-            raise RuntimeError(f"vLLM /reset_prefix_cache answered {response.status_code} {response.text[:200]!r}; "
-                               f"start it with env VLLM_SERVER_DEV_MODE=1 or add {NO_PREFIX_CACHE}: true")
+            raise RuntimeError(
+                f"vLLM /reset_prefix_cache answered {response.status_code} {response.text[:200]!r}; "
+                f"start it with env VLLM_SERVER_DEV_MODE=1 or add {NO_PREFIX_CACHE}: true"
+            )

@@ -1,52 +1,24 @@
-"""Streaming parsers of engine logs into tidy rows, selected by log format (= engine kind)."""
+"""Streaming parsers of engine logs into tidy rows, selected by log format.
+
+A parser module declares ``LOG_FORMAT`` (``formats.LogFormat``); ``log_formats()`` collects them, so a new
+log format is one module here.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+import functools
+import importlib
+import pkgutil
 
-from specsweep.parsers import chunked, llamacpp, sglang, vllm
-from specsweep.parsers.chunked import ChunkedFormat, CsvLines
-from specsweep.parsers.fields import LogRows
+from specsweep.parsers.formats import NONE, LogFormat
 
 
-@dataclass(frozen=True)
-class LogFormat:
-    parse: Callable[..., Any]  # (lines, sink=None) -> an object with rows, lines, malformed
-    columns: list[str]
-    per_request: bool  # one row per request (phases warmup/run) or per logged interval
-    # How to read the file in chunks (the same rows as parse over its lines), where the format has it
-    chunked: ChunkedFormat | None = None
-
-    def read_file(self, path: str | Path, sink: Callable[[dict[str, Any]], Any] | None = None,
-                  csv_lines: CsvLines | None = None) -> Any:
-        """The rows of ``parse`` over the file, to ``sink``; those the chunked reader reads fast may go to
-        ``csv_lines`` as CSV text instead (formats without a chunked reader send every row to ``sink``)."""
-        if self.chunked is not None:
-            return chunked.parse_file(path, self.chunked, sink, csv_lines)
-        with open(path, errors="replace") as lines:
-            return self.parse(lines, sink)
-
-
-def _count_only(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:
-    result = LogRows()
-    for _ in lines:
-        result.lines += 1
-    return result
-
-
-LOG_FORMATS: dict[str, LogFormat] = {
-    "llamacpp": LogFormat(llamacpp.parse, llamacpp.COLUMNS, per_request=True),
-    "sglang": LogFormat(sglang.parse, sglang.COLUMNS, per_request=sglang.PER_REQUEST, chunked=sglang.CHUNKED),
-    "vllm": LogFormat(vllm.parse, vllm.COLUMNS, per_request=vllm.PER_REQUEST, chunked=vllm.CHUNKED),
-    "none": LogFormat(_count_only, [], per_request=False),
-}
-
-
-def log_format_of(engine: dict[str, Any]) -> str:
-    """The log format of an engine's server log: its kind, or external.log_format for an endpoint."""
-    if engine["kind"] == "external":
-        return (engine.get("external") or {}).get("log_format", "none")
-    return engine["kind"]
+@functools.cache
+def log_formats() -> dict[str, LogFormat]:
+    """Every log format by name: each parser module's ``LOG_FORMAT``, and ``none``."""
+    found = {NONE.name: NONE}
+    for module in pkgutil.iter_modules(__path__):
+        declared = getattr(importlib.import_module(f"{__name__}.{module.name}"), "LOG_FORMAT", None)
+        if declared is not None:
+            found[declared.name] = declared
+    return found

@@ -79,8 +79,12 @@ def chunks(path: str | Path) -> Iterator[bytes]:
         yield rest + b"\n"  # the last line, unterminated: still one line
 
 
-def parse_file(path: str | Path, form: ChunkedFormat, sink: Callable[[dict[str, Any]], Any] | None = None,
-               csv_lines: CsvLines | None = None) -> LogRows:
+def parse_file(
+    path: str | Path,
+    form: ChunkedFormat,
+    sink: Callable[[dict[str, Any]], Any] | None = None,
+    csv_lines: CsvLines | None = None,
+) -> LogRows:
     """The rows of the per-line parser, in order: to ``sink`` (or kept), or, for fast lines, to ``csv_lines``."""
     result = LogRows(sink=sink)
     special: FastPattern | None = None
@@ -103,8 +107,9 @@ def no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def read_chunk(text: bytes, form: ChunkedFormat, special: FastPattern | None, result: LogRows,
-               csv_lines: CsvLines | None) -> FastPattern | None:
+def read_chunk(
+    text: bytes, form: ChunkedFormat, special: FastPattern | None, result: LogRows, csv_lines: CsvLines | None
+) -> FastPattern | None:
     """Read whole lines (``text`` ends with "\n") into ``result``, after a chunk that used ``special`` (or
     None: detect the layout anew); returns the specialised pattern for the next chunk."""
     if b"\r" in text:  # universal newlines; a "\r" ending a chunk's text is never split from its "\n"

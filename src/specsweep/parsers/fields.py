@@ -56,9 +56,12 @@ class LogRows:
         self.emitted += count
 
 
-def parse_marked(lines: Iterable[str], classify: Callable[[str], Any],
-                 parse_line: Callable[[str, Any], dict[str, Any] | None],
-                 sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:
+def parse_marked(
+    lines: Iterable[str],
+    classify: Callable[[str], Any],
+    parse_line: Callable[[str, Any], dict[str, Any] | None],
+    sink: Callable[[dict[str, Any]], Any] | None = None,
+) -> LogRows:
     """Stream ``lines``; give each one ``classify`` recognises to ``parse_line``; count what fails.
 
     ``classify`` returns None for lines of no interest, else a kind passed on to ``parse_line``.
@@ -71,8 +74,9 @@ def parse_marked(lines: Iterable[str], classify: Callable[[str], Any],
     return result
 
 
-def read_marked_line(line: str, classify: Callable[[str], Any],
-                     parse_line: Callable[[str, Any], dict[str, Any] | None], result: LogRows) -> None:
+def read_marked_line(
+    line: str, classify: Callable[[str], Any], parse_line: Callable[[str, Any], dict[str, Any] | None], result: LogRows
+) -> None:
     """One line of ``parse_marked`` (without counting it in ``lines``): shared with the chunked reader
     (parsers/chunked.py) so both read every line the same way."""
     kind = classify(line)
@@ -115,7 +119,7 @@ def key_values(text: str) -> dict[str, str]:
     pairs: dict[str, str] = {}
     for this, following in zip(found, [*found[1:], None], strict=True):
         end = following.start() if following else len(text)
-        pairs[this[1].strip()] = text[this.end():end].strip().rstrip(",").strip()
+        pairs[this[1].strip()] = text[this.end() : end].strip().rstrip(",").strip()
     return pairs
 
 

@@ -14,31 +14,39 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
+
+from specsweep.parsers.fields import LogRows
+from specsweep.parsers.formats import LogFormat
 
 TASK = re.compile(r"print_timing: id\s+(\d+) \| task (\d+) \|")
 PROMPT = re.compile(r"(?:\||^)\s*prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
 EVAL = re.compile(r"(?:\||^)\s+eval time =\s*([\d.]+) ms /\s*(\d+) tokens")  # "|" or blanks keep "prompt" out
 DRAFT = re.compile(  # b11434 "draft acceptance = ..., mean len = L"; b9093 "draft acceptance rate = ..." (no mean len)
-    r"draft acceptance(?: rate)? = ([\d.]+) \(\s*(\d+) accepted /\s*(\d+) generated\)(?:, mean len =\s*([\d.]+))?")
+    r"draft acceptance(?: rate)? = ([\d.]+) \(\s*(\d+) accepted /\s*(\d+) generated\)(?:, mean len =\s*([\d.]+))?"
+)
 
-COLUMNS = ["request", "slot", "task", "prompt_ms", "prompt_tokens", "eval_ms", "eval_tokens",
-           "draft_acceptance", "draft_accepted", "draft_generated", "draft_mean_len"]
+COLUMNS = [
+    "request",
+    "slot",
+    "task",
+    "prompt_ms",
+    "prompt_tokens",
+    "eval_ms",
+    "eval_tokens",
+    "draft_acceptance",
+    "draft_accepted",
+    "draft_generated",
+    "draft_mean_len",
+]
 
 
-@dataclass
-class ParsedLog:
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    lines: int = 0
-    timing_lines: int = 0
-    malformed: int = 0  # print_timing lines whose content matched none of the known formats
-
-
-def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = None) -> ParsedLog:
-    """With ``sink``, the rows go to it at the end and are not kept (the log itself still streams;
+def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:
+    """Rows per request; ``matched`` counts print_timing lines, ``malformed`` those of no known format.
+    With ``sink``, the rows go to it at the end and are not kept (the log itself still streams;
     a row is completed by later lines, and there is one per request, not per line)."""
-    result = ParsedLog()
+    result = LogRows()
+    requests: list[dict[str, Any]] = []
     by_task: dict[tuple[int, int], dict[str, Any]] = {}
     current: dict[str, Any] | None = None  # b9093: the request whose unprefixed timing lines follow
     for line in lines:
@@ -46,11 +54,11 @@ def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = N
         head = TASK.search(line)
         if head is None:
             if current is not None and _continuation(current, line):
-                result.timing_lines += 1
+                result.matched += 1
             elif current is not None and not line.lstrip().startswith(("total time", "statistics")):
                 current = None
             continue
-        result.timing_lines += 1
+        result.matched += 1
         try:
             key = (int(head[1]), int(head[2]))
         except ValueError:  # an id of more than 4300 digits
@@ -59,22 +67,23 @@ def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = N
         row = by_task.get(key)
         if row is None:
             row = dict.fromkeys(COLUMNS)
-            row.update(request=len(result.rows), slot=key[0], task=key[1])
+            row.update(request=len(requests), slot=key[0], task=key[1])
             by_task[key] = row
-            result.rows.append(row)
+            requests.append(row)
         current = row
-        if not line[head.end():].strip():  # b9093's header: its timing lines follow unprefixed
+        if not line[head.end() :].strip():  # b9093's header: its timing lines follow unprefixed
             continue
         try:  # "[\d.]+" also matches "1.2.3", and int() refuses over 4300 digits: count, never raise
-            if not _read_timing(row, line, re.Pattern.search) and "total time" not in line \
-                    and "acc per pos" not in line:
+            if (
+                not _read_timing(row, line, re.Pattern.search)
+                and "total time" not in line
+                and "acc per pos" not in line
+            ):
                 result.malformed += 1
         except ValueError:
             result.malformed += 1
-    if sink is not None:
-        for row in result.rows:
-            sink(row)
-        result.rows = []
+    result.sink = sink
+    result.add_all(requests)
     return result
 
 
@@ -87,8 +96,12 @@ def _read_timing(row: dict[str, Any], line: str, find: Callable[[re.Pattern[str]
     elif m := find(EVAL, line):
         row.update(eval_ms=float(m[1]), eval_tokens=int(m[2]))
     elif m := find(DRAFT, line):  # b9093 has no "mean len"
-        row.update(draft_acceptance=float(m[1]), draft_accepted=int(m[2]), draft_generated=int(m[3]),
-                   draft_mean_len=float(m[4]) if m[4] else None)
+        row.update(
+            draft_acceptance=float(m[1]),
+            draft_accepted=int(m[2]),
+            draft_generated=int(m[3]),
+            draft_mean_len=float(m[4]) if m[4] else None,
+        )
     else:
         return False
     return True
@@ -100,3 +113,6 @@ def _continuation(row: dict[str, Any], line: str) -> bool:
         return _read_timing(row, line, re.Pattern.match)
     except ValueError:
         return False
+
+
+LOG_FORMAT = LogFormat("llamacpp", parse, COLUMNS, per_request=True)

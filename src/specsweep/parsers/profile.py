@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from specsweep.atomic import atomic_open
-from specsweep.parsers import LOG_FORMATS, chunked
+from specsweep.parsers import chunked, log_formats
 from specsweep.parsers.chunked import CsvLines
 from specsweep.parsers.fields import LogRows
 from specsweep.parsers.user import UserRows, compile_parsers, tap
@@ -27,15 +27,23 @@ LARGE_LOG_BYTES = 100 * 10**6  # logs this large get a line before parsing start
 _FORK = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
 
 
-def write_profile(log: str | Path, output: str | Path, kind: str, log_format_name: str,
-                  profile_parsers: dict[str, Any], warmup_requests: int, progress: TextIO, label: str,
-                  workers: int = 1) -> None:
+def write_profile(
+    log: str | Path,
+    output: str | Path,
+    kind: str,
+    log_format_name: str,
+    profile_parsers: dict[str, Any],
+    warmup_requests: int,
+    progress: TextIO,
+    label: str,
+    workers: int = 1,
+) -> None:
     """Parse ``log`` (an engine of adapter ``kind`` writing ``log_format_name``) into ``output``.
 
     Rows stream to the CSV, so a multi-GB log is never held; one progress line says what was read. With
     ``workers`` > 1, a chunked format's chunks are parsed by that many processes (the same bytes out).
     """
-    log_format = LOG_FORMATS[log_format_name]
+    log_format = log_formats()[log_format_name]
     # User regex parsers read the same single pass over the log as the engine's own parser.
     user = [p for p in compile_parsers(profile_parsers) if p.applies_to(kind)]
     found = UserRows()
@@ -51,8 +59,7 @@ def write_profile(log: str | Path, output: str | Path, kind: str, log_format_nam
         written = [0]
 
         def write(row: dict[str, Any]) -> None:
-            phase = ("warmup" if row["request"] < warmup_requests else "run") if log_format.per_request \
-                else "interval"
+            phase = ("warmup" if row["request"] < warmup_requests else "run") if log_format.per_request else "interval"
             writer.writerow({"phase": phase, "source": log_format_name, **row})
             written[0] += 1
 
@@ -60,6 +67,7 @@ def write_profile(log: str | Path, output: str | Path, kind: str, log_format_nam
             with open(log, errors="replace") as lines:
                 parsed = log_format.parse(tap(lines, user, found), sink=write)
         else:  # no user parser needs every line: the format's chunked reader (parsers/chunked.py)
+
             def write_lines(text: str, rows: int) -> None:
                 handle.write(text)
                 written[0] += rows
@@ -69,31 +77,40 @@ def write_profile(log: str | Path, output: str | Path, kind: str, log_format_nam
             workers = min(workers, math.ceil(size / chunked.CHUNK_CHARS))  # no idle processes
             if fast is not None and log_format.chunked is not None and workers > 1 and _FORK is not None:
                 parsed = LogRows()
-                for text, counts in _in_order(functools.partial(_chunk_profile, log_format_name=log_format_name),
-                                              chunked.chunks(log), workers):
+                for text, counts in _in_order(
+                    functools.partial(_chunk_profile, log_format_name=log_format_name), chunked.chunks(log), workers
+                ):
                     handle.write(text)
                     parsed.lines, parsed.malformed = parsed.lines + counts.lines, parsed.malformed + counts.malformed
                     written[0] += counts.emitted
             else:
                 parsed = log_format.read_file(log, sink=write, csv_lines=fast)
         writer.writerows(found.rows)
-    print(f"{label}: {parsed.lines} log lines, {written[0]} {log_format_name} rows, {parsed.malformed} "
-          f"unrecognised lines; user parsers: "
-          f"{', '.join(f'{p.name} {found.matched.get(p.name, 0)} rows' for p in user) or 'none'}", file=progress)
+    print(
+        f"{label}: {parsed.lines} log lines, {written[0]} {log_format_name} rows, {parsed.malformed} "
+        f"unrecognised lines; user parsers: "
+        f"{', '.join(f'{p.name} {found.matched.get(p.name, 0)} rows' for p in user) or 'none'}",
+        file=progress,
+    )
 
 
 def _chunk_profile(text: bytes, log_format_name: str) -> tuple[str, LogRows]:
     """One chunk's profile.csv lines, as the one-process path writes them, and its counts (a worker's job).
 
     The chunk detects its layout anew: the one-process path carries it over from the chunk before."""
-    log_format = LOG_FORMATS[log_format_name]
+    log_format = log_formats()[log_format_name]
     assert log_format.chunked is not None
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=["phase", "source", *log_format.columns], lineterminator="\n")
     counts = LogRows(sink=lambda row: writer.writerow({"phase": "interval", "source": log_format_name, **row}))
     with chunked.no_cycle_collection():
-        chunked.read_chunk(text, log_format.chunked, None, counts,
-                           CsvLines(lambda lines, _rows: out.write(lines), lead=f"interval,{log_format_name},"))
+        chunked.read_chunk(
+            text,
+            log_format.chunked,
+            None,
+            counts,
+            CsvLines(lambda lines, _rows: out.write(lines), lead=f"interval,{log_format_name},"),
+        )
     counts.sink = None  # goes back to the parent by pickle
     return out.getvalue(), counts
 

@@ -23,13 +23,26 @@ from typing import Any
 
 from specsweep.parsers import chunked
 from specsweep.parsers.fields import LogRows, integer, number, parse_marked, simple_key_values
+from specsweep.parsers.formats import LogFormat
 
 MARKER = re.compile(r"Decode batch(?:\.|\s*\[(\d+)\])?,?\s*")
 PREFIX = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)((?:\s+[A-Z_]+\d+)*)\]")
 RANK = re.compile(r"([A-Z_]+?)(\d+)")
 
-COLUMNS = ["time", "dp_rank", "tp_rank", "iter", "running_req", "queue_req", "tokens", "token_usage",
-           "accept_len", "accept_rate", "gen_throughput", "graph"]
+COLUMNS = [
+    "time",
+    "dp_rank",
+    "tp_rank",
+    "iter",
+    "running_req",
+    "queue_req",
+    "tokens",
+    "token_usage",
+    "accept_len",
+    "accept_rate",
+    "gen_throughput",
+    "graph",
+]
 PER_REQUEST = False
 
 
@@ -61,17 +74,28 @@ _ANY_DEC = r"\d{1,15}\.\d{1,15}"  # a number no column reads
 # each piece for a pattern with none left to try (specialise), which reads ~2x faster.
 _PREFIX = 4  # the first four pieces are the "[time ranks] " prefix, optional as a whole in FAST
 _PIECES: tuple[tuple[str, ...], ...] = (
-    (r"\[(?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)",), (rf" DP(?P<dp_rank>{_INT})", ""),
-    (rf" TP(?P<tp_rank>{_INT})", ""), (r"(?: (?:PP|EP)\d{1,15})*\] ",),
+    (r"\[(?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)",),
+    (rf" DP(?P<dp_rank>{_INT})", ""),
+    (rf" TP(?P<tp_rank>{_INT})", ""),
+    (r"(?: (?:PP|EP)\d{1,15})*\] ",),
     (r"Decode batch\.", "Decode batch,", rf"Decode batch \[(?P<iter>{_INT})\],"),
-    (rf" #running-req: (?P<running_req>{_INT}), #token: (?P<tokens>{_INT}), "
-     rf"token usage: (?P<token_usage>{_DEC})0*+, ",),
-    (rf"accept len: (?P<accept_len>{_DEC})0*+, ", ""), (rf"accept rate: (?P<accept_rate>{_DEC})0*+, ", ""),
-    (rf"cap len: {_ANY_DEC}, ", ""), (rf"block accept len: {_ANY_DEC}, ", ""),
+    (
+        rf" #running-req: (?P<running_req>{_INT}), #token: (?P<tokens>{_INT}), "
+        rf"token usage: (?P<token_usage>{_DEC})0*+, ",
+    ),
+    (rf"accept len: (?P<accept_len>{_DEC})0*+, ", ""),
+    (rf"accept rate: (?P<accept_rate>{_DEC})0*+, ", ""),
+    (rf"cap len: {_ANY_DEC}, ", ""),
+    (rf"block accept len: {_ANY_DEC}, ", ""),
     (r"[a-z]{1,10} graph: (?P<graph>True|False), ", ""),
     (rf"gen throughput \(token/s\): (?P<gen_throughput>{_DEC})0*+, #queue-req: (?P<queue_req>{_INT})",),
-    (r", est\. decode TFLOPS/s \(per GPU\): \d+\.\d+, est\. read BW \(GB/s per GPU\): \d+\.\d+, "
-     r"est\. write BW \(GB/s per GPU\): \d+\.\d+", ""), (", ", ""))
+    (
+        r", est\. decode TFLOPS/s \(per GPU\): \d+\.\d+, est\. read BW \(GB/s per GPU\): \d+\.\d+, "
+        r"est\. write BW \(GB/s per GPU\): \d+\.\d+",
+        "",
+    ),
+    (", ", ""),
+)
 
 
 def _pattern(piece: Callable[[int, tuple[str, ...]], str], prefix: Callable[[str], str]) -> re.Pattern[bytes]:
@@ -84,8 +108,10 @@ def _pattern(piece: Callable[[int, tuple[str, ...]], str], prefix: Callable[[str
 
 FAST = _pattern(lambda _i, alternatives: f"(?:{'|'.join(alternatives)})", lambda text: f"(?:{text})?")
 # FAST, saying which alternative of each piece matched (group a<piece>_<alternative>)
-_DETECT = _pattern(lambda i, alternatives: f"(?:{'|'.join(f'(?P<a{i}_{j}>{a})' for j, a in enumerate(alternatives))})",
-                   lambda text: f"(?:{text})?")
+_DETECT = _pattern(
+    lambda i, alternatives: f"(?:{'|'.join(f'(?P<a{i}_{j}>{a})' for j, a in enumerate(alternatives))})",
+    lambda text: f"(?:{text})?",
+)
 
 
 class _Memo(dict[bytes, Any]):
@@ -106,11 +132,19 @@ class _Memo(dict[bytes, Any]):
 _FEW_INTS, _FEW_FLOATS, _FEW_TEXTS = _Memo(int), _Memo(float), _Memo(bytes.decode)
 # How each FAST column becomes the value parse_line gives it (never called on an absent group).
 _CONVERT: dict[str, Callable[[bytes], Any]] = {
-    "time": _FEW_TEXTS.__getitem__, "graph": _FEW_TEXTS.__getitem__, "iter": int, "tokens": int,
+    "time": _FEW_TEXTS.__getitem__,
+    "graph": _FEW_TEXTS.__getitem__,
+    "iter": int,
+    "tokens": int,
     "gen_throughput": float,
-    "dp_rank": _FEW_INTS.__getitem__, "tp_rank": _FEW_INTS.__getitem__, "running_req": _FEW_INTS.__getitem__,
-    "queue_req": _FEW_INTS.__getitem__, "token_usage": _FEW_FLOATS.__getitem__,
-    "accept_len": _FEW_FLOATS.__getitem__, "accept_rate": _FEW_FLOATS.__getitem__}
+    "dp_rank": _FEW_INTS.__getitem__,
+    "tp_rank": _FEW_INTS.__getitem__,
+    "running_req": _FEW_INTS.__getitem__,
+    "queue_req": _FEW_INTS.__getitem__,
+    "token_usage": _FEW_FLOATS.__getitem__,
+    "accept_len": _FEW_FLOATS.__getitem__,
+    "accept_rate": _FEW_FLOATS.__getitem__,
+}
 _EMPTY_ROW = dict.fromkeys(COLUMNS)  # parse_line's key order; columns a line lacks stay None
 
 
@@ -124,9 +158,11 @@ def _fast(pattern: re.Pattern[bytes]) -> chunked.FastPattern:
     cells = operator.itemgetter(*(pattern.groupindex[name] - 1 for name in COLUMNS))
     converts = tuple(_CONVERT[name] for name in present)
     if len(present) == len(COLUMNS):  # FAST: absent optional groups are "" and stay None
+
         def row(groups: tuple[bytes, ...]) -> dict[str, object]:
             return _EMPTY_ROW | {
-                name: convert(value) for name, convert, value in zip(present, converts, groups, strict=True) if value}
+                name: convert(value) for name, convert, value in zip(present, converts, groups, strict=True) if value
+            }
     else:  # every group of the layout matched: convert all, in C
         pick = operator.itemgetter(*range(len(present)))  # its groups come first
 
@@ -134,6 +170,7 @@ def _fast(pattern: re.Pattern[bytes]) -> chunked.FastPattern:
             made = _EMPTY_ROW.copy()
             made.update(zip(present, map(operator.call, converts, pick(groups)), strict=True))
             return made
+
     return chunked.FastPattern(pattern, row, cells)
 
 
@@ -149,34 +186,50 @@ def specialise(line: bytes) -> chunked.FastPattern | None:
     if detected is None or detected["time"] is None:  # prefix-less lines are rare: FAST reads them
         return None
     groups = detected.groupdict()
-    return _specialised(tuple(next(j for j in range(len(alternatives)) if groups[f"a{i}_{j}"] is not None)
-                              for i, alternatives in enumerate(_PIECES)))
+    return _specialised(
+        tuple(
+            next(j for j in range(len(alternatives)) if groups[f"a{i}_{j}"] is not None)
+            for i, alternatives in enumerate(_PIECES)
+        )
+    )
 
 
-CHUNKED = chunked.ChunkedFormat(marker_line=re.compile(rb"^[^\n]*Decode batch[^\n]*\n", re.MULTILINE),
-                                classify=_classify, parse_line=_parse_marked_line, fast=_fast(FAST),
-                                specialise=specialise, marker=b"Decode batch")
+CHUNKED = chunked.ChunkedFormat(
+    marker_line=re.compile(rb"^[^\n]*Decode batch[^\n]*\n", re.MULTILINE),
+    classify=_classify,
+    parse_line=_parse_marked_line,
+    fast=_fast(FAST),
+    specialise=specialise,
+    marker=b"Decode batch",
+)
 
 
 def parse_line(line: str) -> dict[str, object] | None:
     marker = MARKER.search(line)
     if marker is None:
         return None
-    fields = simple_key_values(line[marker.end():])  # SGLang values hold no ', '
+    fields = simple_key_values(line[marker.end() :])  # SGLang values hold no ', '
     throughput = number(fields.get("gen throughput (token/s)"))
     if throughput is None:  # every version has it: without it this is not a Decode batch line
         return None
     row: dict[str, object] = dict.fromkeys(COLUMNS)
-    if prefix := PREFIX.search(line[:marker.start()]):
+    if prefix := PREFIX.search(line[: marker.start()]):
         row["time"] = prefix[1]
         ranks = {name: int(value) for name, value in RANK.findall(prefix[2])}
         row.update(dp_rank=ranks.get("DP"), tp_rank=ranks.get("TP"))
     graph = next((v for k, v in fields.items() if k.endswith(" graph")), None)
     row.update(
-        iter=int(marker[1]) if marker[1] else None, running_req=integer(fields.get("#running-req")),
+        iter=int(marker[1]) if marker[1] else None,
+        running_req=integer(fields.get("#running-req")),
         queue_req=integer(fields.get("#queue-req")),
         tokens=integer(fields.get("#token", fields.get("#full token"))),
         token_usage=number(fields.get("token usage", fields.get("full token usage"))),
-        accept_len=number(fields.get("accept len")), accept_rate=number(fields.get("accept rate")),
-        gen_throughput=throughput, graph=graph)
+        accept_len=number(fields.get("accept len")),
+        accept_rate=number(fields.get("accept rate")),
+        gen_throughput=throughput,
+        graph=graph,
+    )
     return row
+
+
+LOG_FORMAT = LogFormat("sglang", parse, COLUMNS, per_request=PER_REQUEST, chunked=CHUNKED)

@@ -48,28 +48,43 @@ def compile_parsers(spec: dict[str, Any] | None) -> list[UserParser]:
     for name, entry in (spec or {}).items():
         key = f"profile_parsers/{name}"
         if not NAME.match(name):
-            raise ConfigError(f"{key}: use 1-40 characters A-Z a-z 0-9 _ starting with a letter (it prefixes "
-                              f"summary.csv columns)")
+            raise ConfigError(
+                f"{key}: use 1-40 characters A-Z a-z 0-9 _ starting with a letter (it prefixes summary.csv columns)"
+            )
         try:
             regex = re.compile(entry["pattern"])
         except re.error as error:
-            raise ConfigError(f"{key}/pattern: not a valid regular expression ({error}); "
-                              f"quote it in single quotes in YAML so backslashes stay as written") from None
+            raise ConfigError(
+                f"{key}/pattern: not a valid regular expression ({error}); "
+                f"quote it in single quotes in YAML so backslashes stay as written"
+            ) from None
         groups = list(regex.groupindex)
         if not groups:
             raise ConfigError(f"{key}/pattern: has no named group; write each value as (?P<column>...)")
         for part in ("units", "breakdown"):
             unknown = [g for g in entry.get(part, []) if g not in groups]
             if unknown:
-                raise ConfigError(f"{key}/{part}: {', '.join(unknown)} is not a named group of the pattern "
-                                  f"(groups: {', '.join(groups)})")
+                raise ConfigError(
+                    f"{key}/{part}: {', '.join(unknown)} is not a named group of the pattern "
+                    f"(groups: {', '.join(groups)})"
+                )
         units = dict(entry.get("units", {}))
         breakdown = tuple(entry.get("breakdown", []))
         if len({units.get(g) for g in breakdown}) > 1:
-            raise ConfigError(f"{key}/breakdown: the parts of a cycle must share one unit in 'units' "
-                              f"(found {', '.join(f'{g}: {units.get(g)}' for g in breakdown)})")
-        parsers.append(UserParser(name=name, regex=regex, units=units, breakdown=breakdown,
-                                  kinds=tuple(entry.get("engines", [])), skip_first=int(entry.get("skip_first", 0))))
+            raise ConfigError(
+                f"{key}/breakdown: the parts of a cycle must share one unit in 'units' "
+                f"(found {', '.join(f'{g}: {units.get(g)}' for g in breakdown)})"
+            )
+        parsers.append(
+            UserParser(
+                name=name,
+                regex=regex,
+                units=units,
+                breakdown=breakdown,
+                kinds=tuple(entry.get("engines", [])),
+                skip_first=int(entry.get("skip_first", 0)),
+            )
+        )
     return parsers
 
 

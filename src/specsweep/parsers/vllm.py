@@ -24,15 +24,33 @@ from typing import Any
 
 from specsweep.parsers import chunked
 from specsweep.parsers.fields import LogRows, integer, key_values, number, parse_marked
+from specsweep.parsers.formats import LogFormat
 
 PROCESS = re.compile(r"\((\w+) pid=(\d+)\)")
 TIME = re.compile(r"\b(\d\d-\d\d \d\d:\d\d:\d\d)\b")
 ENGINE = re.compile(r"Engine (\d+):")
-MARKERS = {"SpecDecoding metrics:": "spec_v1", "Speculative metrics:": "spec_v0",
-           "Avg prompt throughput:": "throughput"}
+MARKERS = {
+    "SpecDecoding metrics:": "spec_v1",
+    "Speculative metrics:": "spec_v0",
+    "Avg prompt throughput:": "throughput",
+}
 
-COLUMNS = ["line", "time", "process", "engine", "accepted", "drafted", "emitted", "mean_acceptance_length",
-           "draft_acceptance_rate", "per_position", "prompt_throughput", "gen_throughput", "running", "waiting"]
+COLUMNS = [
+    "line",
+    "time",
+    "process",
+    "engine",
+    "accepted",
+    "drafted",
+    "emitted",
+    "mean_acceptance_length",
+    "draft_acceptance_rate",
+    "per_position",
+    "prompt_throughput",
+    "gen_throughput",
+    "running",
+    "waiting",
+]
 PER_REQUEST = False
 
 
@@ -47,34 +65,49 @@ def _classify(line: str) -> str | None:
 def parse_line(line: str, kind: str) -> dict[str, Any] | None:
     marker = next(m for m, k in MARKERS.items() if k == kind)
     start = line.index(marker)
-    body = line[start + len(marker):] if kind != "throughput" else line[start:]
+    body = line[start + len(marker) :] if kind != "throughput" else line[start:]
     fields = key_values(body.strip().rstrip("."))
     row: dict[str, Any] = dict.fromkeys(COLUMNS)
     head = line[:start]
     process = PROCESS.search(head)
-    row.update(line=kind, time=(m[1] if (m := TIME.search(head)) else None),
-               process=process[1] if process else None,
-               engine=int(m[1]) if (m := ENGINE.search(head)) else None)
+    row.update(
+        line=kind,
+        time=(m[1] if (m := TIME.search(head)) else None),
+        process=process[1] if process else None,
+        engine=int(m[1]) if (m := ENGINE.search(head)) else None,
+    )
     if kind == "throughput":
-        row.update(prompt_throughput=number(fields.get("Avg prompt throughput")),
-                   gen_throughput=number(fields.get("Avg generation throughput")),
-                   running=integer(fields.get("Running")),
-                   waiting=integer(fields.get("Waiting", fields.get("Pending"))))
+        row.update(
+            prompt_throughput=number(fields.get("Avg prompt throughput")),
+            gen_throughput=number(fields.get("Avg generation throughput")),
+            running=integer(fields.get("Running")),
+            waiting=integer(fields.get("Waiting", fields.get("Pending"))),
+        )
         return row if row["gen_throughput"] is not None else None
     if kind == "spec_v1":
         rate = number(fields.get("Avg Draft acceptance rate", fields.get("Draft acceptance rate")))
-        row.update(accepted=integer(fields.get("Accepted")), drafted=integer(fields.get("Drafted")),
-                   mean_acceptance_length=number(fields.get("Mean acceptance length")),
-                   draft_acceptance_rate=rate / 100 if rate is not None else None,
-                   per_position=fields.get("Per-position acceptance rate"))
+        row.update(
+            accepted=integer(fields.get("Accepted")),
+            drafted=integer(fields.get("Drafted")),
+            mean_acceptance_length=number(fields.get("Mean acceptance length")),
+            draft_acceptance_rate=rate / 100 if rate is not None else None,
+            per_position=fields.get("Per-position acceptance rate"),
+        )
     else:
-        row.update(accepted=integer(fields.get("Number of accepted tokens")),
-                   drafted=integer(fields.get("Number of draft tokens")),
-                   emitted=integer(fields.get("Number of emitted tokens")),
-                   draft_acceptance_rate=number(fields.get("Draft acceptance rate")))
+        row.update(
+            accepted=integer(fields.get("Number of accepted tokens")),
+            drafted=integer(fields.get("Number of draft tokens")),
+            emitted=integer(fields.get("Number of emitted tokens")),
+            draft_acceptance_rate=number(fields.get("Draft acceptance rate")),
+        )
     return row if row["accepted"] is not None and row["drafted"] is not None else None
 
 
 CHUNKED = chunked.ChunkedFormat(
     marker_line=re.compile(rb"^[^\n]*(?:%b)[^\n]*\n" % b"|".join(re.escape(m.encode()) for m in MARKERS), re.MULTILINE),
-    classify=_classify, parse_line=parse_line)
+    classify=_classify,
+    parse_line=parse_line,
+)
+
+
+LOG_FORMAT = LogFormat("vllm", parse, COLUMNS, per_request=PER_REQUEST, chunked=CHUNKED)

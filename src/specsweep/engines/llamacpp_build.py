@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from specsweep.atomic import atomic_write
-from specsweep.cache import cache_root, exclusive, sha256_bytes
+from specsweep.cache import cache_root, sha256_bytes
+from specsweep.clock import now_iso
 from specsweep.fetch import pypi_distribution
+from specsweep.locks import exclusive, measuring
 from specsweep.server import process_group
 
 # Flags every variant shares; why each one is needed is in docs/engines.md.
@@ -109,8 +111,9 @@ def _tool(name: str) -> str:
     return found
 
 
-def cached_llama_server(pin: SourcePin, variant: str = "cpu",
-                        cuda_architectures: str | None = None) -> BuildRecord | None:
+def cached_llama_server(
+    pin: SourcePin, variant: str = "cpu", cuda_architectures: str | None = None
+) -> BuildRecord | None:
     """The build record of an already-built ``llama-server`` for this recipe, if there is one."""
     record_path = recipe_home(pin, cmake_flags(pin, variant, cuda_architectures)) / "build.json"
     if not record_path.exists():
@@ -140,8 +143,9 @@ def ensure_llama_server(
         return record
 
 
-def _build(pin: SourcePin, sdist: Path, home: Path, key: str, variant: str, flags: list[str],
-           jobs: int, progress: TextIO) -> BuildRecord:
+def _build(
+    pin: SourcePin, sdist: Path, home: Path, key: str, variant: str, flags: list[str], jobs: int, progress: TextIO
+) -> BuildRecord:
     if home.exists():
         shutil.rmtree(home)  # a previous build was interrupted: start clean
     source_root = home / "src"
@@ -155,24 +159,40 @@ def _build(pin: SourcePin, sdist: Path, home: Path, key: str, variant: str, flag
     cmake, ninja = _tool("cmake"), _tool("ninja")
     with open(log_path, "w") as log:
         started = time.monotonic()
-        configure = [cmake, "-S", str(source), "-B", str(build_dir), "-G", "Ninja",
-                     f"-DCMAKE_MAKE_PROGRAM={ninja}", *flags]
+        configure = [
+            cmake,
+            "-S",
+            str(source),
+            "-B",
+            str(build_dir),
+            "-G",
+            "Ninja",
+            f"-DCMAKE_MAKE_PROGRAM={ninja}",
+            *flags,
+        ]
         with process_group(configure, STOP_GRACE_S, stdout=log, stderr=subprocess.STDOUT) as process:
             if process.wait() != 0:
                 raise subprocess.CalledProcessError(process.returncode, configure)
         configured = time.monotonic()
-        print(f"llama-server {key}: configured in {configured - started:.1f} s; "
-              f"building llama-server with {jobs} jobs", file=progress)
+        print(
+            f"llama-server {key}: configured in {configured - started:.1f} s; building llama-server with {jobs} jobs",
+            file=progress,
+        )
         _run_with_progress([ninja, "-C", str(build_dir), f"-j{jobs}", "llama-server"], log, progress, key)
         finished = time.monotonic()
     binary = binary_in(home)
     shutil.rmtree(source_root)  # 200+ MB of sources are not needed once built
     return BuildRecord(
-        binary=str(binary), key=key, variant=variant,
+        binary=str(binary),
+        key=key,
+        variant=variant,
         source={**asdict(pin), "sdist": sdist.name},
-        cmake_flags=flags, targets=["llama-server"], jobs=jobs,
-        configure_s=round(configured - started, 1), build_s=round(finished - configured, 1),
-        built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        cmake_flags=flags,
+        targets=["llama-server"],
+        jobs=jobs,
+        configure_s=round(configured - started, 1),
+        build_s=round(finished - configured, 1),
+        built_at=now_iso(),
         host={"machine": platform.machine(), "system": platform.platform()},
         tools={"cmake": _version(cmake), "ninja": _version(ninja), "cxx": _version(os.environ.get("CXX", "c++"))},
     )
@@ -206,3 +226,56 @@ def _version(tool: str) -> str:
     except OSError:
         return "unavailable"
     return out.splitlines()[0].strip() if out else "unknown"
+
+
+@dataclass(frozen=True)
+class Recipe:
+    pin: SourcePin
+    variant: str
+    cuda_architectures: str | None
+    jobs: int | None  # build processes; None: every core
+
+
+@dataclass(frozen=True)
+class ServerBinary:
+    """Where an engine's llama-server comes from: the user's own executable, or a build of a pinned recipe."""
+
+    path: str  # where it is, or where the build will put it
+    recipe: Recipe | None  # None: the user's own executable, nothing to build
+
+
+def server_binary(settings: dict[str, Any]) -> ServerBinary:
+    """One answer for the plan (which shows the path) and the engine job (which builds it when missing)."""
+    if settings.get("executable"):
+        return ServerBinary(user_executable(settings["executable"]), None)
+    llama = settings["llamacpp"]
+    recipe = Recipe(
+        SourcePin(**llama["source"]),
+        llama.get("variant", "cpu"),
+        llama.get("cuda_architectures"),
+        llama.get("jobs") or None,
+    )
+    home = recipe_home(recipe.pin, cmake_flags(recipe.pin, recipe.variant, recipe.cuda_architectures))
+    return ServerBinary(str(binary_in(home)), recipe)
+
+
+def engine_record(name: str, settings: dict[str, Any], progress: TextIO) -> dict[str, Any]:
+    """results/engine/<name>.json of a llama.cpp engine: its llama-server, built first if the cache has none."""
+    binary = server_binary(settings)
+    recipe = binary.recipe
+    if recipe is None:  # the user's own binary: nothing to build
+        print(f"engine {name}: using {binary.path}", file=progress)
+        return {"kind": "llamacpp", "executable": binary.path, "build": None}
+    record = cached_llama_server(recipe.pin, recipe.variant, recipe.cuda_architectures)
+    if record is None:
+        # The one-off build uses every core, so it must not overlap a measurement.
+        with measuring(progress, f"engine {name}"):
+            record = ensure_llama_server(
+                recipe.pin,
+                variant=recipe.variant,
+                cuda_architectures=recipe.cuda_architectures,
+                jobs=recipe.jobs,
+                progress=progress,
+            )
+    print(f"engine {name}: llama-server {record.key} at {record.binary}", file=progress)
+    return {"kind": "llamacpp", "executable": record.binary, "build": asdict(record)}

