@@ -22,14 +22,20 @@ def test_conclusion_matches_summary_csv():
     measured = table[(table["status"] == "ok") & table["tok_s_mean"].notna()]
     assert text[0] == f"specsweep: {len(measured)} of {len(table)} configurations measured"
 
+    base = table[table["baseline"]].iloc[0]
+    assert text[1] == (
+        f"  baseline: {base['configuration']}, {base['tok_s_mean']:.1f} tok/s "
+        f"(95 % CI {base['tok_s_ci95_low']:.1f}-{base['tok_s_ci95_high']:.1f})"
+    )
     best = measured.loc[measured["tok_s_mean"].idxmax()]
-    assert text[1].startswith(
+    assert text[2] == (
         f"  best: {best['configuration']}, {best['tok_s_mean']:.1f} tok/s "
         f"(95 % CI {best['tok_s_ci95_low']:.1f}-{best['tok_s_ci95_high']:.1f}), "
-        f"{best['speedup']:.2f}x the baseline baseline "
+        f"speedup {best['speedup']:.2f}x over the baseline "
         f"(95 % CI {best['speedup_ci95_low']:.2f}-{best['speedup_ci95_high']:.2f}; "
         f"p = {best['speedup_p_value']:.2g}, significant)"
     )
+    text = text[1:]  # the findings below, in order
 
     others = measured[~measured["baseline"]]
     significant = others["significant"].astype("boolean").fillna(False).astype(bool)
@@ -49,7 +55,9 @@ def test_a_baseline_that_wins_is_named(tmp_path):
     table.loc[table["baseline"], "tok_s_mean"] = 1000.0
     table.to_csv(tmp_path / "summary.csv", index=False)
     text = conclusion.lines(conclusion.read(tmp_path / "summary.csv"))
-    assert text[1].startswith("  best: baseline, 1000.0 tok/s") and "no configuration beats it" in text[1]
+    assert (
+        text[2] == "  best: baseline, 1000.0 tok/s (95 % CI 77.8-83.4), the baseline itself: no configuration beats it"
+    )
 
 
 def test_nothing_measured(tmp_path):

@@ -49,6 +49,11 @@ def lines(rows: list[Row], results: str = "results") -> list[str]:
     out = [f"specsweep: {len(measured)} of {len(rows)} configurations measured"]
     if not measured:
         return [*out, f"  files: {results}/summary.csv"]
+    if baseline is not None and _ok(baseline):
+        out.append(
+            f"  baseline: {baseline['configuration']}, {_number(baseline, 'tok_s_mean'):.1f} tok/s "
+            f"({_interval(baseline, 'tok_s_ci95', '.1f')})"
+        )
     best = max(measured, key=lambda r: _number(r, "tok_s_mean"))
     text = (
         f"  best: {best['configuration']}, {_number(best, 'tok_s_mean'):.1f} tok/s "
@@ -58,7 +63,7 @@ def lines(rows: list[Row], results: str = "results") -> list[str]:
         text += ", the baseline itself: no configuration beats it"
     elif baseline is not None:
         text += (
-            f", {_number(best, 'speedup'):.2f}x the baseline {baseline['configuration']} "
+            f", speedup {_number(best, 'speedup'):.2f}x over the baseline "
             f"({_interval(best, 'speedup_ci95', '.2f')}; {_verdict(best)})"
         )
     out.append(text)
