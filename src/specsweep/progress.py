@@ -6,6 +6,7 @@ session of many long runs should say when it will end.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TextIO
 
 WAITING_EVERY_S = 5.0
@@ -19,11 +20,11 @@ class ReadyWait:
         name: str,
         timeout_s: float,
         progress: TextIO,
-        last_log_line: object = None,
+        last_log_line: Callable[[], str] | None = None,
         every_s: float = WAITING_EVERY_S,
     ) -> None:
         self.name, self.timeout_s, self.progress, self.every_s = name, timeout_s, progress, every_s
-        self.last_log_line = last_log_line  # a callable giving the server log's last line, or None
+        self.last_log_line = last_log_line  # the server log's last line, shown with each progress line
         self.next_s = every_s
 
     def __call__(self, waited_s: float) -> None:
@@ -34,7 +35,7 @@ class ReadyWait:
             f"{self.name}: still waiting for the server to be ready: {waited_s:.0f} s of {self.timeout_s:.0f} s "
             f"(benchmark.ready_timeout_s)"
         )
-        last = self.last_log_line() if callable(self.last_log_line) else None
+        last = self.last_log_line() if self.last_log_line else None
         if last:
             line += f"; its log says: {last[:120]}"
         print(line, file=self.progress, flush=True)
