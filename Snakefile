@@ -29,6 +29,10 @@ include: "workflow/rules/archive.smk"  # `archive` target: one verified .tar.gz;
 include: "workflow/rules/plan.smk"  # resolved launches + results/commands.sh, nothing started
 
 
+# Now that every rule says what it writes under results/: no configuration may be named like it.
+check_reserved_names()
+
+
 rule all:
     default_target: True
     input:

@@ -28,6 +28,24 @@ class ChildRun:
     returncode: int
 
 
+def snakemake_argv(workdir: Path, *args: str) -> list[str]:
+    """The workflow run as a user runs it, in ``workdir`` with its config.yaml, on one core."""
+    return [
+        PYTHON,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        "--cores",
+        "1",
+        *args,
+    ]
+
+
 def run_child(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> ChildRun:
     """Run argv (no shell), wait with wait4 to read its own peak RSS; stdout is captured."""
     started = time.perf_counter()

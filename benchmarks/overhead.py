@@ -22,7 +22,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import PYTHON, REPO, run_child, spread
+from common import REPO, run_child, snakemake_argv, spread
 
 SMALL = REPO / "tests" / "data" / "config.yaml"  # 2 configurations x 2 runs x 64 tokens
 DEFAULT = REPO / "config" / "config.yaml"
@@ -68,22 +68,7 @@ def measure(config_path: Path, keep: Path | None = None) -> dict:
     watch = LockWatch(workdir / "logs" / "bench")
     watch.start()
     started = time.time()
-    run = run_child(
-        [
-            PYTHON,
-            "-m",
-            "snakemake",
-            "--snakefile",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(workdir),
-            "--configfile",
-            str(workdir / "config.yaml"),
-            "--cores",
-            "1",
-            "all",
-        ]
-    )
+    run = run_child(snakemake_argv(workdir, "all"))
     watch.done.set()
     engine_s, lock_wait_s, ready_s = 0.0, 0.0, 0.0
     for launch_path in sorted(workdir.glob("results/*/launch.json")):

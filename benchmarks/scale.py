@@ -22,7 +22,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sglang_log
-from common import PYTHON, REPO, child_json, run_child
+from common import PYTHON, REPO, child_json, run_child, snakemake_argv
 
 HERE = Path(__file__).resolve()
 
@@ -52,23 +52,7 @@ def plan_config(configurations: int) -> dict:
 def bench_plan(configurations: int) -> dict:
     workdir = Path(tempfile.mkdtemp(prefix="specsweep-plan-"))
     (workdir / "config.yaml").write_text(yaml.safe_dump(plan_config(configurations), sort_keys=False))
-    run = run_child(
-        [
-            PYTHON,
-            "-m",
-            "snakemake",
-            "--snakefile",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(workdir),
-            "--configfile",
-            str(workdir / "config.yaml"),
-            "--cores",
-            "1",
-            "-n",
-            "all",
-        ]
-    )
+    run = run_child(snakemake_argv(workdir, "-n", "all"))
     jobs = next((line for line in run.stdout.splitlines() if line.strip().startswith("total")), "")
     return {
         "configurations": configurations + 1,

@@ -2,7 +2,8 @@
 
 It speaks just enough of llama-server's HTTP API for specsweep's llamacpp adapter: ``/health``,
 ``/props``, ``/slots``, ``/metrics`` and a streamed ``/completion``, and takes llama-server's
-``--host``/``--port`` flags (every other flag is accepted and ignored). Standard library only.
+``--host``/``--port``/``-m`` flags (every other flag is accepted and ignored; ``/props`` reports the last
+``-m``, as llama-server does). Standard library only.
 
 Faults are chosen with ``STANDIN_MODE`` (comma-separated; the environment, as a configuration's
 ``env:`` would set it):
@@ -16,7 +17,10 @@ Faults are chosen with ``STANDIN_MODE`` (comma-separated; the environment, as a 
 - ``ignore-sigterm``: ignore SIGTERM (only SIGKILL stops it).
 - ``bad-json``: interleave malformed ``data:`` lines in the stream and ``/metrics``.
 - ``slow-bind=S``: wait S seconds before binding the port (a loading engine).
+- ``big-counters``: speculation counters past 10^6 in ``/metrics``, printed with 6 significant digits as
+  llama-server prints them, and ``draft_n``/``draft_n_accepted`` in the final ``timings``.
 
+``LLAMA_API_KEY``: require it (``Authorization: Bearer``) everywhere but ``/health``, as llama-server does.
 ``STANDIN_STARTED`` (a path): touch it once listening, so a test can wait for the server.
 ``STANDIN_ONLY_IF`` (a path): misbehave only while that file exists (a fault that a rerun no longer meets).
 """
@@ -36,6 +40,7 @@ if os.environ.get("STANDIN_ONLY_IF") and not os.path.exists(os.environ["STANDIN_
     MODES = {}
 AFTER = int(os.environ.get("STANDIN_AFTER", "3"))
 COMPLETIONS = 0
+MODEL = ["standin.gguf"]  # the last -m/--model given, as llama-server's /props reports it
 
 
 def log(text: str) -> None:
@@ -56,16 +61,35 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _refused(self) -> bool:
+        """With LLAMA_API_KEY set, every path but /health needs ``Authorization: Bearer KEY`` and answers 401
+        otherwise, as llama-server b11434 does (tools/server/server-http.cpp middleware_validate_api_key)."""
+        key = os.environ.get("LLAMA_API_KEY")
+        if not key or self.path == "/health" or self.headers.get("Authorization", "") in (key, f"Bearer {key}"):
+            return False
+        log(f"401 {self.path} (no valid API key)")
+        self._json(401, {"error": {"message": "Invalid API Key", "type": "authentication_error", "code": 401}})
+        return True
+
     def do_GET(self) -> None:
         loading = "hang-before-ready" in MODES
+        if self._refused():
+            return
         if self.path == "/health":
             self._json(503 if loading else 200, {"status": "loading model" if loading else "ok"})
         elif self.path == "/props":
-            self._json(200, {"build_info": "standin", "model_path": "standin.gguf", "total_slots": 1})
+            self._json(200, {"build_info": "standin", "model_path": MODEL[0], "total_slots": 1})
         elif self.path == "/slots":
             self._json(200, [{"id": 0, "speculative": False}])
         elif self.path == "/metrics":
             text = "# TYPE llamacpp:prompt_tokens_total counter\nllamacpp:prompt_tokens_total 12\n"
+            if "big-counters" in MODES:  # past 10^6, as llama-server prints them: 6 significant digits
+                steps = 1234567 + 155 * COMPLETIONS
+                text += (
+                    f"llamacpp:spec_decode_num_drafts_total {steps:g}\n"
+                    f"llamacpp:spec_decode_num_draft_tokens_total {3 * steps:g}\n"
+                    f"llamacpp:spec_decode_num_accepted_tokens_total {2 * steps:g}\n"
+                )
             if "bad-json" in MODES:
                 text += "llamacpp:garbage{ 1 2 3\n"
             body = text.encode()
@@ -80,6 +104,8 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         global COMPLETIONS
         payload = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+        if self._refused():
+            return
         if self.path != "/completion":
             self._json(404, {"error": "not found"})
             return
@@ -114,7 +140,12 @@ class Handler(BaseHTTPRequestHandler):
             "stop_type": "limit",
             "tokens_predicted": n,
             "tokens_evaluated": 4,
-            "timings": {"predicted_n": n, "predicted_ms": 2.0 * n, "predicted_per_second": 500.0},
+            "timings": {
+                "predicted_n": n,
+                "predicted_ms": 2.0 * n,
+                "predicted_per_second": 500.0,
+                **({"draft_n": 30, "draft_n_accepted": 20} if "big-counters" in MODES else {}),
+            },
         }
         self.wfile.write(b"data: " + json.dumps(final).encode() + b"\n\n")
         self.wfile.flush()
@@ -128,6 +159,8 @@ def main(argv: list[str]) -> int:
             host = value
         elif flag == "--port":
             port = int(value)
+        elif flag in ("-m", "--model"):
+            MODEL[0] = value
     log(f"argv {argv}")
     if "exit-at-start" in MODES:
         log("error: failed to load model (exit-at-start)")

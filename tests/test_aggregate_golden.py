@@ -2,7 +2,8 @@
 the configurations were computed together (stats.describe_many).
 
 tests/fixtures/summary_golden.csv was written by commit 2f86af2's ``aggregate.summarise`` from ``sweep()``
-below: ``git worktree add /tmp/old 2f86af2 && PYTHONPATH=/tmp/old/src python tests/test_aggregate_golden.py``.
+below (its run records as JSON, which that commit read): ``git worktree add /tmp/old 2f86af2 &&
+PYTHONPATH=/tmp/old/src python tests/test_aggregate_golden.py``.
 """
 
 from __future__ import annotations
@@ -10,17 +11,15 @@ from __future__ import annotations
 import random
 import sys
 from pathlib import Path
-
-from run_records import runs_of
+from typing import Any
 
 from specsweep.aggregate import summarise, write_csv
 from specsweep.config import Configuration
-from specsweep.results import Run
 
 GOLDEN = Path(__file__).parent / "fixtures" / "summary_golden.csv"
 
 
-def sweep() -> tuple[dict[str, Configuration], dict[str, list[Run]]]:
+def sweep() -> tuple[dict[str, Configuration], dict[str, list[dict[str, Any]]]]:
     """Run counts 12, 5, 5, 3, 2, 1 and 0, one with no spread, unequal spreads, speculation on some."""
     rng = random.Random(20261129)
     shapes = {
@@ -65,14 +64,17 @@ def sweep() -> tuple[dict[str, Configuration], dict[str, list[Run]]]:
             }
             for r in range(count)
         ]
-    return configurations, runs_of(runs)
+    return configurations, runs
 
 
 def test_summary_is_byte_identical_to_the_per_configuration_statistics(tmp_path):
-    write_csv(summarise(*sweep(), {}), tmp_path / "summary.csv")
+    from run_records import runs_of  # typed records: not in the code that wrote the golden file
+
+    configurations, runs = sweep()
+    write_csv(summarise(configurations, runs_of(runs), {}), tmp_path / "summary.csv")
     assert (tmp_path / "summary.csv").read_text() == GOLDEN.read_text()
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # with the code of commit 2f86af2 on PYTHONPATH (see above): it reads the JSON form
     write_csv(summarise(*sweep(), {}), GOLDEN)
     print(f"written {GOLDEN}", file=sys.stderr)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from workflow_runs import snakemake
 
 from specsweep import archive
 
@@ -80,6 +82,53 @@ def test_secret_values_are_redacted_when_packing(tmp_path):
     assert archive.verify(packed.path) == []
 
 
+def test_the_verify_job_writes_a_certificate_or_fails_naming_the_problems(tmp_path):
+    packed = archive.pack(members(tmp_path), tmp_path / "a.tar.gz", "sweep")
+    progress = io.StringIO()
+    archive.write_verification(str(packed.path), str(tmp_path / "ok.txt"), progress)
+    assert "3 files, every sha256 matches MANIFEST.sha256" in (tmp_path / "ok.txt").read_text()
+    _top, files = archive.read_members(packed.path)
+    files["README.md"] = b"changed\n"
+    tampered = tmp_path / "t.tar.gz"
+    with tarfile.open(tampered, "w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(f"sweep/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    with pytest.raises(RuntimeError, match="does not verify"):
+        archive.write_verification(str(tampered), str(tmp_path / "bad.txt"), progress)
+    assert "README.md: sha256" in progress.getvalue() and not (tmp_path / "bad.txt").exists()
+
+
+def test_the_rebuild_job_compares_rebuilt_files_with_the_manifest(tmp_path):
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "summary.csv").write_text("a\n")
+    (tmp_path / archive.MANIFEST).write_text(
+        archive.manifest_text({"results/summary.csv": archive.sha256_bytes("a\n")})
+    )
+    archive.write_rebuild_check(tmp_path, ["results/summary.csv"], str(tmp_path / "check.txt"), io.StringIO())
+    assert (tmp_path / "check.txt").read_text() == "identical  results/summary.csv\n"
+    (tmp_path / "results" / "summary.csv").write_text("b\n")
+    with pytest.raises(RuntimeError, match="differs from the archive in 1 files"):
+        archive.write_rebuild_check(tmp_path, ["results/summary.csv"], str(tmp_path / "again.txt"), io.StringIO())
+
+
+def test_the_pack_job_keeps_config_prompts_inputs_code_and_readme(tmp_path, default_config, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # inputs are relative to the working directory, as in a job
+    Path("prompts.txt").write_text("hello\n")
+    Path("results/a").mkdir(parents=True)
+    Path("results/a/launch.json").write_text("{}")
+    default_config["benchmark"]["prompts"] = "prompts.txt"
+    inputs = {"launches": ["results/a/launch.json"]}
+    packed = archive.pack_sweep(default_config, "prompts.txt", inputs, str(REPO), "sweep", "s.tar.gz", io.StringIO())
+    _top, files = archive.read_members(packed.path)
+    assert files["config/prompts.txt"] == b"hello\n" and files["results/a/launch.json"] == b"{}"
+    assert yaml.safe_load(files["config/config.yaml"])["benchmark"]["prompts"] == "config/prompts.txt"
+    assert default_config["benchmark"]["prompts"] == "prompts.txt"  # the job's config is not changed
+    assert "code/Snakefile" in files and "code/src/specsweep/jobs.py" in files and b"sweep" in files["README.md"]
+    assert archive.verify(packed.path) == []
+
+
 @pytest.mark.parametrize("name", ["/etc/passwd", "../x", "a/../../x", archive.MANIFEST, ""])
 def test_unsafe_member_names_are_refused(tmp_path, name):
     with pytest.raises(ValueError):
@@ -101,24 +150,6 @@ def test_code_snapshot_holds_the_workflow():
 
 
 # End to end on the real llama-server: a tiny sweep with a secret planted in its environment.
-
-
-def snakemake(workdir: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    argv = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(workdir / "config.yaml"),
-        "--cores",
-        "1",
-        *args,
-    ]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=3600, env=env)
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ import json
 import tarfile
 
 import numpy as np
+import pandas as pd
 import pytest
 from doc_tables import documented_columns
 
@@ -93,6 +94,16 @@ def test_reads_an_archive_like_a_folder(tmp_path):
     from_folder = compare.compare(compare.load(a), compare.load(b))
     from_archive = compare.compare(compare.load(a), compare.load(archive))
     assert from_folder.equals(from_archive)
+
+
+def test_the_compare_job_writes_the_table_the_figure_and_the_findings(tmp_path):
+    a, b = _sweeps(tmp_path)
+    progress = io.StringIO()
+    compare.write(str(a), str(b), str(tmp_path / "comparison.csv"), str(tmp_path / "comparison.png"), progress)
+    written = pd.read_csv(tmp_path / "comparison.csv")
+    assert list(written.columns) == list(compare.COLUMNS) and len(written) == 5
+    assert (tmp_path / "comparison.png").stat().st_size > 0 and (tmp_path / "comparison.svg").exists()
+    assert "ngram:" in progress.getvalue()
 
 
 def test_rejects_what_is_not_a_result_set(tmp_path):

@@ -88,11 +88,6 @@ def test_grid_template_with_unknown_placeholder(default_config):
     assert "placeholder" in message
 
 
-def test_reserved_name(default_config):
-    message = _bad(default_config, lambda c: c["configurations"].update(figures={}))
-    assert "reserved" in message
-
-
 def test_unknown_model_reference(default_config):
     message = _bad(default_config, lambda c: c["engines"]["llama"].update(model="nope"))
     assert "engines/llama/model" in message and "smollm2-135m" in message

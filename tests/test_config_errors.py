@@ -11,7 +11,8 @@ import pytest
 from conftest import REPO
 
 from specsweep import config_errors
-from specsweep.config import ConfigError, check_files, expand, load, validate_schema
+from specsweep.config import ConfigError, expand, load, validate_schema
+from specsweep.preflight import check
 
 DEFAULT = (REPO / "config" / "config.yaml").read_text()
 
@@ -23,8 +24,7 @@ def _message(tmp_path: Path, text: str, monkeypatch) -> str:
     path.write_text(text)
     with pytest.raises(ConfigError) as error:
         config = validate_schema(load(path))
-        expand(config)
-        check_files(config)
+        check(config, expand(config))
     return config_errors.explain(error.value, [path])
 
 
@@ -57,7 +57,7 @@ def test_wrong_type_names_file_line_and_key(tmp_path, monkeypatch):
 def test_no_baseline_points_at_configurations(tmp_path, monkeypatch):
     text = DEFAULT.replace("    baseline: true\n", "")
     message = _message(tmp_path, text, monkeypatch)
-    assert f"my-sweep.yaml:{_line_of(text, 'configurations:')}: configurations: " in message
+    assert f"my-sweep.yaml:{_line_of(text, 'configurations:')}: configuration error: configurations: " in message
     assert "exactly one configuration needs 'baseline: true'" in message
 
 
@@ -70,7 +70,10 @@ def test_unknown_model_path_names_file_line_and_key(tmp_path, monkeypatch):
     )
     text = text.replace("    pypi_wheel:\n", "")
     message = _message(tmp_path, text, monkeypatch)
-    assert f"my-sweep.yaml:{_line_of(text, 'path: /nonexistent')}: models/smollm2-135m/path: " in message
+    assert (
+        f"my-sweep.yaml:{_line_of(text, 'path: /nonexistent')}: configuration error: models/smollm2-135m/path: "
+        in message
+    )
     assert "does not exist; fix the path" in message
 
 
@@ -127,7 +130,7 @@ def test_snakemake_prints_the_users_file_not_the_workflows(tmp_path):
     done = _snakemake(tmp_path, "-n", "--configfile", str(tmp_path / "my-sweep.yaml"))
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
-        f"configuration error: my-sweep.yaml:{_line_of(text, 'rnus')}: invalid configuration at "
+        f"my-sweep.yaml:{_line_of(text, 'rnus')}: configuration error: invalid configuration at "
         "'benchmark': Additional properties are not allowed ('rnus' was unexpected) (did you mean 'runs'?). "
         "See config/README.md for the allowed keys and values."
     ]
@@ -179,7 +182,7 @@ def test_a_key_set_with_config_on_the_command_line_is_named_as_such(tmp_path):
     sweep.write_text(DEFAULT)
     error = ConfigError("invalid configuration at 'compare': 'after' is a required property", ("compare",))
     assert config_errors.explain(error, [sweep], {"compare": {"before": "x"}}).startswith(
-        "configuration error: --config: invalid configuration at 'compare'"
+        "--config: configuration error: invalid configuration at 'compare'"
     )
     missing = ConfigError("profile_parsers/x: not defined")
     assert config_errors.where(missing, [sweep]) == f"{sweep}: "

@@ -10,38 +10,19 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import psutil
 import pytest
 import yaml
+from workflow_runs import snakemake
 
 from specsweep.server import group_members
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.engine
 PLANTED = "tok-e2e-planted-4711"
-
-
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    argv = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(workdir / "config.yaml"),
-        "--cores",
-        "1",
-        *args,
-    ]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=3600)
 
 
 @pytest.fixture(scope="module")
@@ -136,23 +117,7 @@ def test_changing_one_configuration_reruns_only_it(sweep):
     config = yaml.safe_load((sweep / "config.yaml").read_text())
     config["configurations"]["ngram"]["args"]["--spec-ngram-simple-size-m"] = 5
     (sweep / "edited.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    plan = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--snakefile",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(sweep),
-            "--configfile",
-            str(sweep / "edited.yaml"),
-            "-n",
-            "all",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    plan = snakemake(sweep, "-n", "all", configfile=sweep / "edited.yaml", cores=None)
     assert plan.returncode == 0, plan.stderr[-3000:]
     jobs = planned_jobs(plan.stdout)
     assert jobs["bench"] == 1 and jobs["summary"] == 1 and jobs["provenance"] == 1
@@ -174,47 +139,16 @@ def test_a_new_defaulted_config_key_reruns_no_measurement(sweep, tmp_path):
     engine = schema["properties"]["engines"]["additionalProperties"]
     engine["properties"]["new_engine_knob"] = {"type": "string", "default": "x"}
     schema_path.write_text(yaml.safe_dump(schema, sort_keys=False))
-    plan = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--snakefile",
-            str(code / "Snakefile"),
-            "--directory",
-            str(sweep),
-            "--configfile",
-            str(sweep / "config.yaml"),
-            "-n",
-            "all",
-        ],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(code / "src")},
-    )
+    python_path = {**os.environ, "PYTHONPATH": str(code / "src")}
+    plan = snakemake(sweep, "-n", "all", snakefile=code / "Snakefile", cores=None, env=python_path)
     assert plan.returncode == 0, plan.stderr[-3000:]
     assert planned_jobs(plan.stdout) == {"provenance": 1, "all": 1, "total": 2}, plan.stdout[-3000:]
     # the same plan sees a value the user sets (the key exists in this schema only)
     config = yaml.safe_load((sweep / "config.yaml").read_text())
     config["benchmark"]["new_knob"] = 4
     (tmp_path / "set.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    changed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--snakefile",
-            str(code / "Snakefile"),
-            "--directory",
-            str(sweep),
-            "--configfile",
-            str(tmp_path / "set.yaml"),
-            "-n",
-            "all",
-        ],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(code / "src")},
+    changed = snakemake(
+        sweep, "-n", "all", configfile=tmp_path / "set.yaml", snakefile=code / "Snakefile", cores=None, env=python_path
     )
     assert changed.returncode == 0, changed.stderr[-3000:]
     assert planned_jobs(changed.stdout)["bench"] == 2

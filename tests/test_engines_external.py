@@ -13,7 +13,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import pandas as pd
 import pytest
 import requests
 import yaml
+from workflow_runs import snakemake
 
 from specsweep.engines.llamacpp import LlamaCpp
 from specsweep.models import model_path
@@ -109,21 +109,7 @@ def sweep(tmp_path_factory, hand_started_server):
     config["profile_parsers"] = {"timing": TIMING}
     workdir = tmp_path_factory.mktemp("sweep-external")
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    argv = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(workdir / "config.yaml"),
-        "--cores",
-        "1",
-        "all",
-    ]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
+    done = snakemake(workdir, "all", timeout=1800)
     assert done.returncode == 0, done.stderr[-4000:]
     return workdir
 

@@ -7,34 +7,18 @@ from __future__ import annotations
 import copy
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from workflow_runs import snakemake
 
 from specsweep import config as sweep_config
 from specsweep.config import ConfigError
+from specsweep.preflight import check_files
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "config" / "examples"
-
-
-def snakemake(workdir: Path, configfile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    argv = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(configfile),
-        *args,
-    ]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture
@@ -49,7 +33,7 @@ def jobs(text: str) -> dict[str, int]:
 
 
 def test_sglang_campaign_plans_without_gpu_or_package(workdir):
-    plan = snakemake(workdir, EXAMPLES / "sglang-eagle3-steps.yaml", "-n")
+    plan = snakemake(workdir, "-n", configfile=EXAMPLES / "sglang-eagle3-steps.yaml", cores=None, timeout=600)
     assert plan.returncode == 0, plan.stderr[-3000:]
     planned = jobs(plan.stdout)
     assert planned["bench"] == 7 and planned["summary"] == 1 and planned["cycle_breakdown"] == 1
@@ -57,7 +41,7 @@ def test_sglang_campaign_plans_without_gpu_or_package(workdir):
 
 
 def test_plan_target_writes_the_exact_launch_lines(workdir):
-    done = snakemake(workdir, EXAMPLES / "sglang-eagle3-steps.yaml", "--cores", "1", "results/commands.sh")
+    done = snakemake(workdir, "results/commands.sh", configfile=EXAMPLES / "sglang-eagle3-steps.yaml", timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "rule bench" not in done.stdout + done.stderr and "rule engine" not in done.stdout + done.stderr
     script = (workdir / "results" / "commands.sh").read_text()
@@ -76,9 +60,9 @@ def test_plan_target_writes_the_exact_launch_lines(workdir):
 def test_secrets_are_read_from_the_environment_not_written(workdir):
     config = yaml.safe_load((EXAMPLES / "vllm-eagle3.yaml").read_text())
     config["engines"]["vllm"]["env"]["HF_TOKEN"] = "hf_secret_value_123"
-    config["engines"]["vllm"]["args"]["--api-key"] = "sk-secret-456"
+    config["engines"]["vllm"]["args"]["--hf-token"] = "sk-secret-456"
     (workdir / "sweep.yaml").write_text(yaml.safe_dump(config))
-    done = snakemake(workdir, workdir / "sweep.yaml", "--cores", "1", "results/commands.sh")
+    done = snakemake(workdir, "results/commands.sh", configfile=workdir / "sweep.yaml", timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     written = (workdir / "results" / "commands.sh").read_text() + (
         workdir / "results" / "plan" / "eagle3-k3.json"
@@ -91,7 +75,7 @@ def test_impossible_eagle_tree_is_rejected_before_anything_runs(workdir):
     config = yaml.safe_load((EXAMPLES / "sglang-eagle3-steps.yaml").read_text())
     config["configurations"]["eagle3-s1"]["args"]["--speculative-num-draft-tokens"] = 5
     (workdir / "sweep.yaml").write_text(yaml.safe_dump(config))
-    plan = snakemake(workdir, workdir / "sweep.yaml", "-n")
+    plan = snakemake(workdir, "-n", configfile=workdir / "sweep.yaml", cores=None, timeout=600)
     assert plan.returncode != 0
     assert (
         "configurations/eagle3-s1: --speculative-num-draft-tokens 5 is more than the draft tree holds"
@@ -104,11 +88,9 @@ def test_missing_local_model_is_still_rejected(default_config):
     config["models"]["smollm2-135m"] = {"path": "/nonexistent/model.gguf"}
     config = sweep_config.validate_schema(config)
     with pytest.raises(ConfigError, match=r"models/smollm2-135m/path: /nonexistent/model\.gguf does not exist"):
-        sweep_config.check_files(config)
+        check_files(config)
     remote = sweep_config.validate_schema(sweep_config.load(EXAMPLES / "sglang-eagle3-steps.yaml"))
-    sweep_config.check_files(
-        {**remote, "benchmark": {**remote["benchmark"], "prompts": str(REPO / "config" / "prompts.txt")}}
-    )
+    check_files({**remote, "benchmark": {**remote["benchmark"], "prompts": str(REPO / "config" / "prompts.txt")}})
 
 
 def test_plan_names_the_paths_the_sweep_uses(tmp_path, monkeypatch):
@@ -130,6 +112,6 @@ def test_plan_names_the_paths_the_sweep_uses(tmp_path, monkeypatch):
 def test_commands_without_cores_load_the_workflow(workdir):
     """--unlock, --report and cluster executors give no --cores: the rules must still load (the summary
     job's threads come from --cores only when it is set)."""
-    done = snakemake(workdir, EXAMPLES / "sglang-eagle3-steps.yaml", "--unlock")
+    done = snakemake(workdir, "--unlock", configfile=EXAMPLES / "sglang-eagle3-steps.yaml", cores=None, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Unlocked working directory" in done.stdout + done.stderr

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from specsweep.config import ConfigError
 from specsweep.parsers import llamacpp
-from specsweep.parsers.user import UserRows, compile_parsers, tap
+from specsweep.parsers.user import UserRows, compile_parsers
 
 EAGLE3 = {
     "eagle3_cycle": {
@@ -50,7 +50,7 @@ def test_rows_per_matching_line():
     ]
 
 
-def test_tap_feeds_user_parsers_while_the_engine_parser_reads():
+def test_user_parsers_read_the_same_lines_as_the_engine_parser():
     # llama.cpp b11434 print_timing line (tools/server/server-context.cpp), as in tests/test_parsers_llamacpp.py
     line = (
         "0.16.113.834 I slot print_timing: id  0 | task 8 |        eval time =   14321.77 ms /   500 tokens "
@@ -58,8 +58,8 @@ def test_tap_feeds_user_parsers_while_the_engine_parser_reads():
     )
     parsers = compile_parsers({"eval": {"pattern": r"\|\s+eval time =\s*(?P<eval_ms>[\d.]+) ms /\s*(?P<n>\d+) tokens"}})
     rows = UserRows()
-    engine = llamacpp.parse(tap([line], parsers, rows))
-    assert engine.rows[0]["eval_ms"] == 14321.77
+    rows.feed(line, parsers)
+    assert llamacpp.parse([line]).rows[0]["eval_ms"] == 14321.77
     assert rows.rows[0]["eval_ms"] == 14321.77 and rows.rows[0]["n"] == 500
 
 

@@ -60,7 +60,8 @@ COLUMNS: dict[str, str] = {
     "acceptance_rate": "accepted / drafted (drafts only, bonus token excluded)",
     "accept_length": "tokens emitted per verify step, bonus included: 1 + accepted / verify_steps",
     "speculation_source": "where drafted/accepted came from, most precise first: per-request response fields, "
-    "Prometheus counter deltas, else the server log (profile.csv run rows)",
+    "Prometheus counter deltas, else the server log (profile.csv run rows; for vLLM its per-interval "
+    "`SpecDecoding metrics` rows, warmup included, said as `server log (logging intervals, warmup included)`)",
     "text_matches_baseline": "true when every run's text equals the baseline's for the same prompt",
     "warnings": "why not to trust the row at face value, '; '-separated: fewer than 3 runs, CV above "
     "10 %, a speedup CI that straddles 1 (empty when none)",
@@ -281,7 +282,28 @@ def fill_speculation_from_logs(frame: pd.DataFrame, profiles: dict[str, pd.DataF
                         "server log",
                     ]
                     break
+        else:
+            counts = _interval_draft_counts(profile[profile["phase"] == "interval"])
+            if counts is not None:
+                frame.loc[index, ["drafted", "accepted", "acceptance_rate", "speculation_source"]] = [
+                    *counts,
+                    counts[1] / counts[0],
+                    "server log (logging intervals, warmup included)",
+                ]
     return frame
+
+
+def _interval_draft_counts(intervals: pd.DataFrame) -> tuple[float, float] | None:
+    """Drafted and accepted tokens of a log with per-interval rows (vLLM): V1 ``SpecDecoding metrics`` lines
+    count each interval (summed), V0 ``Speculative metrics`` lines count since start (the last is the total)."""
+    if not {"line", "drafted", "accepted"} <= set(intervals.columns):
+        return None
+    for kind, total in (("spec_v1", "sum"), ("spec_v0", "max")):
+        rows = intervals[intervals["line"] == kind]
+        drafted = pd.to_numeric(rows["drafted"], errors="coerce").agg(total)
+        if pd.notna(drafted) and drafted > 0:
+            return float(drafted), float(pd.to_numeric(rows["accepted"], errors="coerce").agg(total))
+    return None
 
 
 def add_profile_columns(

@@ -16,9 +16,10 @@ import tarfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any, TextIO
 
 from specsweep.atomic import atomic_open
-from specsweep.cache import sha256_bytes
+from specsweep.cache import sha256_bytes, sha256_file
 from specsweep.redact import redact_values
 
 MANIFEST = "MANIFEST.sha256"
@@ -185,6 +186,75 @@ can be launched and nothing rebuilt upstream), then checks each against this man
 Environment variables and flags named like secrets (a word ending in token, key, secret, password or
 credential) were redacted.
 """
+
+
+def pack_sweep(
+    config: dict[str, Any],
+    prompts: str,
+    inputs: dict[str, list[str]],
+    source: str,
+    name: str,
+    out: str,
+    progress: TextIO,
+) -> Packed:
+    """The archive job: the redacted config with its prompts, every input file, the code and a README."""
+    import os
+
+    import yaml
+
+    from specsweep import archive_prompts, machine
+    from specsweep.redact import REDACTED, secret_values
+
+    kept, note = archive_prompts.member(
+        Path(prompts), Path.cwd(), (config.get("archive") or {}).get("include_prompts", True)
+    )
+    if note:
+        print(note, file=progress)
+    config = {**config, "benchmark": {**config["benchmark"], "prompts": archive_prompts.MEMBER}}  # where it is kept
+    members: dict[str, bytes | Path] = {
+        "config/config.yaml": yaml.safe_dump(config, sort_keys=False).encode(),
+        archive_prompts.MEMBER: kept,
+    }
+    members.update({path: Path(path) for paths in inputs.values() for path in paths})
+    members.update({f"code/{n}": path for n, path in code_files(Path(source)).items()})
+    git = machine.git_state(source) or {}
+    members["README.md"] = readme(name, git.get("commit"), git.get("dirty")).encode()
+    packed = pack(members, Path(out), name, secret_values(dict(os.environ)))
+    for member in packed.redacted:
+        print(f"WARNING: {member}: a secret value from the environment was replaced by {REDACTED}", file=progress)
+    print(f"{packed.path}: {len(packed.files)} files + manifest, {packed.path.stat().st_size} bytes", file=progress)
+    return packed
+
+
+def write_verification(archive: str, out: str, progress: TextIO) -> None:
+    """The verify job: every member against the manifest; a short certificate, or an error listing problems."""
+    from specsweep.atomic import atomic_write
+
+    path = Path(archive)
+    problems = verify(path)
+    for problem in problems:
+        print(problem, file=progress)
+    if problems:
+        raise RuntimeError(f"{path}: the manifest does not verify ({len(problems)} problems, see above)")
+    _top, files = read_members(path)
+    atomic_write(
+        out,
+        f"{path.name}\nsha256 {sha256_file(path)}\n{len(files) - 1} files, every sha256 matches {MANIFEST}\n",
+    )
+    print(f"{path}: {len(files) - 1} files verified against {MANIFEST}", file=progress)
+
+
+def write_rebuild_check(folder: Path, names: list[str], out: str, progress: TextIO) -> None:
+    """The rebuild job: rebuilt files must equal the archived ones byte for byte."""
+    from specsweep.atomic import atomic_write
+
+    problems = rebuild_problems(folder, names)
+    for problem in problems:
+        print(problem, file=progress)
+    if problems:
+        raise RuntimeError(f"the rebuild differs from the archive in {len(problems)} files (see above)")
+    atomic_write(out, "".join(f"identical  {n}\n" for n in names))
+    print(f"rebuilt {len(names)} files, all byte-identical to the archive", file=progress)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,7 +40,9 @@ def parse_event(data: bytes) -> dict[str, Any] | None:
     return event if isinstance(event, dict) else None
 
 
-def stream_post(base_url: str, path: str, payload: dict[str, Any], timeout_s: float) -> StreamedResponse:
+def stream_post(
+    base_url: str, path: str, payload: dict[str, Any], timeout_s: float, headers: dict[str, str] | None = None
+) -> StreamedResponse:
     """POST ``payload`` as JSON and collect every ``data:`` event of the SSE response.
 
     ``timeout_s`` bounds the wait for each read, so a stalled stream fails instead of hanging.
@@ -52,7 +54,10 @@ def stream_post(base_url: str, path: str, payload: dict[str, Any], timeout_s: fl
     try:
         started = time.perf_counter()
         connection.request(
-            "POST", path, body=body, headers={"Content-Type": "application/json", "Accept": "text/event-stream"}
+            "POST",
+            path,
+            body=body,
+            headers={"Content-Type": "application/json", "Accept": "text/event-stream", **(headers or {})},
         )
         response = connection.getresponse()
         if response.status != 200:

@@ -15,7 +15,7 @@ import json
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TextIO
 
 import pandas as pd
 
@@ -190,3 +190,16 @@ def describe(frame: pd.DataFrame, before: str, after: str) -> list[str]:
             )
         )
     return lines
+
+
+def write(before: str, after: str, table: str, figure: str, progress: TextIO, match: str = "parameters") -> None:
+    """The compare job: comparison.csv and its figure (saying why, when nothing was compared), and the
+    findings in words."""
+    from specsweep import figures
+    from specsweep.aggregate import write_csv
+
+    frame = compare(load(before), load(after), match)
+    write_csv(frame, table)
+    figures.save(figures.comparison(frame, before, after, nothing_compared(frame)), Path(figure).with_suffix(""))
+    for line in describe(frame, before, after):
+        print(line, file=progress)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import itertools
 import json
-import os
 import re
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
@@ -19,23 +18,11 @@ from typing import Any
 
 import yaml
 
+from specsweep import names
+from specsweep.errors import ConfigError
 from specsweep.redact import fingerprint, is_secret, redact_mapping
-from specsweep.results import OWN_FOLDERS
 
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-# results/<name>/ must not collide with the pipeline's own folders under results/.
-RESERVED_NAMES = OWN_FOLDERS
-
-
-class ConfigError(ValueError):
-    """A configuration problem, worded for the user: which key, what is wrong, how to fix it.
-
-    ``key`` is the key path it is about when the message does not start with it (schema errors)."""
-
-    def __init__(self, message: str, key: tuple[str, ...] = ()) -> None:
-        super().__init__(message)
-        self.key = key
 
 
 @dataclass(frozen=True)
@@ -108,6 +95,7 @@ def load(path: str | Path) -> dict[str, Any]:
 
 def expand(config: dict[str, Any]) -> dict[str, Configuration]:
     """Expand grids and merge engine defaults into named, validated configurations."""
+    names.check_config_names(config)
     check_engines(config)
     expanded: dict[str, Configuration] = {}
     origin: dict[str, str] = {}
@@ -132,21 +120,15 @@ def expand(config: dict[str, Any]) -> dict[str, Configuration]:
 
 
 def check_engines(config: dict[str, Any]) -> None:
+    """Every engine's model is defined (what a kind of engine needs: ``preflight``)."""
     engines = config["engines"]
     models = config.get("models", {})
     for engine_name, engine in engines.items():
         model = engine.get("model")
-        if engine["kind"] != "external" and model is None:
-            raise ConfigError(f"engines/{engine_name}: no 'model'; name an entry of 'models'")
         if model is not None and model not in models:
             raise ConfigError(
                 f"engines/{engine_name}/model: '{model}' is not defined under 'models' "
                 f"(defined: {', '.join(sorted(models)) or 'none'})"
-            )
-        if engine["kind"] == "llamacpp" and "llamacpp" not in engine and "executable" not in engine:
-            raise ConfigError(
-                f"engines/{engine_name}: kind llamacpp needs a 'llamacpp: source:' pin (to build "
-                f"llama-server) or an 'executable:' path (to use one you have)"
             )
 
 
@@ -162,7 +144,7 @@ def expand_entry(config: dict[str, Any], entry_name: str) -> dict[str, Configura
         )
     expanded: dict[str, Configuration] = {}
     for name, axes in _grid_points(entry_name, entry):
-        _check_name(name, f"configurations/{entry_name}")
+        names.check(name, f"configurations/{entry_name}")
         if name in expanded:
             raise ConfigError(
                 f"configurations/{entry_name}: expands to '{name}' twice; set a distinct grid 'name' template"
@@ -188,43 +170,6 @@ def expand_entry(config: dict[str, Any], entry_name: str) -> dict[str, Configura
             description=entry.get("description", ""),
         )
     return expanded
-
-
-def check_files(config: dict[str, Any]) -> None:
-    """Files the sweep reads must exist before anything is built or launched."""
-    prompts = Path(config["benchmark"]["prompts"])
-    if not prompts.is_file():
-        raise ConfigError(
-            f"benchmark/prompts: {prompts} does not exist (relative paths are relative to the "
-            f"working directory); point it at a text file with one prompt per line"
-        )
-    local = local_models(config)
-    for name, model in config.get("models", {}).items():
-        # SGLang/vLLM models live on the GPU node (or are hub ids): planning elsewhere must work.
-        if name in local and "path" in model and not Path(model["path"]).expanduser().exists():
-            raise ConfigError(
-                f"models/{name}/path: {model['path']} does not exist; fix the path or download the model first"
-            )
-    for name, engine in config["engines"].items():
-        if "executable" in engine:
-            executable = Path(engine["executable"]).expanduser()
-            if not executable.is_file() or not os.access(executable, os.X_OK):
-                raise ConfigError(
-                    f"engines/{name}/executable: engine binary not found: {engine['executable']} "
-                    f"is not an executable file; fix the path, or remove the key to let the "
-                    f"pipeline build llama-server"
-                )
-
-
-def local_models(config: dict[str, Any]) -> set[str]:
-    """Models that an engine on this machine (llamacpp) opens, as served or as draft model."""
-    engines = config["engines"]
-    local = {e.get("model") for e in engines.values() if e["kind"] == "llamacpp"}
-    for entry in config["configurations"].values():
-        engine = entry.get("engine") or next(iter(engines))
-        if engines.get(engine, {}).get("kind") == "llamacpp":
-            local.add(entry.get("draft_model"))
-    return local - {None}
 
 
 def _engine_of(entry_name: str, entry: dict[str, Any], engines: dict[str, Any]) -> str:
@@ -253,8 +198,7 @@ def _grid_points(entry_name: str, entry: dict[str, Any]) -> list[tuple[str, dict
         point = {axis: axes[axis][i] for axis, i in zip(axes, indices, strict=True)}
         # Names become paths: a secret axis (e.g. env HF_TOKEN) is named by position, never by value.
         labels = {
-            axis: f"{i + 1}" if axis.startswith("env:") and is_secret(axis) else _label(point[axis])
-            for axis, i in zip(axes, indices, strict=True)
+            axis: f"{i + 1}" if is_secret(axis) else _label(point[axis]) for axis, i in zip(axes, indices, strict=True)
         }
         if template:
             name = template
@@ -278,17 +222,9 @@ def _label(value: Any) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
 
 
-def _check_name(name: str, key: str) -> None:
-    if not NAME.match(name):
-        raise ConfigError(
-            f"{key}: name '{name}' is not allowed; names become paths, so use 1-64 characters "
-            f"from A-Z a-z 0-9 . _ - starting with a letter or digit"
-        )
-    if name in RESERVED_NAMES:
-        raise ConfigError(f"{key}: name '{name}' is reserved for the pipeline's own results/{name}/; rename it")
-
-
-def _env_string(value: Any) -> str:
+def _env_string(value: Any) -> Any:
+    if isinstance(value, dict):  # {from_env: NAME}, resolved inside the job (references.py)
+        return value
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 

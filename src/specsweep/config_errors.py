@@ -109,9 +109,9 @@ def shown(path: str | Path) -> str:
 
 
 def explain(error: Exception, config_files: Sequence[str | Path], overrides: dict[str, Any] | None = None) -> str:
-    """The one message a user sees for a configuration error: their file and line first, then key, problem
-    and fix (the error's own text)."""
-    return f"configuration error: {where(error, config_files, overrides)}{error}"
+    """The one message a user sees for a configuration error: their file and line first, as compilers write
+    it, then key, problem and fix (the error's own text)."""
+    return f"{where(error, config_files, overrides)}configuration error: {error}"
 
 
 def exit_with(message: str) -> NoReturn:

@@ -7,8 +7,9 @@ jitter for per-run points.
 from __future__ import annotations
 
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import matplotlib
 
@@ -25,6 +26,46 @@ from specsweep.results import FIGURE_FORMATS
 
 matplotlib.rcParams["svg.hashsalt"] = "specsweep"
 METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}, "pdf": {"CreationDate": None}}
+
+
+@dataclass(frozen=True)
+class FigureFiles:
+    """The figures job's PNG outputs (an SVG and a PDF are written beside each)."""
+
+    throughput: str
+    acceptance: str
+    costmodel: str
+
+
+def plot_sweep(
+    summary: pd.DataFrame,
+    runs: pd.DataFrame,
+    configurations: dict[str, Any],
+    run_records: dict[str, list[Any]],
+    files: FigureFiles,
+    progress: TextIO,
+) -> None:
+    """Every figure of ``all``: throughput, acceptance, and the cost model's curves, refitted from the run
+    records (deterministic, milliseconds: the tables hold no curves)."""
+    from specsweep import costmodel as cost
+
+    save(throughput(summary, runs), Path(files.throughput).with_suffix(""))
+    save(acceptance(summary), Path(files.acceptance).with_suffix(""))
+    model, text = cost.fit_or_reason(configurations, run_records)
+    save(costmodel(model, text), Path(files.costmodel).with_suffix(""))
+    print(f"figures written to {Path(files.throughput).parent}", file=progress)
+
+
+def save_breakdown(summary: pd.DataFrame, profile_parsers: dict[str, Any], png: str, progress: TextIO) -> None:
+    """The cycle breakdown of the first profile parser that declares one."""
+    from specsweep.parsers.user import compile_parsers
+
+    for parser in compile_parsers(profile_parsers):
+        if parser.breakdown:
+            unit = parser.units.get(parser.breakdown[0], "")
+            save(cycle_breakdown(summary, parser.name, list(parser.breakdown), unit), Path(png).with_suffix(""))
+            print(f"cycle breakdown of {parser.name}: {', '.join(parser.breakdown)}", file=progress)
+            return
 
 
 def save(figure: plt.Figure, stem: Path, formats: tuple[str, ...] = FIGURE_FORMATS) -> list[Path]:

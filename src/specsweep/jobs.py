@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,151 +89,86 @@ def bench_configuration(smk: Any) -> None:
 
 def summarise(smk: Any) -> None:
     """Every table: profiles from server logs, then summary, runs, drift, paper and cost model (one job)."""
-    import pandas as pd
-
     from specsweep import aggregate, tables
-    from specsweep.parsers.profile import write_profile
+    from specsweep.parsers.profile import write_profiles
 
     configurations = configurations_for(smk.config, smk.params.configurations.values())
     runs = results.load_runs(smk.input.runs)
     launches = results.load_launches(smk.input.launches)
     with progress_to(smk.log[0]) as progress:
-        for log, output in zip(smk.input.server_logs, smk.output.profiles, strict=True):
-            name = results.configuration_of_file(log)
-            write_profile(
-                log,
-                output,
-                smk.params.log_formats[name]["kind"],
-                smk.params.log_formats[name]["format"],
-                smk.params.profile_parsers,
-                smk.params.warmup_requests,
-                progress,
-                name,
-                smk.threads,
-            )
-        profiles = {results.configuration_of_file(p): pd.read_csv(p) for p in smk.output.profiles}
-        built = tables.build(aggregate.Measured(configurations, runs, launches, profiles), smk.params.profile_parsers)
-        tables.write(
-            built,
-            tables.TableFiles(**{f: smk.output[f] for f in tables.TableFiles.__dataclass_fields__}),
+        profiles = write_profiles(
+            dict(zip(smk.input.server_logs, smk.output.profiles, strict=True)),
+            smk.params.log_formats,
+            smk.params.profile_parsers,
+            smk.params.warmup_requests,
             progress,
-            smk.params.macro_prefix,
+            smk.threads,
         )
+        measured = aggregate.Measured(configurations, runs, launches, profiles)
+        files = tables.TableFiles(**{f: smk.output[f] for f in tables.TableFiles.__dataclass_fields__})
+        tables.write(tables.build(measured, smk.params.profile_parsers), files, progress, smk.params.macro_prefix)
 
 
 def plot(smk: Any) -> None:
     import pandas as pd
 
-    import specsweep.costmodel as costmodel
     from specsweep import figures
 
-    summary = pd.read_csv(smk.input.summary)
-    runs = pd.read_csv(smk.input.runs)
     configurations = configurations_for(smk.config, smk.params.configurations.values())
     with progress_to(smk.log[0]) as progress:
-        figures.save(figures.throughput(summary, runs), Path(smk.output.throughput).with_suffix(""))
-        figures.save(figures.acceptance(summary), Path(smk.output.acceptance).with_suffix(""))
-        # The curves are refitted from the runs (deterministic, milliseconds): the tables hold no curves.
-        model, text = costmodel.fit_or_reason(configurations, results.load_runs(smk.input.run_records))
-        figures.save(figures.costmodel(model, text), Path(smk.output.costmodel).with_suffix(""))
-        print(f"figures written to {Path(smk.output.throughput).parent}", file=progress)
+        figures.plot_sweep(
+            pd.read_csv(smk.input.summary),
+            pd.read_csv(smk.input.runs),
+            configurations,
+            results.load_runs(smk.input.run_records),
+            figures.FigureFiles(smk.output.throughput, smk.output.acceptance, smk.output.costmodel),
+            progress,
+        )
 
 
 def compare_results(smk: Any) -> None:
-    import specsweep.compare as compare_sets
-    from specsweep import aggregate, figures
+    from specsweep import compare
 
     with progress_to(smk.log[0]) as progress:
-        frame = compare_sets.compare(
-            compare_sets.load(smk.input.before), compare_sets.load(smk.input.after), smk.params.match
+        compare.write(
+            smk.input.before, smk.input.after, smk.output.table, smk.output.figure, progress, smk.params.match
         )
-        aggregate.write_csv(frame, smk.output.table)
-        figures.save(
-            figures.comparison(frame, smk.input.before, smk.input.after, compare_sets.nothing_compared(frame)),
-            Path(smk.output.figure).with_suffix(""),
-        )
-        for line in compare_sets.describe(frame, smk.input.before, smk.input.after):
-            print(line, file=progress)
 
 
 def sweep_provenance(smk: Any) -> None:
     """Each configuration's provenance.json, then the sweep's, which cites each by sha256."""
-    from specsweep import machine, provenance
-    from specsweep.cache import sha256_file
-    from specsweep.engines import provenance_packages
+    from specsweep import provenance
 
-    current = machine.snapshot(engine_packages=provenance_packages())  # the machine now
-
-    config_hash = provenance.config_sha256(smk.config)  # the effective config (schema defaults filled)
-    engines = {p: read_json(p) for p in smk.input.engines}
-    model_records = {p: read_json(p) for p in smk.input.models}
-    records, files = {}, {}
+    records = {p: read_json(p) for p in [*smk.input.engines, *smk.input.models]}
+    launches = {p: results.read_launch(p) for p in smk.input.launches}
     with progress_to(smk.log[0]) as progress:
-        for launch_path, output in zip(smk.input.launches, smk.output.configurations, strict=True):
-            launch = results.read_launch(launch_path)
-            name = results.configuration_of_file(launch_path)
-            sources = smk.params.sources[name]
-            # Sessions record the machine at launch; a launch.json from before that gets today's snapshot, marked so.
-            later = None if launch.machine else current
-            records[name] = provenance.configuration_record(
-                launch,
-                engines[sources["engine"]],
-                {Path(m).stem: model_records[m] for m in sources["models"]},
-                config_hash,
-                later,
-            )
-            write_json(Path(output), records[name])
-            files[name] = {"file": str(output), "sha256": sha256_file(Path(output))}
-            print(f"{name}: provenance (machine {records[name]['machine_captured']})", file=progress)
-        write_json(Path(smk.output.sweep), provenance.sweep_record(smk.config, records, files, current))
-        print(f"sweep provenance of {len(records)} configurations written", file=progress)
+        provenance.write(
+            smk.config,  # the effective config (schema defaults filled)
+            dict(zip(smk.input.launches, smk.output.configurations, strict=True)),
+            launches,
+            records,
+            smk.params.sources,
+            smk.output.sweep,
+            progress,
+        )
 
 
 def pack_archive(smk: Any) -> None:
     """Everything of the sweep plus the code that made it, as one deterministic .tar.gz."""
-    import yaml
+    from specsweep import archive
 
-    from specsweep import archive, machine
-    from specsweep.redact import REDACTED, secret_values
-
-    config = smk.params.config
-    config["benchmark"]["prompts"] = "config/prompts.txt"  # where the archive keeps it
-    members: dict[str, bytes | Path] = {
-        "config/config.yaml": yaml.safe_dump(config, sort_keys=False).encode(),
-        "config/prompts.txt": Path(smk.input.prompts),
-    }
-    for name, paths in smk.input.items():
-        if name != "prompts":
-            members.update({str(p): Path(p) for p in paths})
-    source = Path(smk.params.source)
-    members.update({f"code/{name}": path for name, path in archive.code_files(source).items()})
-    git = machine.git_state(source) or {}
-    members["README.md"] = archive.readme(smk.params.name, git.get("commit"), git.get("dirty")).encode()
+    inputs = {name: [str(p) for p in paths] for name, paths in smk.input.items() if name != "prompts"}
     with progress_to(smk.log[0]) as progress:
-        packed = archive.pack(members, Path(smk.output[0]), smk.params.name, secret_values(dict(os.environ)))
-        for name in packed.redacted:
-            print(f"WARNING: {name}: a secret value from the environment was replaced by {REDACTED}", file=progress)
-        print(f"{packed.path}: {len(packed.files)} files + manifest, {packed.path.stat().st_size} bytes", file=progress)
+        archive.pack_sweep(
+            smk.params.config, smk.input.prompts, inputs, smk.params.source, smk.params.name, smk.output[0], progress
+        )
 
 
 def verify_archive(smk: Any) -> None:
     from specsweep import archive
-    from specsweep.cache import sha256_file
 
-    path = Path(smk.input[0])
-    problems = archive.verify(path)
     with progress_to(smk.log[0]) as progress:
-        for problem in problems:
-            print(problem, file=progress)
-        if problems:
-            raise RuntimeError(f"{path}: the manifest does not verify ({len(problems)} problems, see above)")
-        _top, files = archive.read_members(path)
-        atomic_write(
-            smk.output[0],
-            f"{path.name}\nsha256 {sha256_file(path)}\n{len(files) - 1} files, "
-            f"every sha256 matches {archive.MANIFEST}\n",
-        )
-        print(f"{path}: {len(files) - 1} files verified against {archive.MANIFEST}", file=progress)
+        archive.write_verification(smk.input[0], smk.output[0], progress)
 
 
 def check_rebuild(smk: Any) -> None:
@@ -242,14 +176,8 @@ def check_rebuild(smk: Any) -> None:
     from specsweep import archive
 
     names = [str(p) for p in smk.input if str(p) != archive.MANIFEST]
-    problems = archive.rebuild_problems(Path(smk.input.manifest).parent, names)
     with progress_to(smk.log[0]) as progress:
-        for problem in problems:
-            print(problem, file=progress)
-        if problems:
-            raise RuntimeError(f"the rebuild differs from the archive in {len(problems)} files (see above)")
-        atomic_write(smk.output[0], "".join(f"identical  {n}\n" for n in names))
-        print(f"rebuilt {len(names)} files, all byte-identical to the archive", file=progress)
+        archive.write_rebuild_check(Path(smk.input.manifest).parent, names, smk.output[0], progress)
 
 
 def plan_configuration(smk: Any) -> None:
@@ -278,17 +206,6 @@ def plot_breakdown(smk: Any) -> None:
     import pandas as pd
 
     from specsweep import figures
-    from specsweep.parsers.user import compile_parsers
 
-    summary = pd.read_csv(smk.input.summary)
     with progress_to(smk.log[0]) as progress:
-        for parser in compile_parsers(smk.params.profile_parsers):
-            if parser.breakdown:  # the first parser that declares a cycle breakdown
-                figures.save(
-                    figures.cycle_breakdown(
-                        summary, parser.name, list(parser.breakdown), parser.units.get(parser.breakdown[0], "")
-                    ),
-                    Path(smk.output.png).with_suffix(""),
-                )
-                print(f"cycle breakdown of {parser.name}: {', '.join(parser.breakdown)}", file=progress)
-                return
+        figures.save_breakdown(pd.read_csv(smk.input.summary), smk.params.profile_parsers, smk.output.png, progress)

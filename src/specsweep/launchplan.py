@@ -9,12 +9,13 @@ GPU node, not necessarily here).
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
-import sys
-from typing import Any, TextIO
+from typing import Any
 
+from specsweep import references
 from specsweep.config import Configuration
-from specsweep.engines import ADAPTERS, adapter, adapter_class
+from specsweep.engines import adapter, adapter_class
 from specsweep.engines.base import EngineResources
 from specsweep.models import model_path
 from specsweep.redact import REDACTED, is_secret, redact_argv, redact_env
@@ -31,7 +32,17 @@ def plan(configuration: Configuration, engine: dict[str, Any], models: dict[str,
     server = adapter(configuration.kind, engine, resources)
     host = engine.get("host", "127.0.0.1")
     port = engine.get("port") or server.default_port
-    argv = server.command(configuration, host, port) if server.launches else []
+    # A {from_env: NAME} flag value is shown as ${NAME}; commands.sh reads it from the caller's environment.
+    shown = dataclasses.replace(
+        configuration,
+        args={k: f"${{{name}}}" if (name := references.name_of(v)) else v for k, v in configuration.args.items()},
+    )
+    argv = server.command(shown, host, port) if server.launches else []
+    from_env = {
+        len(argv) - argv[::-1].index(flag): name
+        for flag, value in configuration.args.items()
+        if (name := references.name_of(value)) and flag in argv
+    }
     return {
         "configuration": configuration.name,
         "engine": configuration.engine,
@@ -39,7 +50,11 @@ def plan(configuration: Configuration, engine: dict[str, Any], models: dict[str,
         "model": resources.model,
         "draft_model": resources.draft_model,
         "argv": redact_argv(argv),
-        "env_set": redact_env(configuration.env),
+        "argv_from_env": {str(i): name for i, name in from_env.items()},
+        "env_set": {
+            k: configuration.env[k] if references.name_of(configuration.env[k]) else v
+            for k, v in redact_env(configuration.env).items()
+        },
         "base_url": server.base_url(host, port),
         "port": "picked at launch (engines/*/port: 0); the plan shows the engine's usual port"
         if not engine.get("port") and server.launches
@@ -53,12 +68,19 @@ def plan(configuration: Configuration, engine: dict[str, Any], models: dict[str,
 def shell_line(planned: dict[str, Any]) -> str:
     """One POSIX shell line; a redacted variable is taken from the caller's environment instead."""
     assignments = [
-        f'{name}="${{{name}}}"' if is_secret(name) or value == REDACTED else f"{name}={shlex.quote(value)}"
+        f"{name}={references.shell_word(value)}"
+        if references.name_of(value)
+        else f'{name}="${{{name}}}"'
+        if is_secret(name) or value == REDACTED
+        else f"{name}={shlex.quote(value)}"
         for name, value in planned["env_set"].items()
     ]
-    return " ".join(
-        ["env", *assignments, shlex.join(planned["argv"])] if assignments else [shlex.join(planned["argv"])]
-    )
+    from_env = planned.get("argv_from_env", {})
+    words = [
+        f'"${{{from_env[str(i)]}}}"' if str(i) in from_env else shlex.quote(word)
+        for i, word in enumerate(planned["argv"])
+    ]
+    return " ".join(["env", *assignments, *words] if assignments else words)
 
 
 def commands_script(plans: list[dict[str, Any]]) -> str:
@@ -78,11 +100,3 @@ def commands_script(plans: list[dict[str, Any]]) -> str:
             lines.append(f"#   external endpoint {planned['base_url']}: nothing to launch")
         lines.append("")
     return "\n".join(lines)
-
-
-def check_configurations(configurations: dict[str, Configuration], out: TextIO = sys.stderr) -> list[str]:
-    """Each engine's domain checks (raise ConfigError when impossible); warnings are printed and returned."""
-    warnings = [w for c in configurations.values() for w in ADAPTERS[c.kind].check_configuration(c)]
-    for warning in warnings:
-        print(f"specsweep warning: {warning}", file=out)
-    return warnings

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from pathlib import Path
+from typing import Any, TextIO
 
+from specsweep import machine
 from specsweep.cache import sha256_bytes
 from specsweep.redact import redact_env, redact_mapping
-from specsweep.results import Launch
+from specsweep.results import Launch, configuration_of_file
 
 FORMAT = "specsweep-provenance/1"
 
@@ -82,3 +84,40 @@ def sweep_record(
         "machine": current,
         "env": redact_env(dict(os.environ)),
     }
+
+
+def write(
+    config: dict[str, Any],
+    outputs: dict[str, str],
+    launches: dict[str, Launch],
+    records: dict[str, dict[str, Any]],
+    sources: dict[str, dict[str, Any]],
+    sweep_output: str,
+    progress: TextIO,
+) -> None:
+    """The provenance job: each configuration's record (``outputs``: launch.json -> its provenance.json),
+    then the sweep's, which cites each by sha256. ``records`` are the engine and model records by path,
+    ``sources`` which of them each configuration used."""
+    from specsweep.atomic import write_json
+    from specsweep.cache import sha256_file
+    from specsweep.engines import provenance_packages
+
+    current = machine.snapshot(engine_packages=provenance_packages())  # the machine now
+    config_hash = config_sha256(config)
+    written, files = {}, {}
+    for launch_path, output in outputs.items():
+        launch, name = launches[launch_path], configuration_of_file(launch_path)
+        used = sources[name]
+        # Sessions record the machine at launch; a launch.json from before that gets today's snapshot, marked so.
+        written[name] = configuration_record(
+            launch,
+            records[used["engine"]],
+            {Path(m).stem: records[m] for m in used["models"]},
+            config_hash,
+            None if launch.machine else current,
+        )
+        write_json(Path(output), written[name])
+        files[name] = {"file": str(output), "sha256": sha256_file(Path(output))}
+        print(f"{name}: provenance (machine {written[name]['machine_captured']})", file=progress)
+    write_json(Path(sweep_output), sweep_record(config, written, files, current))
+    print(f"sweep provenance of {len(written)} configurations written", file=progress)

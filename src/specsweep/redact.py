@@ -90,3 +90,27 @@ def redact_mapping(data: Any, replace: Callable[[Any], str] | None = None) -> An
     if isinstance(data, list):
         return [redact_mapping(v, replace) for v in data]
     return data
+
+
+def without_secrets(error: BaseException, secrets: Iterable[str]) -> BaseException:
+    """``error`` itself when no secret value appears in its message or those it was raised from; else an
+    exception of the same kind (RuntimeError where that cannot be made) whose message has them redacted,
+    to be raised ``from None`` so the chain that held them is not printed. A server that fails at start
+    echoes its argv (``--api-key X``) into the log tail that becomes the message, error.txt and the console."""
+    secrets = [s for s in secrets if len(s) >= 4]
+    chain, seen = [], error
+    while seen is not None and len(chain) < 16:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    text = "\n".join(str(e) for e in chain)
+    if not any(secret in text for secret in secrets):
+        return error
+    message = redact_values(
+        "\n".join(f"{type(e).__name__}: {e}" if i else str(e) for i, e in enumerate(chain)), secrets
+    )
+    try:
+        clean = type(error)(message)
+    except Exception:  # an exception type whose constructor takes other arguments
+        clean = RuntimeError(message)
+    clean = clean if str(clean) == message else RuntimeError(message)
+    return clean.with_traceback(error.__traceback__)  # where it failed (code lines only, no values)

@@ -22,7 +22,8 @@ from specsweep.speculation import SpeculationCounts
 
 ROOT = "results"
 
-# Folders of the pipeline's own under results/: a configuration may not take one of these names.
+# Folders of the pipeline's own under results/ (names.reserved_names derives the names a configuration may
+# not take from what the rules write, these among them).
 ENGINES_DIR, MODELS_DIR, FIGURES_DIR, ARCHIVE_DIR, PAPER_DIR, COMPARE_DIR, PLAN_DIR = (
     "engine",
     "models",
@@ -32,7 +33,6 @@ ENGINES_DIR, MODELS_DIR, FIGURES_DIR, ARCHIVE_DIR, PAPER_DIR, COMPARE_DIR, PLAN_
     "compare",
     "plan",
 )
-OWN_FOLDERS = frozenset({ENGINES_DIR, MODELS_DIR, FIGURES_DIR, ARCHIVE_DIR, PAPER_DIR, COMPARE_DIR, PLAN_DIR, "logs"})
 
 
 def _under(*parts: str, root: str | Path = ROOT) -> str:
@@ -166,6 +166,9 @@ class Run:
     started_at: str = ""
     streamed_tokens: int | None = None
     counter_delta: dict[str, float] = field(default_factory=dict)
+    # Counters printed with 6 significant digits past 10^6 (engines.base.quantised_counters): in counter_delta,
+    # but not used for speculation.
+    counters_quantised: list[str] = field(default_factory=list)
     text_chars: int | None = None
     malformed_events: int = 0  # data: lines of the stream that were not JSON objects
 
@@ -188,6 +191,7 @@ class Run:
             "client": asdict(self.client),
             "engine": self.engine,
             "counter_delta": self.counter_delta,
+            "counters_quantised": self.counters_quantised,
             "speculation": None if self.speculation is None else self.speculation.to_json(),
             "text_sha256": self.text_sha256,
             "text_chars": self.text_chars,
@@ -210,6 +214,7 @@ class Run:
             started_at=data.get("started_at", ""),
             streamed_tokens=data.get("streamed_tokens"),
             counter_delta=data.get("counter_delta") or {},
+            counters_quantised=data.get("counters_quantised") or [],
             text_chars=data.get("text_chars"),
             malformed_events=data.get("malformed_events", 0),
         )

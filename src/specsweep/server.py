@@ -27,6 +27,7 @@ import psutil
 from specsweep.atomic import atomic_write
 
 PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
 
 
 class ServerError(RuntimeError):
@@ -135,49 +136,114 @@ def _group_alive(pgid: int, leader: subprocess.Popen[bytes] | None) -> bool:
     return bool(group_members(pgid))
 
 
+def _created(pid: int) -> float | None:
+    with contextlib.suppress(psutil.Error):
+        return psutil.Process(pid).create_time()
+    return None
+
+
+def _is(pid: int, created: float) -> bool:
+    """True when ``pid`` is still the process created at ``created`` (a pid, once freed, is reused)."""
+    now = _created(pid)
+    return now is not None and abs(now - created) < 0.01
+
+
 @dataclass
 class StaleGroup:
-    """The process group a previous job launched, recorded so a later job can clean it up."""
+    """The processes a job launched, recorded so a later job can stop them if that job was killed.
+
+    Each is recorded exactly, as (pid, creation time): a pid or process group id can be reused by an unrelated
+    process, and matching by executable name once stopped someone else's ``python3``."""
 
     path: Path
 
     def record(self, pgid: int, argv: list[str]) -> None:
+        created = _created(pgid)
         # Written atomically: a crash mid-write must not leave a record that cannot be read.
-        atomic_write(self.path, json.dumps({"pgid": pgid, "executable": argv[0], "started": time.time()}) + "\n")
+        atomic_write(
+            self.path,
+            json.dumps(
+                {
+                    "pgid": pgid,
+                    "executable": os.path.basename(argv[0]),
+                    "leader_created": created,
+                    "started": time.time(),
+                    "processes": [],  # added by track() once the server runs
+                }
+            )
+            + "\n",
+        )
+
+    def track(self, pgid: int) -> None:
+        """Add every process the launch has started by now (workers, helpers that left the group)."""
+        try:
+            recorded = json.loads(self.path.read_text())
+        except (FileNotFoundError, ValueError):
+            return
+        known = {tuple(p) for p in recorded.get("processes", [])}
+        for pid in launched_processes(pgid, float(recorded.get("started", 0))):
+            if (created := _created(pid)) is not None:
+                known.add((pid, created))
+        recorded["processes"] = sorted(known)
+        atomic_write(self.path, json.dumps(recorded) + "\n")
 
     def clear(self) -> None:
         self.path.unlink(missing_ok=True)
 
     def stop_if_running(self, grace_s: float) -> int | None:
-        """Stop the recorded group if it still runs the recorded executable; return its pgid."""
+        """Stop exactly what was recorded and still runs: the group, if its leader is the recorded one, and every
+        recorded process (it may have left the group); return the pgid when anything was stopped."""
         try:
             recorded = json.loads(self.path.read_text())
-        except (FileNotFoundError, ValueError):
+            pgid = int(recorded["pgid"])
+        except (FileNotFoundError, ValueError, KeyError, TypeError):
             return None
-        pgid = int(recorded["pgid"])
-        # A process group id can be reused: only processes started no earlier than the recorded
-        # launch and running the recorded executable are ours.
-        started = float(recorded.get("started", 0)) - 1.0
-        members = [
-            pid for pid in group_members(pgid) if _runs(pid, recorded["executable"]) and _started_after(pid, started)
-        ]
-        if members:
+        leader = recorded.get("leader_created")
+        ours = [pid for pid, created in recorded.get("processes", []) if _is(int(pid), float(created))]
+        group = leader is not None and _is(pgid, float(leader))
+        if group:
             stop_group(pgid, grace_s)
+        stop_processes(ours, grace_s)
         self.clear()
-        return pgid if members else None
+        return pgid if group or ours else None
 
 
-def _started_after(pid: int, when: float) -> bool:
+def launched_processes(pgid: int, since: float) -> list[int]:
+    """Every live process the launch of group ``pgid`` started: its group, the descendants of its leader, and
+    the processes orphaned on the way (they come to this process, a child subreaper) created since the launch."""
+    found = set(group_members(pgid))
     with contextlib.suppress(psutil.Error):
-        return psutil.Process(pid).create_time() >= when
-    return False
-
-
-def _runs(pid: int, executable: str) -> bool:
+        found |= {p.pid for p in psutil.Process(pgid).children(recursive=True)}
     with contextlib.suppress(psutil.Error):
-        cmdline = psutil.Process(pid).cmdline()
-        return bool(cmdline) and (cmdline[0] == executable or os.path.basename(executable) in " ".join(cmdline))
-    return False
+        for child in psutil.Process().children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if child.create_time() >= since - 0.01 and child.status() != psutil.STATUS_ZOMBIE:
+                    found.add(child.pid)
+    return sorted(found)
+
+
+def stop_processes(pids: list[int], grace_s: float) -> None:
+    """TERM, then KILL after ``grace_s``, each of ``pids`` (processes that left the server's group)."""
+    processes = []
+    for pid in pids:
+        with contextlib.suppress(psutil.Error):
+            processes.append(psutil.Process(pid))
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for process in processes:
+            with contextlib.suppress(psutil.Error):
+                process.send_signal(sig)
+        # reaps those that are this process's children (orphans adopted by the subreaper)
+        _gone, processes = psutil.wait_procs(processes, timeout=grace_s if sig == signal.SIGTERM else 10.0)
+        if not processes:
+            return
+    raise ServerError(f"processes still alive after SIGKILL: {[p.pid for p in processes]}")
+
+
+def _become_subreaper() -> None:
+    """Orphans of the server tree (a wrapper's ``setsid helper &`` whose parent exits) are re-parented to this
+    process instead of init, so the walk in ``launched_processes`` still finds them."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
 class _Terminated(BaseException):
@@ -196,6 +262,8 @@ def process_group(
     exit: success, exception, SIGINT, SIGTERM or SIGHUP (turned into exceptions here), or the
     death of this process (PDEATHSIG). ``on_stopped`` runs once the group is gone."""
     previous = {s: signal.signal(s, _raise_terminated) for s in (signal.SIGTERM, signal.SIGHUP)}
+    _become_subreaper()
+    launched_at = time.time()
     try:
         process = subprocess.Popen(argv, start_new_session=True, preexec_fn=_die_with_parent, **popen)
     except BaseException:
@@ -209,7 +277,10 @@ def process_group(
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_IGN)
         try:
+            # What left the group (setsid) is found from the launch on, before the group is gone.
+            strays = [pid for pid in launched_processes(process.pid, launched_at) if pid != process.pid]
             stop_group(process.pid, grace_s, leader=process)
+            stop_processes([pid for pid in strays if psutil.pid_exists(pid)], grace_s)
             if on_stopped is not None:
                 on_stopped()
         finally:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from specsweep import gpu, results
+from specsweep import gpu, references, results
 from specsweep.adaptive import next_step
 from specsweep.atomic import atomic_write, write_json
 from specsweep.cache import sha256_bytes
@@ -27,18 +27,21 @@ from specsweep.client import stream_post, timings_from_arrivals
 from specsweep.clock import now_iso, now_stamp
 from specsweep.config import Configuration
 from specsweep.engines import adapter, provenance_packages
-from specsweep.engines.base import Engine, EngineResources, GenerationRequest
+from specsweep.engines.base import Engine, EngineResources, GenerationRequest, render_flags
 from specsweep.engines.external import attach
+from specsweep.inputs import not_a_text_file
 from specsweep.locks import measuring
 from specsweep.machine import snapshot as machine_snapshot
 from specsweep.progress import ReadyWait, eta
 from specsweep.redact import (
+    REDACTED,
     redact_argv,
     redact_env,
     redact_mapping,
     redact_values,
     secret_arg_values,
     secret_values,
+    without_secrets,
 )
 from specsweep.results import Launch, Run, extra_run_file, extra_runs_dir, with_extra_runs
 from specsweep.server import (
@@ -80,7 +83,9 @@ class SessionPaths:
 
 
 def read_prompts(path: Path) -> list[str]:
-    prompts = [line.strip() for line in path.read_text().splitlines()]
+    if (why := not_a_text_file(path)) is not None:
+        raise ValueError(f"{path}: not a UTF-8 text file: {why}; benchmark/prompts needs one prompt per line")
+    prompts = [line.strip() for line in path.read_text(encoding="utf-8", errors="replace").splitlines()]
     prompts = [p for p in prompts if p and not p.startswith("#")]
     if not prompts:
         raise ValueError(f"{path}: no prompts (one per line; blank lines and # comments are ignored)")
@@ -132,15 +137,28 @@ def measure(session: Session, progress: TextIO = sys.stderr) -> None:
     """Run the whole session for one configuration; raise with a clear message on any failure."""
     name, paths = session.configuration.name, session.paths
     stale = StaleGroup(paths.stale_pgid)
+    configuration, engine = session.configuration, session.engine
+    # Whatever a failure says (a server echoing its argv into the log tail) passes through these first.
+    engine.check_api_key(configuration.engine)
+    references.resolve(configuration)  # a from_env variable that is not set: said before anything starts
+    secrets = (
+        secret_values({**os.environ, **configuration.env})
+        + secret_arg_values(render_flags(configuration.args, {}))
+        + [engine.api_key() or ""]
+        + references.values_of(configuration)
+    )
     if (pgid := stale.stop_if_running(float(session.benchmark["stop_grace_s"]))) is not None:
         print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
     with measuring(progress, name):
         try:
             _session(session, stale, progress)
-        except BaseException as error:
+        except BaseException as raised:
+            error = without_secrets(raised, secrets)
             kept = _keep_for_post_mortem(paths, error)
             print(f"{name}: FAILED ({error}); partial results kept in {kept}", file=progress, flush=True)
-            raise
+            if error is raised:
+                raise
+            raise error from None
 
 
 def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
@@ -160,19 +178,22 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
                 f"engines/{configuration.engine}/port: 0 to pick a free port"
             )
     base_url = engine.base_url(host, port)
-    argv = engine.command(configuration, host, port)
-    env = {**os.environ, **configuration.env}
+    # Secrets given as {from_env: NAME} are read here, in the job, and redacted wherever argv or env is written.
+    launched = references.resolve(configuration)
+    hidden = [*references.values_of(configuration), engine.api_key() or ""]
+    argv = engine.command(launched, host, port)
+    env = {**os.environ, **launched.env, **engine.launch_env()}
     # An external endpoint is bound by someone else: only a server we launch can be exposed by us.
     warnings = [w for w in [exposure_warning(host, configuration.engine)] if w and engine.launches]
     for warning in warnings:
         print(f"{name}: WARNING: {warning}", file=progress, flush=True)
     launch = Launch(
         configuration=redact_mapping(configuration.as_params()),  # its env may hold a token
-        argv=redact_argv(argv),
+        argv=_hide(redact_argv(argv), hidden),
         port=port,
         host=host,
         env_set=redact_env(configuration.env),
-        env=redact_env(env),
+        env=_hide(redact_env(env), hidden),
         launched_at=now_iso(),
         warnings=warnings,
         machine=machine_snapshot(
@@ -203,6 +224,8 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
                 port=port if engine.launches else None,
                 waiting=ReadyWait(name, timeout_s, progress, lambda: log_tail(paths.log, 1)),
             )
+            if engine.launches:  # workers and helpers exist now: a later job can stop exactly them
+                stale.track(process.pid)
             launch.ready_s = round(ready_s, 3)
             launch.engine = engine.check_started(base_url, configuration)
             launch.status = "ready"
@@ -236,6 +259,13 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
                     file=progress,
                     flush=True,
                 )
+                if record.counters_quantised and not any("quantised" in w for w in launch.warnings):
+                    launch.warnings.append(
+                        f"/metrics prints {', '.join(record.counters_quantised)} past 10^6 with 6 significant "
+                        f"digits: per-run differences are quantised, so they are not used (the response's own "
+                        f"counts are; verify steps stay unknown)"
+                    )
+                    print(f"{name}: WARNING: {launch.warnings[-1]}", file=progress, flush=True)
                 if process.poll() is not None:
                     raise ServerError(f"the server exited with status {process.returncode} during the runs")
             print(f"{name}: {launch.repetitions['stopped_because']}", file=progress, flush=True)
@@ -246,7 +276,7 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
             launch.status = "failed"
         unreleased = _check_gpu_release(memory, benchmark, launch)
         write_json(paths.launch, launch.to_json())
-        _redact_log(paths.log, secret_values(env) + secret_arg_values(argv))
+        _redact_log(paths.log, secret_values(env) + secret_arg_values(argv) + hidden)
     if unreleased is not None:
         raise unreleased
 
@@ -332,7 +362,7 @@ def _generate(engine: Engine, base_url: str, prompt: str, max_tokens: int, bench
             seed=benchmark["seed"],
         )
     )
-    return stream_post(base_url, path, payload, float(benchmark["request_timeout_s"]))
+    return stream_post(base_url, path, payload, float(benchmark["request_timeout_s"]), engine.auth_headers())
 
 
 def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int, benchmark: dict[str, Any]) -> Run:
@@ -343,6 +373,9 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
     response = _generate(engine, base_url, prompts[index % len(prompts)], max_tokens, benchmark)
     after = engine.scrape_counters(base_url)
     delta = {k: after[k] - before.get(k, 0.0) for k in after}
+    # Deltas of counters printed with 6 significant digits are quantised: kept on record, never used.
+    quantised = sorted(engine.quantised & set(delta))
+    usable = {k: v for k, v in delta.items() if k not in quantised}
     fields = engine.engine_fields(response.events)
     tokens = engine.tokens_generated(fields)
     per_event = engine.tokens_per_event(response.events)
@@ -360,7 +393,7 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
     arrivals = [t for n, t in zip(per_event, response.arrivals_s, strict=True) if n]
     timings = timings_from_arrivals(arrivals, tokens, response.total_s)
     text = engine.response_text(response.events)
-    spec = engine.speculation(fields, delta, tokens)
+    spec = engine.speculation(fields, usable, tokens)
     return Run(
         run=index,
         prompt_index=index % len(prompts),
@@ -370,11 +403,21 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
         client=timings,
         engine=fields,
         counter_delta=delta,
+        counters_quantised=quantised,
         speculation=spec,
         text_sha256=sha256_bytes(text),
         text_chars=len(text),
         malformed_events=response.malformed,
     )
+
+
+def _hide(written: Any, values: list[str]) -> Any:
+    """An environment (mapping) or argv (list) with every element equal to one of ``values`` redacted: the API
+    key and from_env secrets, whatever the name of the variable or flag that carries them."""
+    secret = {v for v in values if v}
+    if isinstance(written, dict):
+        return {k: REDACTED if v in secret else v for k, v in written.items()}
+    return [REDACTED if v in secret else v for v in written]
 
 
 def _redact_log(log: Path, secrets: list[str]) -> None:

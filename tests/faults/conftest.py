@@ -17,6 +17,7 @@ import pandas as pd
 import psutil
 import pytest
 import yaml
+from workflow_runs import snakemake as run_snakemake
 
 REPO = Path(__file__).resolve().parents[2]
 STANDIN = REPO / "tests" / "standin_engine.py"
@@ -191,27 +192,10 @@ def write_config(workdir: Path, standin: Path, model: Path, configurations: dict
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
 
 
-def snakemake_argv(workdir: Path, *args: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(workdir / "config.yaml"),
-        "--cores",
-        "1",
-        *args,
-    ]
-
-
 def snakemake(workdir: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     # Its own cache, so its own measuring lock: the stand-in does not load the machine.
     env = {**os.environ, **(env or {}), "SPECSWEEP_CACHE": str(workdir / "cache")}
-    return subprocess.run(snakemake_argv(workdir, *args), capture_output=True, text=True, timeout=600, env=env)
+    return run_snakemake(workdir, *args, env=env, timeout=600)
 
 
 def executable_standin(folder: Path) -> Path:
@@ -288,7 +272,7 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Sweep:
         {
             "baseline": {"baseline": True, "env": {"HF_TOKEN": SWEEP_SECRETS["config"]}},
             "hostile": {
-                "args": {**HOSTILE_ARGS, "--api-key": SWEEP_SECRETS["arg"]},
+                "args": {**HOSTILE_ARGS, "--hf-token": SWEEP_SECRETS["arg"]},
                 "env": {"MY_API_KEY": SWEEP_SECRETS["config"]},
             },
         },

@@ -22,7 +22,7 @@ PROMPTS = ["Write a short story about a lighthouse keeper.", "Explain how a bicy
 def drive(spec: dict[str, Any], progress: TextIO) -> None:
     configuration = Configuration(**spec["configuration"])
     engine = LlamaCpp(
-        {"kind": "llamacpp", "host": spec["host"], "port": spec["port"]},
+        {"kind": "llamacpp", "host": spec["host"], "port": spec["port"], **spec.get("engine_settings", {})},
         EngineResources(executable=spec["executable"], model=spec["model"]),
     )
     out = Path(spec["results"])

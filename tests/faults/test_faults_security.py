@@ -84,7 +84,7 @@ def test_no_secret_reaches_any_file_or_the_archive(sweep):
     assert leaks == []
     launch = json.loads(files["results/hostile/launch.json"])
     assert launch["env_set"]["MY_API_KEY"] == "<redacted>" and launch["env"]["SPECSWEEP_FAULT_TOKEN"] == "<redacted>"
-    assert "<redacted>" in files["results/hostile/server.log"].decode()  # the echoed --api-key value
+    assert "<redacted>" in files["results/hostile/server.log"].decode()  # the echoed --hf-token value
     assert 'MY_API_KEY="${MY_API_KEY}"' in files["results/commands.sh"].decode()
 
 

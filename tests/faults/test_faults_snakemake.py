@@ -15,7 +15,8 @@ import time
 
 import pandas as pd
 import pytest
-from conftest import leftovers, snakemake, snakemake_argv, wait_for, write_config
+from conftest import leftovers, snakemake, wait_for, write_config
+from workflow_runs import snakemake_argv
 
 
 def planned_jobs(text: str) -> dict[str, int]:

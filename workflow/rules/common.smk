@@ -7,10 +7,11 @@ from snakemake.exceptions import WorkflowError
 from specsweep import config as sweep_config
 from specsweep import config_errors
 from specsweep import design as sweep_design
+from specsweep import names as sweep_names
 from specsweep import provenance as sweep_provenance
 from specsweep import results as results_tree
 from specsweep.redact import fingerprint, redact_mapping
-from specsweep.launchplan import check_configurations
+from specsweep import preflight
 from specsweep.engines import log_format_of as engine_log_format
 from specsweep.parsers.user import compile_parsers
 
@@ -31,10 +32,10 @@ try:
     config.update(sweep_config.validate_schema(config))
     # Grids expanded; benchmark.order: bracket adds <baseline>-end, measured after the others.
     CONFIGURATIONS = sweep_design.configurations_of(config)
-    sweep_config.check_files(config)
     PROFILE_PARSERS = compile_parsers(config.get("profile_parsers"))
-    # Engine domain checks (e.g. SGLang EAGLE tree sizes): warnings, errors when impossible.
-    check_configurations(CONFIGURATIONS)
+    # Engine settings, files, then engine domain checks (e.g. SGLang EAGLE tree sizes): warnings, errors
+    # when impossible.
+    preflight.check(config, CONFIGURATIONS)
 except sweep_config.ConfigError as error:
     config_errors.exit_with(
         config_errors.explain(error, CONFIG_FILES, workflow.config_settings.config)
@@ -81,8 +82,14 @@ def breakdown_figures():
     return []
 
 
+# The files each configuration gets (results_tree functions of its name), as the rules expand them: what
+# is left of the rules' outputs is the pipeline's own (check_reserved_names).
+CONFIGURATION_FILES = set()
+
+
 def per_configuration(path_of):
     """One path per configuration, e.g. per_configuration(results_tree.launch_file)."""
+    CONFIGURATION_FILES.add(path_of)
     return [path_of(name) for name in CONFIGURATIONS]
 
 
@@ -266,3 +273,24 @@ def summarise_what_finished():
         )
     except Exception as error:  # a report of a failure must not hide the failure itself
         print(f"specsweep: no partial summary ({error!r})", file=sys.stderr)
+
+
+def check_reserved_names():
+    """A configuration named like a file or folder the rules write under results/ (summary.csv, plan,
+    commands.sh, ...) is refused; the reserved names come from the rules themselves (names.py).
+    """
+    own = {p for path_of in CONFIGURATION_FILES for p in per_configuration(path_of)}
+    written = [
+        str(f)
+        for rule in workflow.rules
+        for f in [*rule.output, *rule.log]
+        if str(f) not in own
+    ]
+    try:
+        sweep_names.check_not_reserved(
+            CONFIGURATIONS, sweep_names.reserved_names(written)
+        )
+    except sweep_config.ConfigError as error:
+        config_errors.exit_with(
+            config_errors.explain(error, CONFIG_FILES, workflow.config_settings.config)
+        )

@@ -37,7 +37,7 @@ def adapter_class(kind: str) -> type[Engine]:
 
 
 def adapter(kind: str, settings: dict[str, Any], resources: EngineResources) -> Engine:
-    return adapter_class(kind)(settings, resources)
+    return adapter_class(kind).create(settings, resources)
 
 
 def log_format_of(settings: dict[str, Any]) -> str:

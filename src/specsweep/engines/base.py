@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import abc
+import contextlib
 import math
+import os
 from dataclasses import dataclass
 from typing import Any, ClassVar, TextIO
 
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from specsweep.config import Configuration
+from specsweep.config import ConfigError, Configuration
 from specsweep.speculation import SpeculationCounts
 
 
@@ -43,14 +45,60 @@ class Engine(abc.ABC):
     default_port: ClassVar[int] = 8080
     default_launcher: ClassVar[tuple[str, ...]] = ()
     health_timeout_s: ClassVar[float] = 2.0
+    # Flags (and environment variables) the adapter sets itself, each with the engines/<name>/<key> that says
+    # what to set: given again in args, the engine would take the later one (a second --host bypasses the
+    # exposure warning, a -m serves another model than provenance records, a --port is never ready).
+    owned_flags: ClassVar[dict[str, str]] = {}
+    # Python engines parse flags with argparse, which also accepts any unambiguous prefix (--hos for --host).
+    flag_prefixes_accepted: ClassVar[bool] = False
     # The server log's format: a parser module's LOG_FORMAT name (parsers/), or "none" (lines counted only).
     log_format: ClassVar[str] = "none"
     # Python packages provenance records when they are installed here: the engine's own and what it runs on.
     packages: ClassVar[tuple[str, ...]] = ()
+    # False for an endpoint someone else serves: its engines entry names no model.
+    needs_model: ClassVar[bool] = True
+    # True when the server opens its model files on this machine, so they must exist before anything starts.
+    opens_local_models: ClassVar[bool] = False
 
     def __init__(self, settings: dict[str, Any], resources: EngineResources) -> None:
         self.settings = settings
         self.resources = resources
+        # Every request of the job (readiness probe included) goes through this session, with the API key as
+        # an Authorization header when engines/<name>/api_key_env names one: read here, never written anywhere.
+        self.http = requests.Session()
+        # Counters seen printed with 6 significant digits past 10^6 (quantised_counters): their deltas are not used.
+        self.quantised: set[str] = set()
+        if self.api_key() is not None:
+            self.http.headers["Authorization"] = f"Bearer {self.api_key()}"
+
+    def api_key(self) -> str | None:
+        """The API key the server requires, from the environment variable engines/<name>/api_key_env names."""
+        name = self.settings.get("api_key_env")
+        return os.environ.get(name) if name else None
+
+    def auth_headers(self) -> dict[str, str]:
+        """The Authorization header for requests made outside ``http`` (the measured stream), if any."""
+        return {k: v for k, v in self.http.headers.items() if k == "Authorization"}
+
+    def check_api_key(self, engine: str) -> None:
+        """Before a session: a named variable must be set (else every request would be refused, 401)."""
+        name = self.settings.get("api_key_env")
+        if name and not os.environ.get(name):
+            raise ConfigError(
+                f"engines/{engine}/api_key_env: the environment variable {name} is not set (or empty) "
+                f"where the session runs; export it, e.g. `export {name}=...`, before snakemake"
+            )
+
+    def launch_env(self) -> dict[str, str]:
+        """Environment variables the adapter sets for the server it launches (the API key, where the engine
+        reads it from one: never on its command line)."""
+        return {}
+
+    @classmethod
+    def check_settings(cls, name: str, settings: dict[str, Any]) -> None:
+        """Its ``engines`` entry beyond the schema (``preflight``): raise ``ConfigError`` naming the key and fix."""
+        if cls.needs_model and settings.get("model") is None:
+            raise ConfigError(f"engines/{name}: no 'model'; name an entry of 'models'")
 
     @classmethod
     def log_format_of(cls, settings: dict[str, Any]) -> str:
@@ -76,6 +124,31 @@ class Engine(abc.ABC):
         """Domain checks before launch: return warnings; raise ``ConfigError`` only when impossible."""
         return []
 
+    @classmethod
+    def create(cls, settings: dict[str, Any], resources: EngineResources) -> Engine:
+        """The adapter for an ``engines`` entry of this kind (an external endpoint may declare another engine)."""
+        return cls(settings, resources)
+
+    @classmethod
+    def check_owned_flags(cls, configuration: Configuration) -> None:
+        """Refuse a flag or env variable of ``owned_flags`` in a configuration (naming the key to use instead)."""
+        for given in [*configuration.args, *configuration.env]:
+            owned = [
+                f
+                for f in cls.owned_flags
+                if f == given
+                or (cls.flag_prefixes_accepted and given.startswith("--") and len(given) > 3 and f.startswith(given))
+            ]
+            if owned:
+                key = cls.owned_flags[owned[0]]
+                where = "env" if given in configuration.env else "args"
+                raise ConfigError(
+                    f"configurations/{configuration.group or configuration.name}: {where} sets {given}, which the "
+                    f"{cls.kind} adapter sets itself from engines/{configuration.engine}/{key}; remove it from "
+                    f"{where} (of the configuration or of engines/{configuration.engine}) and set "
+                    f"engines/{configuration.engine}/{key} instead"
+                )
+
     @abc.abstractmethod
     def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
         """argv of the server (no shell ever sees it)."""
@@ -90,7 +163,7 @@ class Engine(abc.ABC):
 
     def is_ready(self, base_url: str) -> bool:
         try:
-            return requests.get(base_url + self.health_path, timeout=self.health_timeout_s).status_code == 200
+            return self.http.get(base_url + self.health_path, timeout=self.health_timeout_s).status_code == 200
         except requests.RequestException:
             return False
 
@@ -137,12 +210,45 @@ class Engine(abc.ABC):
         if not self.counters:
             return {}
         try:
-            response = requests.get(base_url + "/metrics", timeout=5)
+            response = self.http.get(base_url + "/metrics", timeout=5)
         except requests.RequestException:
             return {}
         if response.status_code != 200:  # e.g. llama-server without --metrics answers 501
             return {}
+        self.quantised |= quantised_counters(response.text, self.counters)
         return scan_prometheus(response.text, self.counters)[0]  # never raises, even on non-Prometheus text
+
+
+def check_loaded_model(loaded: Any, configured: str | None, configuration: Configuration, source: str) -> str:
+    """What the server says it loaded must be the configured model (paths compared once resolved); returns it.
+    A server that does not say (an old version) is not refused: provenance then records None."""
+    if loaded is None or configured is None:
+        return loaded
+    same = str(loaded) == configured or os.path.realpath(str(loaded)) == os.path.realpath(configured)
+    if not same:
+        raise RuntimeError(
+            f"configuration {configuration.name}: the server loaded {loaded!r} ({source}), not the "
+            f"configured model {configured!r} (engines/{configuration.engine}/model); results would "
+            f"be recorded under the wrong model, so the session stops"
+        )
+    return str(loaded)
+
+
+def quantised_counters(text: str, names: tuple[str, ...]) -> set[str]:
+    """Wanted counters printed in scientific notation at or past 10^6: llama-server writes /metrics values with a
+    C++ stream's default 6 significant digits (``1.23457e+06``), so a per-run difference of such a counter is
+    only good to 10 or more (150 verify steps read as 160). Python exporters (vLLM, SGLang) print full floats."""
+    found = set()
+    for line in text.splitlines():
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        if name not in names:
+            continue
+        after_name = line.rsplit("}", 1)[1] if "{" in line else line[len(name) :]
+        with contextlib.suppress(ValueError, IndexError):
+            value = after_name.split()[0]  # then an optional timestamp
+            if "e" in value.lower() and abs(float(value)) >= 1e6:
+                found.add(name)
+    return found
 
 
 def scan_prometheus(text: str, names: tuple[str, ...]) -> tuple[dict[str, float], int]:

@@ -17,12 +17,14 @@ import requests
 
 from specsweep.config import Configuration
 from specsweep.engines import openai
-from specsweep.engines.base import Engine
+from specsweep.engines.base import Engine, EngineResources
+from specsweep.server import ServerError
 
 
 class External(openai.OpenAICompletions, Engine):
     kind: ClassVar[str] = "external"
     launches: ClassVar[bool] = False
+    needs_model: ClassVar[bool] = False
     health_path: ClassVar[str] = "/v1/models"  # /health is not part of the OpenAI API
     counters: ClassVar[tuple[str, ...]] = openai.VLLM_COUNTERS + openai.LLAMACPP_COUNTERS
 
@@ -35,6 +37,23 @@ class External(openai.OpenAICompletions, Engine):
         super().__init__(settings, resources)
         self.model_name: str | None = None
 
+    @classmethod
+    def create(cls, settings: dict[str, Any], resources: EngineResources) -> Engine:
+        """An endpoint whose ``external.engine`` says what runs behind it is spoken to natively (SGLang's
+        /generate and meta_info, llama-server's /completion and timings, each one's counters), never launched."""
+        declared = (settings.get("external") or {}).get("engine")
+        if not declared:
+            return cls(settings, resources)
+        from specsweep.engines import adapter_class  # the registry imports this module
+
+        native = adapter_class(declared)
+        attached = type(
+            f"Attached{native.__name__}",
+            (native,),
+            {"launches": False, "base_url": cls.base_url, "command": cls.command, "options": cls.options},
+        )
+        return attached(settings, resources)
+
     @property
     def options(self) -> dict[str, Any]:
         return self.settings.get("external") or {}
@@ -45,9 +64,39 @@ class External(openai.OpenAICompletions, Engine):
     def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
         return []  # nothing to launch
 
+    def is_ready(self, base_url: str) -> bool:
+        """Ready when /v1/models answers an OpenAI model list. Someone else's server is already up, so an answer
+        that is not one (404, an HTML page, a login wall) will not change by waiting: said at once."""
+        url = base_url + self.health_path
+        try:
+            response = self.http.get(url, timeout=self.health_timeout_s)
+        except requests.RequestException:
+            return False  # not answering (yet): wait, up to benchmark.ready_timeout_s
+        if response.status_code in (502, 503, 504):
+            return False  # a proxy in front of a server that is starting
+        if response.status_code in (401, 403):
+            raise ServerError(
+                f"{url} answered {response.status_code}: the endpoint requires an API key; set "
+                f"engines/<name>/api_key_env to the environment variable that holds it"
+                + (" (the one sent was refused)" if "Authorization" in self.http.headers else "")
+            )
+        kind = response.headers.get("Content-Type", "?").split(";")[0]
+        if response.status_code == 200:
+            try:
+                listed = response.json()
+            except ValueError:
+                listed = None
+            if isinstance(listed, dict) and isinstance(listed.get("data"), list):
+                return True
+        raise ServerError(
+            f"{url} answered {response.status_code} ({kind}: {response.text[:120]!r}), not an OpenAI "
+            f"model list: engines/<name>/external/base_url must be the root of an OpenAI-compatible "
+            f"server (without /v1)"
+        )
+
     def check_started(self, base_url: str, configuration: Configuration) -> dict[str, Any]:
-        self.model_name = openai.served_model(base_url, self.options.get("model_name"))
-        models = requests.get(base_url + "/v1/models", timeout=10).json()
+        self.model_name = openai.served_model(self.http, base_url, self.options.get("model_name"))
+        models = self.http.get(base_url + "/v1/models", timeout=10).json()
         owner = next((m.get("owned_by") for m in models.get("data") or [] if m.get("id") == self.model_name), None)
         return {"version": None, "served_model": self.model_name, "owned_by": owner, "base_url": base_url}
 

@@ -11,18 +11,53 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, TextIO
 
-import requests
-
-from specsweep.config import Configuration
+from specsweep.config import ConfigError, Configuration
 from specsweep.engines import llamacpp_build, openai
-from specsweep.engines.base import Engine, GenerationRequest, render_flags
+from specsweep.engines.base import Engine, GenerationRequest, check_loaded_model, render_flags
 from specsweep.speculation import SpeculationCounts, count
 
 
 class LlamaCpp(Engine):
     kind: ClassVar[str] = "llamacpp"
     counters: ClassVar[tuple[str, ...]] = openai.LLAMACPP_COUNTERS
+    # llama.cpp common/arg.cpp (b11434): every way to name the model, the address or the port. The LLAMA_ARG_*
+    # variables lose to the argv the adapter writes, but would still contradict it in launch.json.
+    owned_flags: ClassVar[dict[str, str]] = {
+        **dict.fromkeys(
+            (
+                "-m",
+                "--model",
+                "-mu",
+                "--model-url",
+                "-dr",
+                "--docker-repo",
+                "-hf",
+                "-hfr",
+                "--hf-repo",
+                "-hff",
+                "--hf-file",
+                "LLAMA_ARG_MODEL",
+                "LLAMA_ARG_MODEL_URL",
+                "LLAMA_ARG_HF_REPO",
+                "LLAMA_ARG_DOCKER_REPO",
+            ),
+            "model",
+        ),
+        **dict.fromkeys(("--host", "LLAMA_ARG_HOST"), "host"),
+        **dict.fromkeys(("--port", "LLAMA_ARG_PORT"), "port"),
+        **dict.fromkeys(("--api-key", "--api-key-file", "LLAMA_API_KEY"), "api_key_env"),
+    }
     log_format: ClassVar[str] = "llamacpp"
+    opens_local_models: ClassVar[bool] = True
+
+    @classmethod
+    def check_settings(cls, name: str, settings: dict[str, Any]) -> None:
+        super().check_settings(name, settings)
+        if "llamacpp" not in settings and "executable" not in settings:
+            raise ConfigError(
+                f"engines/{name}: kind llamacpp needs a 'llamacpp: source:' pin (to build "
+                f"llama-server) or an 'executable:' path (to use one you have)"
+            )
 
     @classmethod
     def planned_executable(cls, settings: dict[str, Any]) -> str | None:
@@ -39,8 +74,15 @@ class LlamaCpp(Engine):
         return argv + render_flags(configuration.args, self.placeholders())
 
     def check_started(self, base_url: str, configuration: Configuration) -> dict[str, Any]:
-        props = requests.get(base_url + "/props", timeout=5).json()
-        slots = requests.get(base_url + "/slots", timeout=5).json()
+        answers = {path: self.http.get(base_url + path, timeout=5) for path in ("/props", "/slots")}
+        if refused := [path for path, answer in answers.items() if answer.status_code == 401]:
+            # tools/server/server-http.cpp: with an API key, every path but /health answers 401 without it
+            raise RuntimeError(
+                f"configuration {configuration.name}: the server requires an API key ({refused[0]} "
+                f"answered 401); set engines/{configuration.engine}/api_key_env to the environment "
+                f"variable that holds it" + (" (the key sent was refused)" if self.api_key() else "")
+            )
+        props, slots = answers["/props"].json(), answers["/slots"].json()
         speculative = bool(slots and slots[0].get("speculative"))
         wanted = expects_speculation(configuration.args)
         if wanted and not speculative:
@@ -51,12 +93,17 @@ class LlamaCpp(Engine):
                 f"asked for but /slots says speculation is off; check the server log for the reason "
                 f"(draft-simple needs -md DRAFT.gguf)"
             )
+        loaded = check_loaded_model(props.get("model_path"), self.resources.model, configuration, "/props model_path")
         return {
             "version": props.get("build_info"),
             "speculative": speculative,
-            "model_path": props.get("model_path"),
+            "model_path": loaded,
             "total_slots": props.get("total_slots"),
         }
+
+    def launch_env(self) -> dict[str, str]:
+        key = self.api_key()  # common/arg.cpp: --api-key reads LLAMA_API_KEY
+        return {"LLAMA_API_KEY": key} if key else {}
 
     def generation(self, request: GenerationRequest) -> tuple[str, dict[str, Any]]:
         return "/completion", {

@@ -32,11 +32,11 @@ LLAMACPP_COUNTERS = (
 )
 
 
-def served_model(base_url: str, configured: str | None) -> str:
+def served_model(http: requests.Session, base_url: str, configured: str | None) -> str:
     """The ``model`` field requests must carry: the configured name, else the first of /v1/models."""
     if configured:
         return configured
-    models = requests.get(base_url + "/v1/models", timeout=10).json().get("data") or []
+    models = http.get(base_url + "/v1/models", timeout=10).json().get("data") or []
     if not models:
         raise RuntimeError(f"{base_url}/v1/models lists no model; set the served model name in the config")
     return str(models[0]["id"])

@@ -19,10 +19,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import requests
-
 from specsweep.config import ConfigError, Configuration
-from specsweep.engines.base import Engine, GenerationRequest, render_flags
+from specsweep.engines.base import Engine, GenerationRequest, check_loaded_model, render_flags
 from specsweep.speculation import SpeculationCounts
 
 VERIFY_CALLS = "sglang:spec_verify_calls_total"  # 0.5.23 (tokenizer-side counter)
@@ -34,6 +32,15 @@ class SGLang(Engine):
     default_port: ClassVar[int] = 30000
     default_launcher: ClassVar[tuple[str, ...]] = ("python3", "-m", "sglang.launch_server")
     counters: ClassVar[tuple[str, ...]] = (VERIFY_CALLS, GENERATION_TOKENS)
+    # sglang/srt/server_args.py: --model-path (alias --model), --host, --port; argparse takes prefixes.
+    owned_flags: ClassVar[dict[str, str]] = {
+        "--model-path": "model",
+        "--model": "model",
+        "--host": "host",
+        "--port": "port",
+        "--api-key": "api_key_env",
+    }
+    flag_prefixes_accepted: ClassVar[bool] = True
     log_format: ClassVar[str] = "sglang"
     packages: ClassVar[tuple[str, ...]] = ("sglang", "torch", "transformers", "flashinfer-python", "triton")
 
@@ -45,7 +52,9 @@ class SGLang(Engine):
         if not self.resources.model:
             raise ValueError("sglang needs a model path (engines/<name>/model naming a models entry)")
         argv = [*self.launcher(), "--model-path", self.resources.model, "--host", host, "--port", str(port)]
-        return argv + render_flags(configuration.args, self.placeholders())
+        # sglang/srt/server_args.py reads the key from --api-key only (redacted wherever argv is written).
+        key = ["--api-key", self.api_key() or ""] if self.settings.get("api_key_env") else []
+        return argv + key + render_flags(configuration.args, self.placeholders())
 
     @classmethod
     def check_configuration(cls, configuration: Configuration) -> list[str]:
@@ -79,7 +88,7 @@ class SGLang(Engine):
     def check_started(self, base_url: str, configuration: Configuration) -> dict[str, Any]:
         info: dict[str, Any] = {}
         for path in ("/server_info", "/get_server_info"):  # renamed in 0.5.10
-            response = requests.get(base_url + path, timeout=10)
+            response = self.http.get(base_url + path, timeout=10)
             if response.status_code == 200:
                 info = response.json()
                 break
@@ -93,11 +102,12 @@ class SGLang(Engine):
                 + (" (and drafted tokens of SGLang <= 0.5.4 are unknown)" if wanted else ""),
             }
         running = str(info.get("speculative_algorithm") or "").upper() or None
-        if wanted != running:
+        if wanted != running and self.launches:  # an endpoint someone else runs is measured as it is
             raise RuntimeError(
                 f"configuration {configuration.name}: asked for speculative algorithm {wanted} but "
                 f"the server runs {running}; check the server log"
             )
+        check_loaded_model(info.get("model_path"), self.resources.model, configuration, "/server_info model_path")
         keys = (
             "speculative_algorithm",
             "speculative_num_steps",
@@ -158,7 +168,7 @@ class SGLang(Engine):
         return tokens - 1 if tokens else None
 
     def flush_cache(self, base_url: str) -> None:
-        response = requests.post(base_url + "/flush_cache", timeout=30)
+        response = self.http.post(base_url + "/flush_cache", timeout=30)
         if response.status_code != 200:
             raise RuntimeError(
                 f"SGLang /flush_cache answered {response.status_code}: {response.text[:200]} "

@@ -22,7 +22,7 @@ import requests
 
 from specsweep.config import ConfigError, Configuration
 from specsweep.engines import openai
-from specsweep.engines.base import Engine, render_flags
+from specsweep.engines.base import Engine, check_loaded_model, render_flags
 
 SPEC_CONFIG = "--speculative-config"
 NO_PREFIX_CACHE = "--no-enable-prefix-caching"
@@ -34,6 +34,17 @@ class VLLM(openai.OpenAICompletions, Engine):
     default_launcher: ClassVar[tuple[str, ...]] = ("vllm", "serve")
     health_timeout_s: ClassVar[float] = 1.0  # the port accepts connections long before the server answers
     counters: ClassVar[tuple[str, ...]] = openai.VLLM_COUNTERS
+    # vllm/entrypoints/openai/cli_args.py: the model (positional, or --model), --host, --port, --uds (a unix
+    # socket instead of host and port); argparse takes prefixes.
+    owned_flags: ClassVar[dict[str, str]] = {
+        "--model": "model",
+        "--host": "host",
+        "--port": "port",
+        "--uds": "host",
+        "--api-key": "api_key_env",
+        "VLLM_API_KEY": "api_key_env",
+    }
+    flag_prefixes_accepted: ClassVar[bool] = True
     log_format: ClassVar[str] = "vllm"
     packages: ClassVar[tuple[str, ...]] = ("vllm", "torch", "transformers", "triton")
 
@@ -73,13 +84,21 @@ class VLLM(openai.OpenAICompletions, Engine):
         return warnings
 
     def check_started(self, base_url: str, configuration: Configuration) -> dict[str, Any]:
-        self.model_name = openai.served_model(base_url, None)
+        self.model_name = openai.served_model(self.http, base_url, None)
         self.flushable = NO_PREFIX_CACHE not in configuration.args
         try:
-            version = requests.get(base_url + "/version", timeout=5).json().get("version")
+            version = self.http.get(base_url + "/version", timeout=5).json().get("version")
         except (requests.RequestException, ValueError):
             version = None
-        return {"version": version, "served_model": self.model_name}
+        # vllm/entrypoints/openai/serving_models.py: each ModelCard's root is the path or id it was loaded from.
+        cards = self.http.get(base_url + "/v1/models", timeout=10).json().get("data") or []
+        root = next((c.get("root") for c in cards if c.get("id") == self.model_name), None)
+        loaded = check_loaded_model(root, self.resources.model, configuration, "/v1/models root")
+        return {"version": version, "served_model": self.model_name, "model_path": loaded}
+
+    def launch_env(self) -> dict[str, str]:
+        key = self.api_key()  # vllm/envs.py: VLLM_API_KEY, as --api-key
+        return {"VLLM_API_KEY": key} if key else {}
 
     def request_model(self) -> str:
         return self.model_name or self.resources.model or ""
@@ -87,7 +106,7 @@ class VLLM(openai.OpenAICompletions, Engine):
     def flush_cache(self, base_url: str) -> None:
         if not self.flushable:
             return  # prefix caching is off: nothing to flush
-        response = requests.post(base_url + "/reset_prefix_cache", timeout=30)
+        response = self.http.post(base_url + "/reset_prefix_cache", timeout=30)
         refused = (
             response.status_code == 200
             and response.text.strip().startswith("{")

@@ -64,8 +64,9 @@ class ChunkedFormat:
     specialise: Callable[[bytes], FastPattern | None] | None = None
 
 
-def chunks(path: str | Path) -> Iterator[bytes]:
-    """The file's bytes in pieces of about CHUNK_CHARS, each whole lines ending in "\n" (the last line gets one)."""
+def chunks(path: str | Path, unterminated: list[bytes] | None = None) -> Iterator[bytes]:
+    """The file's bytes in pieces of about CHUNK_CHARS, each whole lines ending in "\n". A last line without its
+    newline (a log still being written) goes to ``unterminated`` (fields.whole_lines says why), else it gets one."""
     rest = b""
     with open(path, "rb") as handle:
         while chunk := handle.read(CHUNK_CHARS):
@@ -75,8 +76,14 @@ def chunks(path: str | Path) -> Iterator[bytes]:
                 continue
             yield rest + chunk[:cut]
             rest = chunk[cut:]
-    if rest:
-        yield rest + b"\n"  # the last line, unterminated: still one line
+    if rest and unterminated is not None:
+        whole = rest.rfind(b"\r") + 1  # lines ended by a lone "\r" (universal newlines) are whole
+        if whole:
+            yield rest[:whole]
+        if rest[whole:]:
+            unterminated.append(rest[whole:])
+    elif rest:
+        yield rest + b"\n"
 
 
 def parse_file(
@@ -88,10 +95,22 @@ def parse_file(
     """The rows of the per-line parser, in order: to ``sink`` (or kept), or, for fast lines, to ``csv_lines``."""
     result = LogRows(sink=sink)
     special: FastPattern | None = None
+    cut: list[bytes] = []
     with no_cycle_collection():
-        for text in chunks(path):
+        for text in chunks(path, cut):
             special = read_chunk(text, form, special, result, csv_lines)
+    count_cut(result, cut, form)
     return result
+
+
+def count_cut(result: LogRows, cut: list[bytes], form: ChunkedFormat) -> None:
+    """A last line without its newline (``chunks``) counts as a line, and as malformed when it holds the format's
+    marker: never as a row."""
+    for line in cut:
+        result.lines += 1
+        if form.marker_line.match(line + b"\n"):
+            result.matched += 1
+            result.malformed += 1
 
 
 @contextlib.contextmanager

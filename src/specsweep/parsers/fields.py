@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,6 +91,21 @@ def read_marked_line(
         result.malformed += 1
     else:
         result.add(row)
+
+
+def whole_lines(lines: Iterable[str], cut: list[str]) -> Iterator[str]:
+    """``lines`` of a file, except a last one without its newline: a log still being written may end inside a
+    number ("eval time = 1432" of "14321.77 ms"), which would read as a wrong value. It goes to ``cut``."""
+    previous = None
+    for line in lines:
+        if previous is not None:
+            yield previous
+        previous = line
+    if previous is not None:
+        if previous.endswith(("\n", "\r")):
+            yield previous
+        else:
+            cut.append(previous)
 
 
 def strip_ansi(line: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from specsweep.parsers import chunked
 from specsweep.parsers.chunked import ChunkedFormat, CsvLines
-from specsweep.parsers.fields import LogRows
+from specsweep.parsers.fields import LogRows, whole_lines
 
 
 @dataclass(frozen=True)
@@ -32,8 +32,22 @@ class LogFormat:
         ``csv_lines`` as CSV text instead (formats without a chunked reader send every row to ``sink``)."""
         if self.chunked is not None:
             return chunked.parse_file(path, self.chunked, sink, csv_lines)
+        cut: list[str] = []
         with open(path, errors="replace") as lines:
-            return self.parse(lines, sink)
+            result = self.parse(whole_lines(lines, cut), sink)
+        count_cut_line(result, cut, self.parse)
+        return result
+
+
+def count_cut_line(result: LogRows, cut: list[str], parse: Callable[..., Any]) -> None:
+    """A last line without its newline (fields.whole_lines) counts as a line, and as malformed when the format
+    would have read it: never as a row."""
+    for line in cut:
+        result.lines += 1
+        alone = parse([line + "\n"])
+        if alone.rows or alone.matched:
+            result.matched += 1
+            result.malformed += 1
 
 
 def _count_only(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = None) -> LogRows:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from specsweep.parsers.fields import LogRows
+from specsweep.parsers.fields import LogRows, strip_ansi
 from specsweep.parsers.formats import LogFormat
 
 TASK = re.compile(r"print_timing: id\s+(\d+) \| task (\d+) \|")
@@ -25,6 +25,15 @@ EVAL = re.compile(r"(?:\||^)\s+eval time =\s*([\d.]+) ms /\s*(\d+) tokens")  # "
 DRAFT = re.compile(  # b11434 "draft acceptance = ..., mean len = L"; b9093 "draft acceptance rate = ..." (no mean len)
     r"draft acceptance(?: rate)? = ([\d.]+) \(\s*(\d+) accepted /\s*(\d+) generated\)(?:, mean len =\s*([\d.]+))?"
 )
+
+# Other lines the print_timing prefix carries in b11434 (server-context.cpp; __func__ is cut to 12 characters, so
+# print_timings_tg's "n_gen = ..." and print_timings_pp's "prompt processing, ..." read print_timing too).
+REGULAR = re.compile(r"\|\s*(?:total time =|graphs reused =|n_gen =|prompt processing, n_tokens =|acc per pos =)")
+# The start of a server lifetime: b11434 "srv  llama_server: model loaded" (tools/server/server.cpp), b9093
+# "main: model loaded". Slot and task ids start again after it, so rows before it are never merged with later ones.
+LIFETIME = re.compile(r"(?:\bsrv\s+\w+|\bmain): model loaded\b")
+# b9093's unprefixed timing lines, by how they start (one that then fails to parse is malformed, not dropped).
+UNPREFIXED = ("prompt eval time =", "eval time =", "draft acceptance")
 
 COLUMNS = [
     "request",
@@ -51,10 +60,18 @@ def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = N
     current: dict[str, Any] | None = None  # b9093: the request whose unprefixed timing lines follow
     for line in lines:
         result.lines += 1
+        if "\x1b" in line:  # --log-colors
+            line = strip_ansi(line)
         head = TASK.search(line)
         if head is None:
-            if current is not None and _continuation(current, line):
+            if LIFETIME.search(line):
+                by_task.clear()
+                current = None
+            elif current is not None and _continuation(current, line):
                 result.matched += 1
+            elif current is not None and line.lstrip().startswith(UNPREFIXED):
+                result.matched += 1
+                result.malformed += 1
             elif current is not None and not line.lstrip().startswith(("total time", "statistics")):
                 current = None
             continue
@@ -74,11 +91,7 @@ def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = N
         if not line[head.end() :].strip():  # b9093's header: its timing lines follow unprefixed
             continue
         try:  # "[\d.]+" also matches "1.2.3", and int() refuses over 4300 digits: count, never raise
-            if (
-                not _read_timing(row, line, re.Pattern.search)
-                and "total time" not in line
-                and "acc per pos" not in line
-            ):
+            if not _read_timing(row, line, re.Pattern.search) and not REGULAR.search(line):
                 result.malformed += 1
         except ValueError:
             result.malformed += 1

@@ -17,8 +17,8 @@ from typing import Any, TextIO, TypeVar
 from specsweep.atomic import atomic_open
 from specsweep.parsers import chunked, log_formats
 from specsweep.parsers.chunked import CsvLines
-from specsweep.parsers.fields import LogRows
-from specsweep.parsers.user import UserRows, compile_parsers, tap
+from specsweep.parsers.fields import LogRows, whole_lines
+from specsweep.parsers.user import UserRows, compile_parsers
 
 _Result = TypeVar("_Result")
 LARGE_LOG_BYTES = 100 * 10**6  # logs this large get a line before parsing starts
@@ -46,7 +46,6 @@ def write_profile(
     log_format = log_formats()[log_format_name]
     # User regex parsers read the same single pass over the log as the engine's own parser.
     user = [p for p in compile_parsers(profile_parsers) if p.applies_to(kind)]
-    found = UserRows()
     user_columns = list(dict.fromkeys(c for p in user for c in p.columns))
     size = os.path.getsize(log)
     if size >= LARGE_LOG_BYTES:  # seconds per GB: say what is going on before it starts
@@ -63,35 +62,63 @@ def write_profile(
             writer.writerow({"phase": phase, "source": log_format_name, **row})
             written[0] += 1
 
+        # The format's own rows: its chunked reader where it has one (parsers/chunked.py).
+        def write_lines(text: str, rows: int) -> None:
+            handle.write(text)
+            written[0] += rows
+
+        # Its common lines come as CSV text, the same as writer.writerow of their rows, ~3x faster.
+        fast = None if log_format.per_request else CsvLines(write_lines, lead=f"interval,{log_format_name},")
+        workers = min(workers, math.ceil(size / chunked.CHUNK_CHARS))  # no idle processes
+        if fast is not None and log_format.chunked is not None and workers > 1 and _FORK is not None:
+            parsed, cut_bytes = LogRows(), []
+            for text, counts in _in_order(
+                functools.partial(_chunk_profile, log_format_name=log_format_name),
+                chunked.chunks(log, cut_bytes),
+                workers,
+            ):
+                handle.write(text)
+                parsed.lines, parsed.malformed = parsed.lines + counts.lines, parsed.malformed + counts.malformed
+                written[0] += counts.emitted
+            chunked.count_cut(parsed, cut_bytes, log_format.chunked)
+        else:
+            parsed = log_format.read_file(log, sink=write, csv_lines=fast)
+        # User parsers read every line in a second pass, each row written as it is found (never held).
+        found = UserRows(sink=writer.writerow)
         if user:
             with open(log, errors="replace") as lines:
-                parsed = log_format.parse(tap(lines, user, found), sink=write)
-        else:  # no user parser needs every line: the format's chunked reader (parsers/chunked.py)
-
-            def write_lines(text: str, rows: int) -> None:
-                handle.write(text)
-                written[0] += rows
-
-            # Its common lines come as CSV text, the same as writer.writerow of their rows, ~3x faster.
-            fast = None if log_format.per_request else CsvLines(write_lines, lead=f"interval,{log_format_name},")
-            workers = min(workers, math.ceil(size / chunked.CHUNK_CHARS))  # no idle processes
-            if fast is not None and log_format.chunked is not None and workers > 1 and _FORK is not None:
-                parsed = LogRows()
-                for text, counts in _in_order(
-                    functools.partial(_chunk_profile, log_format_name=log_format_name), chunked.chunks(log), workers
-                ):
-                    handle.write(text)
-                    parsed.lines, parsed.malformed = parsed.lines + counts.lines, parsed.malformed + counts.malformed
-                    written[0] += counts.emitted
-            else:
-                parsed = log_format.read_file(log, sink=write, csv_lines=fast)
-        writer.writerows(found.rows)
+                found.read_log(whole_lines(lines, []), user, str(log), progress, label)
     print(
         f"{label}: {parsed.lines} log lines, {written[0]} {log_format_name} rows, {parsed.malformed} "
         f"unrecognised lines; user parsers: "
         f"{', '.join(f'{p.name} {found.matched.get(p.name, 0)} rows' for p in user) or 'none'}",
         file=progress,
     )
+
+
+def write_profiles(
+    outputs: dict[str, str],
+    log_formats: dict[str, dict[str, str]],
+    profile_parsers: dict[str, Any],
+    warmup_requests: int,
+    progress: TextIO,
+    workers: int = 1,
+) -> dict[str, Any]:
+    """Each server log (``outputs``: log -> its profile.csv) parsed; the profiles by configuration.
+    ``log_formats`` gives each configuration's engine ``kind`` and log ``format``."""
+    import pandas as pd
+
+    from specsweep.results import configuration_of_file
+
+    profiles = {}
+    for log, output in outputs.items():
+        name = configuration_of_file(log)
+        found = log_formats[name]
+        write_profile(
+            log, output, found["kind"], found["format"], profile_parsers, warmup_requests, progress, name, workers
+        )
+        profiles[name] = pd.read_csv(output)
+    return profiles
 
 
 def _chunk_profile(text: bytes, log_format_name: str) -> tuple[str, LogRows]:

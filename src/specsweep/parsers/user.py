@@ -14,14 +14,17 @@ stays text and is counted; nothing a log contains makes a parser raise.
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Iterable, Iterator
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
+from specsweep import names
 from specsweep.config import ConfigError
-
-NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,39}$")
 
 
 @dataclass(frozen=True)
@@ -47,10 +50,7 @@ def compile_parsers(spec: dict[str, Any] | None) -> list[UserParser]:
     parsers = []
     for name, entry in (spec or {}).items():
         key = f"profile_parsers/{name}"
-        if not NAME.match(name):
-            raise ConfigError(
-                f"{key}: use 1-40 characters A-Z a-z 0-9 _ starting with a letter (it prefixes summary.csv columns)"
-            )
+        names.check(name, key, names.COLUMN_NAME, f"{names.COLUMN_NAME_RULE} (it prefixes summary.csv columns)")
         try:
             regex = re.compile(entry["pattern"])
         except re.error as error:
@@ -88,22 +88,63 @@ def compile_parsers(spec: dict[str, Any] | None) -> list[UserParser]:
     return parsers
 
 
+# Seconds one parser may spend on one line. A linear pattern needs microseconds; a pattern with catastrophic
+# backtracking ((a+)+$ on a long line) would spin for hours without a word.
+LINE_BUDGET_S = 2.0
+PROGRESS_EVERY_S = 10.0
+
+
+class ParserTooSlow(RuntimeError):
+    """A user profile parser spent more than LINE_BUDGET_S on one line."""
+
+
 @dataclass
 class UserRows:
+    """Rows of the user parsers: to ``sink`` as soon as each is read (a log of millions of lines is never held),
+    or, without one, collected in ``rows``."""
+
     rows: list[dict[str, Any]] = field(default_factory=list)
     matched: dict[str, int] = field(default_factory=dict)
     non_numeric: int = 0  # group values kept as text because they are not numbers
+    sink: Callable[[dict[str, Any]], Any] | None = None
+    # The parser searching now and since when (time.monotonic), for the time budget (read_log).
+    searching: tuple[str, float] | None = None
 
     def feed(self, line: str, parsers: list[UserParser]) -> None:
         for parser in parsers:
+            self.searching = (parser.name, time.monotonic())
             match = parser.regex.search(line)
+            self.searching = None
             if match is None:
                 continue
             seen = self.matched[parser.name] = self.matched.get(parser.name, 0) + 1
             row: dict[str, Any] = {"phase": "warmup" if seen <= parser.skip_first else "run", "source": parser.name}
             for column, value in match.groupdict().items():
                 row[column] = self._value(value)
-            self.rows.append(row)
+            if self.sink is None:
+                self.rows.append(row)
+            else:
+                self.sink(row)
+
+    def read_log(
+        self, lines: Iterable[str], parsers: list[UserParser], source: str, progress: TextIO, label: str
+    ) -> int:
+        """Feed every line of a log (``source`` names it) with each parser held to LINE_BUDGET_S per line, and a
+        progress line every PROGRESS_EVERY_S; returns the number of lines."""
+        count, started = 0, time.monotonic()
+        last = started
+        with _budget(self, source, lambda: count):
+            for count, line in enumerate(lines, 1):
+                self.feed(line, parsers)
+                if count % 16384 == 0 and (now := time.monotonic()) - last >= PROGRESS_EVERY_S:
+                    last = now
+                    print(
+                        f"{label}: profile parsers: {count:,} lines read in {now - started:.0f} s "
+                        f"({', '.join(f'{p.name} {self.matched.get(p.name, 0)} rows' for p in parsers)})",
+                        file=progress,
+                        flush=True,
+                    )
+        return count
 
     def _value(self, text: str | None) -> float | str | None:
         if text is None:
@@ -115,9 +156,29 @@ class UserRows:
             return text
 
 
-def tap(lines: Iterable[str], parsers: list[UserParser], into: UserRows) -> Iterator[str]:
-    """Pass lines through to the engine's parser while the user parsers read them (one pass over the log)."""
-    for line in lines:
-        if parsers:
-            into.feed(line, parsers)
-        yield line
+@contextlib.contextmanager
+def _budget(rows: UserRows, source: str, lines: Callable[[], int]) -> Iterator[None]:
+    """Raise ParserTooSlow (naming the parser) when one search has run past LINE_BUDGET_S: a timer checks four
+    times a second (the regex engine lets a signal handler run mid-search). Signals reach the main thread only:
+    elsewhere the log is read without a budget."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def check(_signum: int, _frame: object) -> None:
+        if rows.searching is not None and time.monotonic() - rows.searching[1] > LINE_BUDGET_S:
+            name = rows.searching[0]
+            rows.searching = None
+            raise ParserTooSlow(
+                f"profile_parsers/{name}: its pattern spent more than {LINE_BUDGET_S:.0f} s on line {lines()} of "
+                f"{source} (catastrophic backtracking, e.g. a nested quantifier like (a+)+ or (.*)*); rewrite the "
+                f"pattern so that each part can match a piece of the line in one way only"
+            )
+
+    previous = signal.signal(signal.SIGALRM, check)
+    signal.setitimer(signal.ITIMER_REAL, 0.25, 0.25)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
