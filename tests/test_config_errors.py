@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import REPO
+from workflow_runs import snakemake
 
 from specsweep import config_errors
 from specsweep.config import ConfigError, expand, load, validate_schema
@@ -110,24 +110,10 @@ def test_did_you_mean_only_when_close():
     assert config_errors.did_you_mean("zzz", ["warmup_requests", "runs"]) == ""
 
 
-def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    argv = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        *args,
-    ]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=300, env={**os.environ})
-
-
 def test_snakemake_prints_the_users_file_not_the_workflows(tmp_path):
     text = DEFAULT.replace("  runs: 5", "  rnus: 5").replace("config/prompts.txt", str(REPO / "config/prompts.txt"))
     (tmp_path / "my-sweep.yaml").write_text(text)
-    done = _snakemake(tmp_path, "-n", "--configfile", str(tmp_path / "my-sweep.yaml"))
+    done = snakemake(tmp_path, "-n", configfile=tmp_path / "my-sweep.yaml", cores=None)
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
         f"my-sweep.yaml:{_line_of(text, 'rnus')}: configuration error: invalid configuration at "

@@ -5,33 +5,14 @@ Needs the real llama-server (a tiny sweep: baseline + a two-point grid, 2 runs x
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from workflow_runs import snakemake
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.engine
-
-
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    argv = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(workdir / "config.yaml"),
-        "--cores",
-        "1",
-        *args,
-    ]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=3600)
 
 
 def test_report_counts_expanded_configurations_and_holds_every_table(tmp_path):
