@@ -250,10 +250,12 @@ def archive_inputs(wildcards):
 
 def print_conclusion():
     """onsuccess: when this run made or used results/summary.csv, say what it concludes."""
+    import os
     import sys
     from specsweep import conclusion
 
-    if any(job.rule.name == "summary" for job in workflow.dag.jobs):
+    made = any(job.rule.name == "summary" for job in workflow.dag.jobs)
+    if made and os.path.exists(results_tree.SUMMARY):  # --touch, --dry-run: nothing to conclude
         rows = conclusion.read(results_tree.SUMMARY)
         print("\n".join(conclusion.lines(rows, results_tree.ROOT)), file=sys.stderr)
 
