@@ -39,6 +39,11 @@ rule all:
         final_outputs(),
 
 
+# Before any job runs: a configuration's previous runs, launch record and log move to its history/.
+onstart:
+    keep_previous_sessions()
+
+
 # The run's conclusion, last on the console: best configuration, significant differences, noisy ones, files.
 onsuccess:
     print_conclusion()

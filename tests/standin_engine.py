@@ -10,9 +10,12 @@ Faults are chosen with ``STANDIN_MODE`` (comma-separated; the environment, as a 
 
 - ``exit-at-start``: log an error and exit 1 before binding.
 - ``hang-before-ready``: listen, but ``/health`` answers 503 (loading) for ever.
-- ``stall-mid-stream``: stop sending, connection open, after ``STANDIN_AFTER`` events.
+- ``stall-mid-stream[=N]``: stop sending, connection open, after ``STANDIN_AFTER`` events (from the N-th
+  ``/completion`` on; warmups count).
 - ``drop-connection``: close the socket after ``STANDIN_AFTER`` events.
 - ``die-during=N``: SIGKILL itself half-way through the N-th ``/completion`` (warmups count).
+- ``fill-disk-during=N``: half-way through the N-th ``/completion``, write ``STANDIN_FILL`` (a path)
+  until the disk is full, then SIGKILL itself (a session failing on a full disk).
 - ``fork-worker``: fork a worker process (same process group) that sleeps, ignoring SIGTERM.
 - ``ignore-sigterm``: ignore SIGTERM (only SIGKILL stops it).
 - ``bad-json``: interleave malformed ``data:`` lines in the stream and ``/metrics``.
@@ -27,6 +30,7 @@ Faults are chosen with ``STANDIN_MODE`` (comma-separated; the environment, as a 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -116,8 +120,9 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Connection", "close")
         self.end_headers()
+        sent: list[float] = []
         for i in range(n):
-            if i == AFTER and "stall-mid-stream" in MODES:
+            if i == AFTER and "stall-mid-stream" in MODES and int(MODES["stall-mid-stream"] or 0) <= COMPLETIONS:
                 log("stalling mid-stream")
                 time.sleep(3600)
             if i == AFTER and "drop-connection" in MODES:
@@ -125,6 +130,12 @@ class Handler(BaseHTTPRequestHandler):
                 self.connection.shutdown(2)
                 self.close_connection = True
                 return
+            if i == n // 2 and MODES.get("fill-disk-during") == str(COMPLETIONS):
+                with contextlib.suppress(OSError), open(os.environ["STANDIN_FILL"], "wb") as filler:
+                    while True:
+                        filler.write(bytes(4096))
+                        filler.flush()
+                os.kill(os.getpid(), signal.SIGKILL)
             if i == n // 2 and MODES.get("die-during") == str(COMPLETIONS):
                 log("dying with SIGKILL mid-request")
                 os.kill(os.getpid(), signal.SIGKILL)
@@ -133,7 +144,10 @@ class Handler(BaseHTTPRequestHandler):
             event = {"content": "x", "tokens": [i], "stop": False}
             self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
             self.wfile.flush()
+            sent.append(time.perf_counter())
             time.sleep(0.002)
+        # its own clock, as llama.cpp's: (n - 1) tokens from the first token to the last
+        predicted_ms = 1000.0 * (sent[-1] - sent[0]) if len(sent) > 1 else 0.0
         final = {
             "content": "",
             "stop": True,
@@ -142,8 +156,8 @@ class Handler(BaseHTTPRequestHandler):
             "tokens_evaluated": 4,
             "timings": {
                 "predicted_n": n,
-                "predicted_ms": 2.0 * n,
-                "predicted_per_second": 500.0,
+                "predicted_ms": predicted_ms,
+                "predicted_per_second": 1000.0 * (n - 1) / predicted_ms if predicted_ms else None,
                 **({"draft_n": 30, "draft_n_accepted": 20} if "big-counters" in MODES else {}),
             },
         }

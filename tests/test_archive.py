@@ -311,3 +311,33 @@ def test_config_redaction_keeps_the_config_valid(default_config):
     assert len(expand(validate_schema(redacted))) == len(expand(validate_schema(default_config)))
     grid = redact_mapping({"grid": {"env": {"MY_TOKEN": [PLANTED, PLANTED + "2"]}}})
     assert grid == {"grid": {"env": {"MY_TOKEN": ["<redacted>1", "<redacted>2"]}}}  # still distinct axis values
+
+
+def test_the_archived_config_is_never_redacted_by_value(tmp_path):
+    """The H200 archive had `max_tokens: <redacted>`: an environment secret whose value was an ordinary
+    number. The config's secrets are redacted by key; value substitution never touches it."""
+    data = members(tmp_path)
+    config = f"benchmark:\n  max_tokens: 500\nengines:\n  e:\n    env:\n      NOTE: {PLANTED}\n".encode()
+    data["config/config.yaml"] = config
+    data["results/a/server.log"] = f"key {PLANTED}\n".encode()
+    packed = archive.pack(
+        data, tmp_path / "a.tar.gz", "sweep", secrets=[PLANTED, "500"], redacted_by_key=["config/config.yaml"]
+    )
+    _top, files = archive.read_members(packed.path)
+    assert files["config/config.yaml"] == config
+    assert files["results/a/server.log"] == b"key <redacted>\n"
+    assert files["results/a/run.json"] == b'{"tok_s": 61.5}\n'
+
+
+EXAMPLE_ARCHIVES = sorted((REPO / "docs" / "examples").glob("*/*.tar.gz"))
+
+
+def test_there_are_example_archives():
+    assert EXAMPLE_ARCHIVES, "docs/examples/ holds no archive: the test below would check nothing"
+
+
+@pytest.mark.parametrize("path", EXAMPLE_ARCHIVES, ids=[p.parent.name for p in EXAMPLE_ARCHIVES])
+def test_a_committed_example_archive_rebuilds_in_an_empty_folder_with_its_own_command(path, tmp_path):
+    log = io.StringIO()
+    problems = archive.rebuild_in(path, tmp_path, log)
+    assert problems == [], log.getvalue()[-4000:]

@@ -10,8 +10,10 @@ from run_records import run_record
 
 from specsweep import aggregate, incomplete, results, tables
 from specsweep.config import expand, validate_schema
+from specsweep.redact import redact_mapping
 from specsweep.results import Launch
 
+BENCHMARK = {"runs": 3, "max_tokens": 500}
 PARSERS = {"eval": {"pattern": r"eval time = (?P<eval_ms>[\d.]+) ms"}}
 
 
@@ -38,7 +40,7 @@ def _sweep_on_disk(root, configurations, failed=()):
             for r, rate in enumerate(rates)
         ]
         launches[name] = Launch(
-            configuration={"name": name},
+            configuration=redact_mapping(configurations[name].as_params()),  # what it was measured under
             argv=["llama-server"],
             port=8080,
             host="127.0.0.1",
@@ -69,7 +71,7 @@ def test_the_error_path_and_the_summary_job_build_the_same_columns(default_confi
     configurations = expand(validate_schema(default_config))
     runs, launches, profiles = _sweep_on_disk(tmp_path, configurations)
     normal = tables.build(aggregate.Measured(configurations, runs, launches, profiles), PARSERS).summary
-    path = incomplete.write_summary(configurations, 3, tmp_path, PARSERS, io.StringIO())
+    path = incomplete.write_summary(configurations, 3, tmp_path, BENCHMARK, PARSERS, io.StringIO())
     partial = pd.read_csv(path)
     assert list(partial.columns) == list(normal.columns)
     assert "eval_eval_ms_mean" in partial.columns and (partial["status"] == "ok").all()
@@ -82,7 +84,7 @@ def test_a_failed_configuration_keeps_the_columns_and_says_where_to_look(default
     runs, launches, profiles = _sweep_on_disk(tmp_path, configurations, failed={"ngram-m8"})
     normal = tables.build(aggregate.Measured(configurations, runs, launches, profiles), PARSERS).summary
     out = io.StringIO()
-    partial = pd.read_csv(incomplete.write_summary(configurations, 3, tmp_path, PARSERS, out))
+    partial = pd.read_csv(incomplete.write_summary(configurations, 3, tmp_path, BENCHMARK, PARSERS, out))
     assert list(partial.columns) == list(normal.columns)
     row = partial.set_index("configuration").loc["ngram-m8"]
     assert row["status"].startswith("failed (") and row["runs"] == 0

@@ -46,3 +46,15 @@ def test_names_are_secret_by_word_not_by_substring():
     ):
         assert not is_secret(name), name
     assert secret_values({"TOKENIZERS_PARALLELISM": "false", "HF_TOKEN": "hf_x1234"}) == ["hf_x1234"]
+
+
+def test_value_redaction_never_alters_data_that_is_not_secret():
+    """An environment with SOME_KEY=16 or A_TOKEN=500 must not turn the numbers of an archive into <redacted>."""
+    from specsweep.redact import substitutable
+
+    text = "max_tokens: 500\nwarmup_max_tokens: 16\nignore_eos: true\nseed: 42\nrate: 1234.5678\n"
+    assert redact_values(text, ["500", "16", "true", "1234.5678", "password", "localhost"]) == text
+    for value in ("500", "16", "true", "12345678", "1234.5678", "password", "localhost"):
+        assert not substitutable(value), value
+    for value in ("hf_AbCdEf123456", "sk-proj-x1y2z3w4", "s3cr3tvalue", "Tr0ub4dor&3"):
+        assert substitutable(value), value

@@ -78,5 +78,5 @@ def test_the_loader_reads_declared_runs_then_adaptive_extras_in_order(tmp_path):
 def test_a_broken_run_file_is_named_with_the_fix(tmp_path):
     path = tmp_path / "run_0.json"
     path.write_text('{"run": 0}')
-    with pytest.raises(ValueError, match=r"run_0\.json: not a run record.*rerun"):
+    with pytest.raises(ValueError, match=r"run_0\.json: damaged \(not a run record.*rerun"):
         results.read_run(path)

@@ -15,6 +15,7 @@ import pandas as pd
 from specsweep import speculation, stats
 from specsweep.atomic import atomic_open
 from specsweep.config import Configuration, parameter_value, swept_parameters
+from specsweep.rate_check import kept_and_excluded
 from specsweep.redact import REDACTED, is_secret
 from specsweep.results import Launch, Run
 from specsweep.stats import describe
@@ -26,8 +27,12 @@ COLUMNS: dict[str, str] = {
     "kind": "engine adapter kind (config engines.<engine>.kind)",
     "engine_version": "version or build the server reported (llama.cpp /props build_info)",
     "baseline": "true for the baseline configuration",
-    "status": "ok, or why the configuration has no result",
-    "runs": "measured runs",
+    "status": "ok; stale (provisional summary only: runs measured under parameters the config no longer has, "
+    "the row labelled with those); or why there is no result: excluded (runs measured, none counts: see "
+    "runs_excluded), failed (<evidence folder>), damaged (<file>: why), missing",
+    "runs": "measured runs the statistics rest on",
+    "runs_excluded": "runs kept on disk but left out of the statistics: the client's decode rate disagreed with "
+    "the engine's own beyond benchmark.rate_tolerance_pct, or could not be timed",
     "tokens_per_run": "tokens generated in each run (all runs must equal benchmark.max_tokens)",
     "tok_s_mean": "client-measured decode throughput, mean over runs (tokens/s; first token excluded)",
     "tok_s_std": "sample standard deviation over runs (tokens/s)",
@@ -74,6 +79,8 @@ def summarise(
     """summary.csv's statistics columns from runs and launches (``summary_table`` adds the logs' columns)."""
     swept = swept_parameters(configurations)
     baseline = next(c.name for c in configurations.values() if c.baseline)
+    excluded = {name: len(kept_and_excluded(records)[1]) for name, records in runs.items()}
+    runs = {name: kept_and_excluded(records)[0] for name, records in runs.items()}
     baseline_texts = {r.prompt_index: r.text_sha256 for r in runs.get(baseline, [])}
     rates = {c.name: [r.decode_tokens_per_s for r in runs.get(c.name, [])] for c in configurations.values()}
     # every configuration at once, each with the numbers it gets alone (stats.describe_many)
@@ -97,8 +104,15 @@ def summarise(
     ):
         frame[column] = [getattr(r, attribute) if r else None for r in ratios.values()]
     frame["significant"] = [r.significant if r else None for r in ratios.values()]
+    frame["runs_excluded"] = [excluded.get(name, 0) for name in frame["configuration"]]
+    # measured, but no run counts: say so rather than `missing`
+    frame.loc[(frame["runs"] == 0) & (frame["runs_excluded"] > 0), "status"] = "excluded"
     frame["warnings"] = [
-        "; ".join(stats.warnings_for(throughput[name], ratios[name])) for name in frame["configuration"]
+        "; ".join(
+            stats.warnings_for(throughput[name], ratios[name])
+            + ([f"{excluded[name]} run(s) excluded: client and engine rates disagree"] if excluded.get(name) else [])
+        )
+        for name in frame["configuration"]
     ]
     ordered = [c for c in COLUMNS if c in frame.columns]
     ordered[ordered.index("status") + 1 : ordered.index("status") + 1] = swept
@@ -149,12 +163,15 @@ RUNS_COLUMNS: dict[str, str] = {
     "verify_steps": "verification steps during this run",
     "speculation_source": "where the counts came from: the response's own fields or Prometheus counter deltas "
     "around the run",
+    "excluded": "why the run is left out of the statistics (the client's decode rate disagreed with the engine's "
+    "own beyond benchmark.rate_tolerance_pct, or could not be timed); empty when it counts",
 }
 
 
 def runs_table(runs: dict[str, list[Run]]) -> pd.DataFrame:
-    """runs.csv: per run, which prompt, the client's timings, the engine's own decode rate and the
-    speculation counts (empty without speculation or when the engine did not report them)."""
+    """runs.csv: per run, which prompt, the client's timings, the engine's own decode rate, the speculation
+    counts (empty without speculation or when the engine did not report them) and why the run is left out
+    of the statistics (empty when it counts)."""
     rows = [
         {
             "configuration": name,
@@ -173,6 +190,7 @@ def runs_table(runs: dict[str, list[Run]]) -> pd.DataFrame:
                 if r.speculation
                 else {}
             ),
+            "excluded": r.excluded,
         }
         for name, records in runs.items()
         for r in sorted(records, key=lambda r: r.run)

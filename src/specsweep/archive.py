@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import gzip
 import io
+import os
+import subprocess
 import sys
 import tarfile
 from collections.abc import Iterable
@@ -69,16 +71,24 @@ def parse_manifest(text: str) -> dict[str, str]:
     return entries
 
 
-def pack(members: dict[str, bytes | Path], out: Path, top: str, secrets: Iterable[str] = ()) -> Packed:
-    """Write ``out`` with every member under ``top/`` plus a manifest of their sha256."""
-    secrets = list(secrets)
+def pack(
+    members: dict[str, bytes | Path],
+    out: Path,
+    top: str,
+    secrets: Iterable[str] = (),
+    redacted_by_key: Iterable[str] = (),
+) -> Packed:
+    """Write ``out`` with every member under ``top/`` plus a manifest of their sha256. ``secrets`` are replaced
+    by value in every member except ``redacted_by_key`` (e.g. the config, whose secret keys are redacted already:
+    a value substitution there could only alter a key that is not secret)."""
+    secrets, verbatim = list(secrets), set(redacted_by_key)
     contents: dict[str, bytes] = {}
     redacted = []
     for name in sorted(members):
         _check_name(name)
         source = members[name]
         data = source.read_bytes() if isinstance(source, Path) else source
-        clean = redact_values(data, secrets)
+        clean = data if name in verbatim else redact_values(data, secrets)
         if clean != data:
             redacted.append(name)
         contents[name] = clean
@@ -158,6 +168,26 @@ REBUILD_COMMAND = (
 )
 
 
+def rebuild_argv(python: str = sys.executable) -> list[str]:
+    """``REBUILD_COMMAND`` as an argv for ``python`` (run in the unpacked folder with PYTHONPATH=code/src)."""
+    return [python, "-m", *REBUILD_COMMAND.split(" ", 1)[1].split()]
+
+
+def rebuild_in(archive: Path, workdir: Path, log: TextIO) -> list[str]:
+    """Unpack ``archive`` into ``workdir`` and run its README's rebuild command there, no engine reachable;
+    return the problems (empty when every rebuilt table and figure is byte-identical to the manifest)."""
+    with tarfile.open(archive) as tar:
+        tar.extractall(workdir, filter="data")
+    [folder] = [p for p in workdir.iterdir() if p.is_dir()]
+    env = {**os.environ, "PYTHONPATH": "code/src", "SPECSWEEP_CACHE": str(workdir / "no-engine-cache")}
+    done = subprocess.run(rebuild_argv(), cwd=folder, env=env, capture_output=True, text=True, check=False)
+    log.write(done.stdout + done.stderr)
+    check = folder / "results" / "archive" / "rebuild-check.txt"
+    if done.returncode != 0 or not check.is_file():
+        return [f"the archive's own rebuild command failed in {folder} (exit {done.returncode}; its output is above)"]
+    return []
+
+
 def readme(top: str, commit: str | None, dirty: bool | None) -> str:
     """The short how-to placed at the top of every archive."""
     code = f"commit {commit}{' with uncommitted changes' if dirty else ''}" if commit else "an unknown commit"
@@ -219,7 +249,8 @@ def pack_sweep(
     members.update({f"code/{n}": path for n, path in code_files(Path(source)).items()})
     git = machine.git_state(source) or {}
     members["README.md"] = readme(name, git.get("commit"), git.get("dirty")).encode()
-    packed = pack(members, Path(out), name, secret_values(dict(os.environ)))
+    # the config's secrets are redacted by key (config is the redacted config): no value substitution there
+    packed = pack(members, Path(out), name, secret_values(dict(os.environ)), redacted_by_key=["config/config.yaml"])
     for member in packed.redacted:
         print(f"WARNING: {member}: a secret value from the environment was replaced by {REDACTED}", file=progress)
     print(f"{packed.path}: {len(packed.files)} files + manifest, {packed.path.stat().st_size} bytes", file=progress)
@@ -242,6 +273,27 @@ def write_verification(archive: str, out: str, progress: TextIO) -> None:
         f"{path.name}\nsha256 {sha256_file(path)}\n{len(files) - 1} files, every sha256 matches {MANIFEST}\n",
     )
     print(f"{path}: {len(files) - 1} files verified against {MANIFEST}", file=progress)
+
+
+def write_rebuilt_in_empty_folder(archive: str, out: str, progress: TextIO) -> None:
+    """The archive's own rebuild command, run in an empty folder (no engine reachable): every table and figure
+    byte-identical to the manifest, or an error. The archive target is verified only after this succeeded."""
+    import tempfile
+
+    from specsweep.atomic import atomic_write
+
+    path = Path(archive)
+    print(f"{path}: rebuilding it in an empty folder with its README's command", file=progress)
+    with tempfile.TemporaryDirectory(prefix="specsweep-rebuild-") as empty:
+        problems = rebuild_in(path, Path(empty), progress)
+    if problems:
+        raise RuntimeError(f"{path}: {problems[0]}")
+    atomic_write(
+        out,
+        f"{path.name}\nsha256 {sha256_file(path)}\nrebuilt in an empty folder with its README's command "
+        f"({REBUILD_COMMAND}): every table and figure byte-identical to {MANIFEST}\n",
+    )
+    print(f"{path}: rebuilt from the archive alone, byte-identical", file=progress)
 
 
 def write_rebuild_check(folder: Path, names: list[str], out: str, progress: TextIO) -> None:

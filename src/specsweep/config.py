@@ -25,6 +25,12 @@ from specsweep.redact import fingerprint, is_secret, redact_mapping
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 
 
+# Free text that changes neither the launch nor the measurement: editing it reruns nothing.
+NOT_IDENTITY = frozenset({"description"})
+# An error message quotes at most this much of the offending value (never a whole expanded document).
+MAX_QUOTED = 300
+
+
 @dataclass(frozen=True)
 class Configuration:
     """One server configuration after grid expansion and merging with its engine's defaults."""
@@ -55,7 +61,9 @@ class Configuration:
             for f in fields(self)
             if f.default is not MISSING or f.default_factory is not MISSING
         }
-        values = {k: v for k, v in asdict(self).items() if k not in defaults or v != defaults[k]}
+        values = {
+            k: v for k, v in asdict(self).items() if k not in NOT_IDENTITY and (k not in defaults or v != defaults[k])
+        }
         return redact_mapping(values, replace=fingerprint)
 
 
@@ -74,9 +82,10 @@ def validate_schema(raw: dict[str, Any]) -> dict[str, Any]:
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(raw))
     if error is not None:
         path = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        message = error.message if len(error.message) <= MAX_QUOTED else f"{error.message[:MAX_QUOTED]}... (cut)"
         key, hint = unexpected_key_hint(error)
         raise ConfigError(
-            f"invalid configuration at '{path}': {error.message}{hint}. "
+            f"invalid configuration at '{path}': {message}{hint}. "
             "See config/README.md for the allowed keys and values.",
             key,
         )

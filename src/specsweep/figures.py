@@ -89,7 +89,20 @@ def throughput(summary: pd.DataFrame, runs: pd.DataFrame) -> plt.Figure:
     positions = {name: i for i, name in enumerate(order)}
     rng = np.random.default_rng(0)
     y = runs["configuration"].map(positions) + rng.uniform(-0.15, 0.15, len(runs))
-    axes.scatter(runs["decode_tokens_per_s"], y, s=14, color="0.55", zorder=2, label="single run")
+    left_out = runs["excluded"].notna() if "excluded" in runs else pd.Series(False, index=runs.index)
+    axes.scatter(
+        runs.loc[~left_out, "decode_tokens_per_s"], y[~left_out], s=14, color="0.55", zorder=2, label="single run"
+    )
+    if left_out.any():  # kept in view, marked: not part of any statistic
+        axes.scatter(
+            runs.loc[left_out, "decode_tokens_per_s"],
+            y[left_out],
+            s=20,
+            color="tab:red",
+            marker="x",
+            zorder=2,
+            label="excluded run (client and engine rates disagree)",
+        )
     means = summary["tok_s_mean"].to_numpy()
     colors = ["tab:orange" if b else "tab:blue" for b in summary["baseline"]]
     _interval_bars(

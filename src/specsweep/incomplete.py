@@ -5,11 +5,13 @@ configurations that did finish would have no summary, and the failed ones would 
 from it. The Snakefile's ``onerror:`` handler calls ``write_summary``: it writes
 ``results/summary.csv`` with the summary job's builder (``aggregate.summary_table``, so the same
 columns) from the configurations whose runs are all present, and lists every other configuration
-with ``status`` ``failed (<its newest failed/<timestamp>/ folder>)`` or ``missing``. Server logs are
+with ``status`` ``failed (<its newest failed/<timestamp>/ folder>)``, ``damaged (<file>: why)`` or
+``missing``; one whose runs were measured under parameters the config no longer asks for is ``stale``,
+its row labelled with the parameters it was measured under. Server logs are
 not parsed here (that is the summary job's work); profile.csv files an earlier summary job wrote are used.
 
-That file is not a finished output: the failed configurations' run files are still missing, so
-the next ``snakemake`` reruns just those jobs and then the summary rule, which overwrites it.
+That file is not a finished output: it is marked outdated (``outdated.mark_outdated``), so the next
+``snakemake`` (with any target) reruns the failed jobs and then the summary rule, which overwrites it.
 """
 
 from __future__ import annotations
@@ -20,23 +22,36 @@ from typing import Any, TextIO
 import pandas as pd
 
 from specsweep import aggregate, results
+from specsweep.atomic import DamagedFile
 from specsweep.config import Configuration
+from specsweep.outdated import mark_outdated
 from specsweep.results import Launch, Run
+from specsweep.staleness import measured_under, stale_reason
 
 
-def configuration_status(name: str, runs: int, root: str | Path) -> tuple[str, list[Run], Launch | None]:
-    """``ok`` with its run records and launch record, or why there are none (``failed (...)``, ``missing``)."""
+def configuration_status(
+    configuration: Configuration, runs: int, root: str | Path, benchmark: dict[str, Any]
+) -> tuple[str, list[Run], Launch | None, Configuration]:
+    """``ok`` (or ``stale``: measured under other parameters) with its run records, launch record and the
+    configuration they were measured under; or why there are none (``failed (...)``, ``damaged (...)``,
+    ``missing``)."""
+    name = configuration.name
     paths = [Path(results.run_file(name, i, root)) for i in range(runs)]
     try:
         launch = results.read_launch(results.launch_file(name, root))
         if launch.completed and all(p.exists() for p in paths):
-            return "ok", results.load_runs(paths).get(name, []), launch  # adaptive extras too
-    except (OSError, ValueError):
+            records = results.load_runs(paths).get(name, [])  # adaptive extras too
+            if stale_reason(launch, configuration, benchmark):
+                return "stale", records, launch, measured_under(launch)
+            return "ok", records, launch, configuration
+    except DamagedFile as damaged:
+        return f"damaged ({damaged.path}: {damaged.why})", [], None, configuration
+    except OSError:
         pass
     kept = sorted(Path(results.failed_dir(name, root)).glob("*/error.txt"))
     if kept:
-        return f"failed ({kept[-1].parent})", [], None
-    return "missing", [], None
+        return f"failed ({kept[-1].parent})", [], None, configuration
+    return "missing", [], None, configuration
 
 
 def _newer(derived: Path, source: Path) -> bool:
@@ -48,15 +63,20 @@ def write_summary(
     configurations: dict[str, Configuration],
     runs: int,
     root: str | Path,
+    benchmark: dict[str, Any],
     profile_parsers: dict[str, dict[str, Any]],
     progress: TextIO,
 ) -> Path:
-    """Write ``<root>/summary.csv`` for an unfinished sweep; return its path."""
+    """Write ``<root>/summary.csv`` for an unfinished sweep, marked outdated so that no target takes it for a
+    finished one; return its path. Each row is labelled with the parameters it was measured under."""
     statuses: dict[str, str] = {}
     records: dict[str, list[Run]] = {}
     launches: dict[str, Launch] = {}
-    for name in configurations:
-        statuses[name], records[name], launch = configuration_status(name, runs, root)
+    measured_as: dict[str, Configuration] = {}
+    for name, configuration in configurations.items():
+        statuses[name], records[name], launch, measured_as[name] = configuration_status(
+            configuration, runs, root, benchmark
+        )
         if launch is not None:
             launches[name] = launch
     profiles = {
@@ -65,11 +85,13 @@ def write_summary(
         if statuses[name] == "ok"
         and _newer(profile := Path(results.profile_file(name, root)), Path(results.server_log(name, root)))
     }
+    # each row with the configuration it was measured under (stale rows: their old parameters)
     frame = aggregate.summary_table(
-        aggregate.Measured(configurations, records, launches, profiles), profile_parsers, statuses
+        aggregate.Measured(measured_as, records, launches, profiles), profile_parsers, statuses
     )
     path = Path(root) / Path(results.SUMMARY).name
     aggregate.write_csv(frame, path)
+    mark_outdated(path)
     finished = sum(status == "ok" for status in statuses.values())
     print(
         f"specsweep: the sweep did not finish; {path} lists {finished} of {len(statuses)} configurations with results:",

@@ -8,22 +8,17 @@ Each job writes its progress to the console and to its ``log:`` file.
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 from specsweep import results
-from specsweep.atomic import atomic_write, write_json
+from specsweep.atomic import DamagedFile, atomic_write, read_json, set_aside, write_json
 from specsweep.design import configuration_for, configurations_for
 
 # Every job is a fresh Python that imports this module: each job imports what it uses (pandas, scipy,
 # matplotlib, requests, numpy: 0.1-1.5 s each here), so no job pays for another's.
-
-
-def read_json(path: str | Path) -> Any:
-    return json.loads(Path(path).read_text())
 
 
 class _Tee:
@@ -69,8 +64,10 @@ def obtain_model(smk: Any) -> None:
 
 
 def bench_configuration(smk: Any) -> None:
+    from specsweep.job_guard import die_with_snakemake
     from specsweep.session import SessionPaths, measure_configuration
 
+    die_with_snakemake()  # never an orphan measuring beside the next run, after a kill -9 of Snakemake
     configuration = configuration_for(smk.config, smk.params.configuration)
     engine_record = read_json(smk.input.engine)
     model_records = {Path(p).stem: read_json(p) for p in smk.input.models}
@@ -93,8 +90,14 @@ def summarise(smk: Any) -> None:
     from specsweep.parsers.profile import write_profiles
 
     configurations = configurations_for(smk.config, smk.params.configurations.values())
-    runs = results.load_runs(smk.input.runs)
-    launches = results.load_launches(smk.input.launches)
+    try:
+        runs = results.load_runs(smk.input.runs)
+        launches = results.load_launches(smk.input.launches)
+    except DamagedFile as damaged:  # set aside, so that rerunning the same command measures it again
+        raise RuntimeError(
+            f"{damaged.path}: damaged ({damaged.why}); set aside as {set_aside(damaged)}: "
+            f"rerun the same command to measure its configuration again"
+        ) from None
     with progress_to(smk.log[0]) as progress:
         profiles = write_profiles(
             dict(zip(smk.input.server_logs, smk.output.profiles, strict=True)),
@@ -169,6 +172,13 @@ def verify_archive(smk: Any) -> None:
 
     with progress_to(smk.log[0]) as progress:
         archive.write_verification(smk.input[0], smk.output[0], progress)
+
+
+def rebuild_archive(smk: Any) -> None:
+    from specsweep import archive
+
+    with progress_to(smk.log[0]) as progress:
+        archive.write_rebuilt_in_empty_folder(smk.input[0], smk.output[0], progress)
 
 
 def check_rebuild(smk: Any) -> None:

@@ -42,10 +42,22 @@ def redact_argv(argv: list[str]) -> list[str]:
     return out
 
 
+# A value searched for and replaced in text must not occur in ordinary data: at least this long, and
+# neither a number nor a lowercase word (an env var SOME_KEY=16 must not turn every "16" of an archive
+# into <redacted>, nor SOME_TOKEN=false every "false").
+MIN_SUBSTITUTED_CHARS = 8
+
+
+def substitutable(value: str) -> bool:
+    """Whether replacing ``value`` wherever it occurs can only hit the secret itself."""
+    return len(value) >= MIN_SUBSTITUTED_CHARS and not re.fullmatch(r"[-+0-9.eE_: ]+|[a-z]+", value)
+
+
 def redact_values(text: AnyStr, secrets: Iterable[str]) -> AnyStr:
-    """Replace literal secret values (echoed by a server into its log, or in archive members)."""
+    """Replace literal secret values (echoed by a server into its log, or in archive members); values that are
+    not ``substitutable`` are left alone, since replacing them would damage data that is not secret."""
     for secret in secrets:
-        if len(secret) >= 4:  # shorter values would scrub ordinary text
+        if substitutable(secret):
             if isinstance(text, bytes):
                 text = text.replace(secret.encode(), REDACTED.encode())
             else:

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from specsweep.atomic import DamagedFile
 from specsweep.client import ClientTimings
 from specsweep.speculation import SpeculationCounts
 
@@ -67,6 +68,9 @@ configuration_provenance = _in_configuration("provenance.json")
 stale_pgid_file = _in_configuration("server.pgid")
 # failed/<timestamp>/: partial results of a failed session (Snakemake does not delete them).
 failed_dir = _in_configuration("failed")
+# history/<launched_at>/: previous sessions, kept before the configuration was measured again.
+history_dir = _in_configuration("history")
+configuration_dir = _in_configuration()
 
 
 def run_file(cfg: str, i: int | str, root: str | Path = ROOT) -> str:
@@ -130,6 +134,11 @@ def archive_verified(name: str) -> str:
     return _under(ARCHIVE_DIR, f"{name}.verified.txt")
 
 
+def archive_rebuilt(name: str) -> str:
+    """The certificate that the archive rebuilt itself in an empty folder (the archive target needs it)."""
+    return _under(ARCHIVE_DIR, f"{name}.rebuilt.txt")
+
+
 def configuration_of(run_path: str | Path) -> str:
     """results/<cfg>/runs/run_<i>.json or results/<cfg>/runs/extra/run_<i>.json -> <cfg>."""
     path = Path(run_path)
@@ -171,6 +180,8 @@ class Run:
     counters_quantised: list[str] = field(default_factory=list)
     text_chars: int | None = None
     malformed_events: int = 0  # data: lines of the stream that were not JSON objects
+    # why the session left this run out of the statistics (rate_check: client and engine rates disagree)
+    excluded: str | None = None
 
     @property
     def decode_tokens_per_s(self) -> float:
@@ -196,6 +207,7 @@ class Run:
             "text_sha256": self.text_sha256,
             "text_chars": self.text_chars,
             "malformed_events": self.malformed_events,
+            "excluded": self.excluded,
         }
 
     @classmethod
@@ -217,14 +229,15 @@ class Run:
             counters_quantised=data.get("counters_quantised") or [],
             text_chars=data.get("text_chars"),
             malformed_events=data.get("malformed_events", 0),
+            excluded=data.get("excluded"),
         )
 
 
 def read_run(path: str | Path) -> Run:
     try:
         return Run.from_json(json.loads(Path(path).read_text()))
-    except (KeyError, TypeError, ValueError) as error:
-        raise ValueError(f"{path}: not a run record ({error!r}); remove it and rerun its configuration") from error
+    except (KeyError, TypeError, ValueError) as error:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise DamagedFile(Path(path), f"not a run record: {error!r}") from None
 
 
 def load_runs(declared: Iterable[str | Path]) -> dict[str, list[Run]]:
@@ -261,6 +274,7 @@ class Launch:
     repetitions: dict[str, Any] | None = None  # runs and why the session stopped
     stopped_at: str | None = None
     gpu_memory: dict[str, Any] | None = None
+    benchmark: dict[str, Any] | None = None  # the benchmark settings measured under (redacted; older: absent)
 
     @property
     def completed(self) -> bool:
@@ -283,6 +297,7 @@ class Launch:
             "status": self.status,
             "warnings": self.warnings,
             "machine": self.machine,
+            "benchmark": self.benchmark,
         }
         record.update({key: getattr(self, key) for key in _LATER if getattr(self, key) is not None})
         return record
@@ -297,7 +312,7 @@ def read_launch(path: str | Path) -> Launch:
     try:
         return Launch.from_json(json.loads(Path(path).read_text()))
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{path}: not a launch record ({error!r}); remove it and rerun its configuration") from error
+        raise DamagedFile(Path(path), f"not a launch record: {error!r}") from None
 
 
 def load_launches(paths: Iterable[str | Path]) -> dict[str, Launch]:

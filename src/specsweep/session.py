@@ -15,13 +15,13 @@ import sys
 import time
 import traceback
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from specsweep import gpu, references, results
 from specsweep.adaptive import next_step
-from specsweep.atomic import atomic_write, write_json
+from specsweep.atomic import ErrorReserve, atomic_write, keep_copy, write_json
 from specsweep.cache import sha256_bytes
 from specsweep.client import stream_post, timings_from_arrivals
 from specsweep.clock import now_iso, now_stamp
@@ -33,6 +33,7 @@ from specsweep.inputs import not_a_text_file
 from specsweep.locks import measuring
 from specsweep.machine import snapshot as machine_snapshot
 from specsweep.progress import ReadyWait, eta
+from specsweep.rate_check import DEFAULT_TOLERANCE_PCT, exclusion_reason
 from specsweep.redact import (
     REDACTED,
     redact_argv,
@@ -150,15 +151,22 @@ def measure(session: Session, progress: TextIO = sys.stderr) -> None:
     if (pgid := stale.stop_if_running(float(session.benchmark["stop_grace_s"]))) is not None:
         print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
     with measuring(progress, name):
+        reserve = ErrorReserve(paths.failed_root.parent)
         try:
             _session(session, stale, progress)
         except BaseException as raised:
             error = without_secrets(raised, secrets)
-            kept = _keep_for_post_mortem(paths, error)
-            print(f"{name}: FAILED ({error}); partial results kept in {kept}", file=progress, flush=True)
+            print(f"{name}: FAILED ({error})", file=progress, flush=True)  # the original error, whatever follows
+            try:
+                kept = _keep_for_post_mortem(paths, error, reserve)
+                print(f"{name}: partial results kept in {kept}", file=progress, flush=True)
+            except OSError as keeping:  # e.g. a full disk: said, and the original error is still the one raised
+                print(f"{name}: WARNING: could not keep all partial results ({keeping})", file=progress, flush=True)
             if error is raised:
                 raise
             raise error from None
+        finally:
+            reserve.release()
 
 
 def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
@@ -189,6 +197,7 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
         print(f"{name}: WARNING: {warning}", file=progress, flush=True)
     launch = Launch(
         configuration=redact_mapping(configuration.as_params()),  # its env may hold a token
+        benchmark=redact_mapping(benchmark),  # with the configuration: what these runs were measured under
         argv=_hide(redact_argv(argv), hidden),
         port=port,
         host=host,
@@ -250,6 +259,8 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
                 label = f"run {index + 1}/{declared}" if index < declared else f"run {index + 1} (adaptive)"
                 with _server_death_named(process, f"{label} ({index} completed)", paths.log):
                     record = _measured_run(engine, base_url, prompts, index, benchmark)
+                tolerance = float(benchmark.get("rate_tolerance_pct", DEFAULT_TOLERANCE_PCT))
+                record = replace(record, excluded=exclusion_reason(record, tolerance))
                 write_json(run_path, record.to_json())
                 rates.append(record.decode_tokens_per_s)
                 pace = eta(len(rates), declared, time.monotonic() - runs_started) if index < declared else ""
@@ -259,6 +270,13 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
                     file=progress,
                     flush=True,
                 )
+                if record.excluded:
+                    print(
+                        f"{name}: WARNING: {label} is excluded from the statistics (kept in {run_path}): "
+                        f"{record.excluded}",
+                        file=progress,
+                        flush=True,
+                    )
                 if record.counters_quantised and not any("quantised" in w for w in launch.warnings):
                     launch.warnings.append(
                         f"/metrics prints {', '.join(record.counters_quantised)} past 10^6 with 6 significant "
@@ -275,8 +293,13 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
         if launch.status != "completed":
             launch.status = "failed"
         unreleased = _check_gpu_release(memory, benchmark, launch)
-        write_json(paths.launch, launch.to_json())
-        _redact_log(paths.log, secret_values(env) + secret_arg_values(argv) + hidden)
+        try:
+            write_json(paths.launch, launch.to_json())
+            _redact_log(paths.log, secret_values(env) + secret_arg_values(argv) + hidden)
+        except OSError as problem:  # e.g. a full disk: while a failure propagates, it must stay the error raised
+            if launch.completed:
+                raise
+            print(f"{name}: WARNING: could not record the failure in {paths.launch} ({problem})", file=progress)
     if unreleased is not None:
         raise unreleased
 
@@ -425,13 +448,19 @@ def _redact_log(log: Path, secrets: list[str]) -> None:
         atomic_write(log, redact_values(log.read_text(errors="replace"), secrets))
 
 
-def _keep_for_post_mortem(paths: SessionPaths, error: BaseException) -> Path:
+def _keep_for_post_mortem(paths: SessionPaths, error: BaseException, reserve: ErrorReserve) -> Path:
+    """Link the session's files into ``failed/<timestamp>/`` (Snakemake deletes the originals next), and the
+    traceback into its error.txt first; neither needs free space (a hard link, the reserved error file)."""
     kept = paths.failed_root / now_stamp()
     kept.mkdir(parents=True, exist_ok=True)
+    reserve.write(kept / "error.txt", "".join(traceback.format_exception(error)))
+    problems = []
     for path in [paths.log, paths.launch, *with_extra_runs(paths.runs)]:
         if path.exists():
-            target = kept / path.relative_to(paths.failed_root.parent)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, target)
-    atomic_write(kept / "error.txt", "".join(traceback.format_exception(error)))
+            try:
+                keep_copy(path, kept / path.relative_to(paths.failed_root.parent))
+            except OSError as problem:
+                problems.append(f"{path}: {problem}")
+    if problems:
+        raise OSError(f"kept in {kept} except {'; '.join(problems)}")
     return kept

@@ -12,6 +12,7 @@ import pandas as pd
 
 from specsweep import aggregate, costmodel, drift, paper, results
 from specsweep.atomic import atomic_write
+from specsweep.rate_check import kept_and_excluded
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,13 @@ class TableFiles:
 def build(measured: aggregate.Measured, profile_parsers: dict[str, dict[str, Any]]) -> Tables:
     configurations = measured.configurations
     runs = {name: [] for name in configurations} | measured.runs
-    model, text = costmodel.fit_or_reason(configurations, runs)
+    # the statistics rest on the runs that count; summary.csv counts the others, runs.csv lists every run
+    counted = {name: kept_and_excluded(records)[0] for name, records in runs.items()}
+    model, text = costmodel.fit_or_reason(configurations, counted)
     return Tables(
         summary=aggregate.summary_table(replace(measured, runs=runs), profile_parsers),
         runs=aggregate.runs_table(runs),
-        drift=drift.report(configurations, runs),
+        drift=drift.report(configurations, counted),
         costmodel=model,
         costmodel_text=text,
     )

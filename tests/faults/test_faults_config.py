@@ -66,7 +66,9 @@ CASES = [
     ("unknown-nested-key", _set("benchmark/rnus", 3), ["'benchmark'", "'rnus' was unexpected", SCHEMA_FIX]),
     ("wrong-type-runs", _set("benchmark/runs", "five"), ["'benchmark/runs'", "not of type 'integer'", SCHEMA_FIX]),
     ("negative-runs", _set("benchmark/runs", -1), ["'benchmark/runs'", "minimum of 1", SCHEMA_FIX]),
-    ("zero-max-tokens", _set("benchmark/max_tokens", 0), ["'benchmark/max_tokens'", "minimum of 1"]),
+    ("zero-max-tokens", _set("benchmark/max_tokens", 0), ["'benchmark/max_tokens'", "minimum of 2"]),
+    # one token has no decode interval: every rate would be undefined
+    ("one-max-token", _set("benchmark/max_tokens", 1), ["'benchmark/max_tokens'", "minimum of 2"]),
     ("zero-ready-timeout", _set("benchmark/ready_timeout_s", 0), ["'benchmark/ready_timeout_s'"]),
     ("negative-request-timeout", _set("benchmark/request_timeout_s", -5), ["'benchmark/request_timeout_s'"]),
     ("port-out-of-range", _set("engines/llama/port", 70000), ["'engines/llama/port'", "maximum of 65535"]),

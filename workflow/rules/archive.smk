@@ -15,10 +15,25 @@ rule archive_pack:
         "../../scripts/pack_archive.py"
 
 
-# `snakemake --cores 1 archive`: pack, then check every member against the manifest.
+# The archive's own rebuild command in an empty folder: no archive is called verified before it succeeds.
+rule archive_rebuild:
+    input:
+        ARCHIVE,
+    output:
+        results_tree.archive_rebuilt(ARCHIVE_NAME),
+    log:
+        "logs/archive/rebuild-empty.log",
+    conda:
+        "../../envs/specsweep.yaml"
+    script:
+        "../../scripts/rebuild_archive.py"
+
+
+# `snakemake --cores 1 archive`: pack, rebuild it in an empty folder, then check every member against the manifest.
 rule archive:
     input:
         ARCHIVE,
+        rebuilt=results_tree.archive_rebuilt(ARCHIVE_NAME),
     output:
         results_tree.archive_verified(ARCHIVE_NAME),
     log:

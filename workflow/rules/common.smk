@@ -1,5 +1,7 @@
 import copy
 import re
+import sys
+from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
@@ -10,6 +12,10 @@ from specsweep import design as sweep_design
 from specsweep import names as sweep_names
 from specsweep import provenance as sweep_provenance
 from specsweep import results as results_tree
+from specsweep import strict_yaml
+from specsweep import history as sweep_history
+from specsweep import outdated as sweep_outdated
+from specsweep.job_guard import other_runs_in
 from specsweep.redact import fingerprint, redact_mapping
 from specsweep import preflight
 from specsweep.engines import log_format_of as engine_log_format
@@ -27,6 +33,9 @@ if misplaced := config_errors.misplaced_targets(workflow.overwrite_configfiles):
     )
 
 try:
+    # Duplicate keys and alias bombs, which YAML itself lets through (silently, or expanding later).
+    for path in workflow.configfiles:
+        strict_yaml.check_file(path)
     # JSON schema (workflow/schemas/config.schema.yaml, via snakemake.utils.validate, which
     # fills in defaults), then the checks a schema cannot express.
     config.update(sweep_config.validate_schema(config))
@@ -39,6 +48,14 @@ try:
 except sweep_config.ConfigError as error:
     config_errors.exit_with(
         config_errors.explain(error, CONFIG_FILES, workflow.config_settings.config)
+    )
+
+# --unlock is safe only when no other run of this folder is alive (after a kill -9 of Snakemake).
+if "--unlock" in sys.argv and (alive := other_runs_in(Path.cwd())):
+    raise WorkflowError(
+        "another run of this folder is still alive, so unlocking now would let two runs write the same "
+        "results: wait for it to end or stop it (kill <pid>), then --unlock:\n  "
+        + "\n  ".join(alive)
     )
 
 BENCH = config["benchmark"]
@@ -157,6 +174,12 @@ def run_files(wildcards):
     return [results_tree.run_file(name, i) for name in CONFIGURATIONS for i in RUNS]
 
 
+# A summary.csv that rests on a deleted run file, or the provisional one of a failed sweep, is remade
+# (decided once, by the Snakemake the user started, not again in each job a cluster executor starts).
+if workflow.is_main_process:
+    sweep_outdated.check_summary(results_tree.SUMMARY, run_files(None), sys.stderr)
+
+
 def engine_settings(wildcards):
     return engine_identity(wildcards.engine)
 
@@ -270,11 +293,21 @@ def summarise_what_finished():
             CONFIGURATIONS,
             len(RUNS),
             results_tree.ROOT,
+            BENCH,
             config.get("profile_parsers", {}),
             sys.stderr,
         )
     except Exception as error:  # a report of a failure must not hide the failure itself
         print(f"specsweep: no partial summary ({error!r})", file=sys.stderr)
+
+
+def keep_previous_sessions():
+    """onstart: before Snakemake deletes the outputs of a measuring job about to run, keep them in
+    results/<cfg>/history/<launched_at>/ (measurements are never deleted by the pipeline).
+    """
+    for job in workflow.dag.needrun_jobs():
+        if job.rule.name == "bench":
+            sweep_history.keep_previous_session(job.wildcards.cfg, sys.stderr)
 
 
 def check_reserved_names():

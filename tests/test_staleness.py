@@ -1,0 +1,65 @@
+"""Runs measured under other parameters are `stale`, labelled with the parameters they had; damaged files say so."""
+
+import json
+
+from specsweep.client import ClientTimings
+from specsweep.config import Configuration
+from specsweep.incomplete import configuration_status
+from specsweep.redact import redact_mapping
+from specsweep.results import Launch, Run
+from specsweep.staleness import measured_under, stale_reason
+
+BENCHMARK = {"runs": 1, "max_tokens": 16}
+
+
+def config(**changes) -> Configuration:
+    return Configuration(
+        **{
+            "name": "a",
+            "engine": "llama",
+            "kind": "llamacpp",
+            "baseline": False,
+            "args": {"--x": 1},
+            "env": {"HF_TOKEN": "hf_secret123"},
+            **changes,
+        }
+    )
+
+
+def launch(configuration: Configuration, benchmark=BENCHMARK) -> Launch:
+    return Launch(
+        configuration=redact_mapping(configuration.as_params()),
+        argv=[],
+        port=1,
+        host="127.0.0.1",
+        env_set={},
+        env={},
+        launched_at="2026-11-30T23:00:00.000000Z",
+        status="completed",
+        benchmark=redact_mapping(benchmark),
+    )
+
+
+def test_only_what_identifies_a_job_makes_runs_stale():
+    measured = launch(config())
+    assert stale_reason(measured, config(description="new words"), BENCHMARK) is None
+    assert stale_reason(measured, config(args={"--x": 2}), BENCHMARK) == "measured under other args"
+    assert (
+        stale_reason(measured, config(), {**BENCHMARK, "max_tokens": 32}) == "measured under other benchmark/max_tokens"
+    )
+    assert measured_under(measured).args == {"--x": 1}
+
+
+def test_the_provisional_summary_status_of_a_folder(tmp_path):
+    folder = tmp_path / "a"
+    (folder / "runs").mkdir(parents=True)
+    timings = ClientTimings(0.01, 1.0, 1.0, 50.0, 0.01, 0.01, 16)
+    run = Run(run=0, prompt_index=0, tokens=16, client=timings, engine={}, speculation=None, text_sha256="t")
+    (folder / "runs" / "run_0.json").write_text(json.dumps(run.to_json()))
+    (folder / "launch.json").write_text(json.dumps(launch(config()).to_json()))
+    status, records, _launch, under = configuration_status(config(args={"--x": 2}), 1, tmp_path, BENCHMARK)
+    assert status == "stale" and len(records) == 1 and under.args == {"--x": 1}
+    assert configuration_status(config(), 1, tmp_path, BENCHMARK)[0] == "ok"
+    (folder / "runs" / "run_0.json").write_text('{"run"')
+    status = configuration_status(config(), 1, tmp_path, BENCHMARK)[0]
+    assert status.startswith(f"damaged ({folder / 'runs' / 'run_0.json'}: not a run record")  # before: `missing`
