@@ -23,6 +23,8 @@ include: "workflow/rules/engine.smk"  # build or locate the engine; obtain model
 include: "workflow/rules/bench.smk"  # one job per configuration: server session + runs
 include: "workflow/rules/summary.smk"  # logs, runs -> profiles, summary, drift, paper, cost model
 include: "workflow/rules/figures.smk"  # tables, runs -> results/figures/
+include: "workflow/rules/effects.smk"  # crossed factors -> results/effects.csv, interaction figure
+include: "workflow/rules/load.smk"  # load windows, categories -> tables and figures
 include: "workflow/rules/compare.smk"  # `compare` target: two result sets
 include: "workflow/rules/provenance.smk"  # code, machine, engine, models -> provenance.json
 include: "workflow/rules/archive.smk"  # `archive` target: one verified .tar.gz; rebuild check

@@ -63,7 +63,9 @@ def job_times(workdir: Path) -> dict[str, list[tuple[float, float]]]:
 def measure(config_path: Path, keep: Path | None = None) -> dict:
     workdir = Path(tempfile.mkdtemp(prefix="specsweep-overhead-")) if keep is None else keep
     config = yaml.safe_load(config_path.read_text())
-    config["benchmark"]["prompts"] = str(REPO / "config" / "prompts.txt")
+    # the sweep's own prompt set (the default: the categorised one); the test config names a placeholder
+    prompts = REPO / config["benchmark"].get("prompts", "config/prompts.txt")
+    config["benchmark"]["prompts"] = str(prompts if prompts.is_file() else REPO / "config" / "prompts.txt")
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     watch = LockWatch(workdir / "logs" / "bench")
     watch.start()

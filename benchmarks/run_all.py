@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import client_load
 import fidelity
 import overhead
 import scale
@@ -41,6 +42,18 @@ def table(result: dict) -> str:
             f"{f['ttft_minus_prompt_ms_median']:.1f} / {f['ttft_minus_prompt_ms_max']:.1f}",
             "",
         )
+    for level in result["load_client"]["fidelity"]["levels"]:
+        row(
+            f"load client decode rate ÷ engine, median, concurrency {level['concurrency']} ({level['requests']} req)",
+            f"{level['ratio_median']:.5f}",
+            "1 ± 0.005",
+        )
+    cap = result["load_client"]["capacity"]
+    row(
+        f"load client capacity, {cap['streams']} streams: events/s, median timing error ≤ 0.5 %",
+        f"{cap['highest_events_per_s']}",
+        "report",
+    )
     over = result["overhead"]
     small = over["small_ratio"]
     row(
@@ -94,6 +107,7 @@ def main() -> None:
         "machine": machine(),
         "fidelity": [fidelity.fidelity(p) for p in sweeps],
         "overhead": over,
+        "load_client": {"fidelity": client_load.fidelity(), "capacity": client_load.capacity()},
         "scale": {
             "plan": scale.bench_plan(1000),
             "parse": scale.bench_parse([100, 1000]),

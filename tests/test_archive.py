@@ -306,7 +306,8 @@ def test_config_redaction_keeps_the_config_valid(default_config):
     default_config["engines"]["llama"]["args"]["--api-key"] = PLANTED
     redacted = redact_mapping(validate_schema(default_config))
     assert PLANTED not in repr(redacted)
-    assert redacted["benchmark"]["max_tokens"] == 500 and redacted["benchmark"]["warmup_max_tokens"] == 16
+    counts = {key: default_config["benchmark"][key] for key in ("max_tokens", "warmup_max_tokens")}
+    assert {key: redacted["benchmark"][key] for key in counts} == counts
     assert redacted["engines"]["llama"]["args"]["-c"] == 2048
     assert len(expand(validate_schema(redacted))) == len(expand(validate_schema(default_config)))
     grid = redact_mapping({"grid": {"env": {"MY_TOKEN": [PLANTED, PLANTED + "2"]}}})

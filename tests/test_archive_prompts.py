@@ -35,3 +35,10 @@ def test_an_excluded_prompts_file_leaves_only_its_sha256(tmp_path):
     assert f"# sha256 {sha256_file(elsewhere)}".encode() in archived
     assert "not archived (archive.include_prompts: false)" in note
     assert Path(elsewhere).read_text() == "my private prompt\n"  # nothing of the user's is touched
+
+
+def test_a_jsonl_dataset_keeps_its_suffix_in_the_archive(tmp_path):
+    from specsweep.archive_prompts import MEMBER, member_name
+
+    assert member_name(tmp_path / "set.jsonl") == "config/prompts.jsonl"
+    assert member_name(tmp_path / "prompts.txt") == member_name(tmp_path / "prompts") == MEMBER

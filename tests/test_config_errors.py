@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,14 +29,21 @@ def _message(tmp_path: Path, text: str, monkeypatch) -> str:
     return config_errors.explain(error.value, [path])
 
 
+def _sub(pattern: str, replacement: str) -> str:
+    """The default config with the first line matching ``pattern`` edited (whatever its value is today)."""
+    text, count = re.subn(pattern, replacement, DEFAULT, count=1, flags=re.M)
+    assert count == 1, pattern
+    return text
+
+
 def _line_of(text: str, needle: str) -> int:
     return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
 
 
 def test_misspelt_key_names_file_line_and_the_key_it_meant(tmp_path, monkeypatch):
-    text = DEFAULT.replace("  runs: 5", "  rnus: 5")
+    text = _sub(r"^  runs:", "  rnus:")
     message = _message(tmp_path, text, monkeypatch)
-    assert f"my-sweep.yaml:{_line_of(text, 'rnus: 5')}: " in message
+    assert f"my-sweep.yaml:{_line_of(text, 'rnus:')}: " in message
     assert "'rnus' was unexpected" in message and "(did you mean 'runs'?)" in message
 
 
@@ -47,7 +55,7 @@ def test_misspelt_top_level_key(tmp_path, monkeypatch):
 
 
 def test_wrong_type_names_file_line_and_key(tmp_path, monkeypatch):
-    text = DEFAULT.replace("  max_tokens: 500", "  max_tokens: lots")
+    text = _sub(r"^  max_tokens: \d+", "  max_tokens: lots")
     message = _message(tmp_path, text, monkeypatch)
     assert f"my-sweep.yaml:{_line_of(text, 'max_tokens: lots')}: " in message
     assert "'benchmark/max_tokens'" in message and "not of type 'integer'" in message
@@ -58,7 +66,7 @@ def test_no_baseline_points_at_configurations(tmp_path, monkeypatch):
     text = DEFAULT.replace("    baseline: true\n", "")
     message = _message(tmp_path, text, monkeypatch)
     assert f"my-sweep.yaml:{_line_of(text, 'configurations:')}: configuration error: configurations: " in message
-    assert "exactly one configuration needs 'baseline: true'" in message
+    assert "baseline: true" in message
 
 
 def test_unknown_model_path_names_file_line_and_key(tmp_path, monkeypatch):
@@ -111,7 +119,8 @@ def test_did_you_mean_only_when_close():
 
 
 def test_snakemake_prints_the_users_file_not_the_workflows(tmp_path):
-    text = DEFAULT.replace("  runs: 5", "  rnus: 5").replace("config/prompts.txt", str(REPO / "config/prompts.txt"))
+    text = _sub(r"^  runs:", "  rnus:")
+    text = re.sub(r"^  prompts: (\S+)", lambda m: f"  prompts: {REPO / m[1]}", text, count=1, flags=re.M)
     (tmp_path / "my-sweep.yaml").write_text(text)
     done = snakemake(tmp_path, "-n", configfile=tmp_path / "my-sweep.yaml", cores=None)
     assert done.returncode == 1

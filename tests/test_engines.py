@@ -29,6 +29,9 @@ def test_the_schema_enums_are_the_registry():
         schema_enum("properties", "profile_parsers", "additionalProperties", "properties", "engines", "items")
     ) == sorted(ADAPTERS)
     assert sorted(schema_enum(*engine, "external", "properties", "log_format")) == sorted(log_formats())
+    # an endpoint may declare any engine that specsweep can otherwise launch: it is then spoken to natively
+    launched = sorted(kind for kind, engine_class in ADAPTERS.items() if engine_class.launches)
+    assert sorted(schema_enum(*engine, "external", "properties", "engine")) == launched
 
 
 def test_every_adapter_log_format_has_a_parser():

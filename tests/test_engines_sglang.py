@@ -25,58 +25,88 @@ def campaign(example_campaign):
     return example_campaign("sglang-eagle3-steps.yaml")
 
 
-def test_example_campaign_expands_to_the_seed_grid(campaign):
-    _, configurations = campaign
-    assert sorted(configurations) == sorted(
-        ["baseline", "eagle3-s1", "eagle3-s2", "eagle3-s5", "eagle3-s1-nccl", "eagle3-s2-nccl", "eagle3-s5-nccl"]
-    )
-    for steps in (1, 2, 5):
-        for suffix in ("", "-nccl"):
-            args = configurations[f"eagle3-s{steps}{suffix}"].args
-            assert (args["--speculative-num-steps"], args["--speculative-num-draft-tokens"]) == (steps, steps + 1)
-            assert SGLang.check_configuration(configurations[f"eagle3-s{steps}{suffix}"]) == []
+# The campaign as its author ran it by hand (1 draft step, NCCL tuned); the other configurations differ
+# only in steps / draft tokens, in the six NCCL variables, and (baselines) in the speculative flags.
+ORIGINAL = """NCCL_PROTO=LL NCCL_ALGO=Ring NCCL_P2P_LEVEL=SYS NCCL_MAX_NCHANNELS=16 NCCL_BUFFSIZE=16777216 \
+NCCL_NTHREADS=512 EAGLE3_PROFILE=1 SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 \
+python3 -m sglang.launch_server --model-path /shared/kimi-k2.5-int4 --trust-remote-code \
+  --tp-size 8 --mem-fraction-static 0.88 --host 0.0.0.0 --port 8000 \
+  --num-continuous-decode-steps 4 --disable-custom-all-reduce --speculative-algorithm EAGLE3 \
+  --speculative-draft-model-path /data/eagle3/output_100k_sglang/4 --speculative-eagle-topk 1 \
+  --speculative-num-draft-tokens 2 --speculative-num-steps 1"""
+NCCL = ("NCCL_PROTO", "NCCL_ALGO", "NCCL_P2P_LEVEL", "NCCL_MAX_NCHANNELS", "NCCL_BUFFSIZE", "NCCL_NTHREADS")
+SPECULATIVE = (
+    "--speculative-algorithm",
+    "--speculative-draft-model-path",
+    "--speculative-eagle-topk",
+    "--speculative-num-draft-tokens",
+    "--speculative-num-steps",
+)
 
 
-def test_example_launch_argv_and_env(campaign):
+def original_launch(steps: int | None, tuned: bool) -> tuple[list[str], dict[str, str | None], dict[str, str]]:
+    """(launcher, options as flag -> value or None for a bare flag, environment) of the original command
+    for ``steps`` draft steps (None: no speculation) and NCCL tuned or not."""
+    words = ORIGINAL.split()
+    env = dict(w.split("=", 1) for w in words if "=" in w and not w.startswith("-"))
+    argv = [w for w in words if "=" not in w or w.startswith("-")]
+    launcher, options = argv[:3], {}
+    for word, after in zip(argv[3:], [*argv[4:], "--"], strict=True):
+        if word.startswith("--"):
+            options[word] = None if after.startswith("--") else after
+    if steps is None:
+        options = {k: v for k, v in options.items() if k not in SPECULATIVE}
+    else:
+        options.update({"--speculative-num-steps": str(steps), "--speculative-num-draft-tokens": str(steps + 1)})
+    if not tuned:
+        env = {k: v for k, v in env.items() if k not in NCCL}
+    return launcher, options, env
+
+
+def test_example_campaign_plans_the_original_command_for_each_configuration(campaign):
+    """8 launches: 2 baselines + 3 depths x 2 NCCL levels, each the original campaign's argv and environment
+    (options compared as flag -> value: SGLang's argparse does not depend on their order)."""
     config, configurations = campaign
-    planned = plan(configurations["eagle3-s2-nccl"], config["engines"]["sglang"], config["models"])
-    assert planned["argv"][:9] == [
-        "python3",
-        "-m",
-        "sglang.launch_server",
-        "--model-path",
-        "/shared/kimi-k2.5-int4",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "30000",
-    ]
-    argv = planned["argv"]
-    for flag, value in [
-        ("--tp-size", "8"),
-        ("--mem-fraction-static", "0.88"),
-        ("--num-continuous-decode-steps", "4"),
-        ("--speculative-algorithm", "EAGLE3"),
-        ("--speculative-eagle-topk", "1"),
-        ("--speculative-num-steps", "2"),
-        ("--speculative-num-draft-tokens", "3"),
-        ("--speculative-draft-model-path", "/shared/kimi-k2.5-eagle3"),
-    ]:
-        assert argv[argv.index(flag) + 1] == value
-    assert "--disable-custom-all-reduce" in argv
-    assert planned["env_set"] == {
-        "EAGLE3_PROFILE": "1",
-        "NCCL_PROTO": "LL",
-        "NCCL_ALGO": "Ring",
-        "NCCL_P2P_LEVEL": "SYS",
-        "NCCL_MAX_NCHANNELS": "16",
-        "NCCL_BUFFSIZE": "16777216",
-        "NCCL_NTHREADS": "512",
-    }
-    assert shell_line(planned).startswith("env EAGLE3_PROFILE=1 NCCL_ALGO=Ring ")
-    baseline = plan(configurations["baseline"], config["engines"]["sglang"], config["models"])
-    assert not any(a.startswith("--speculative") for a in baseline["argv"])
-    assert "NCCL_PROTO" not in baseline["env_set"]
+    assert len(configurations) == 8
+    for depth, steps in (("nospec", None), ("s1", 1), ("s2", 2), ("s5", 5)):
+        for level, tuned in (("default", False), ("tuned", True)):
+            name = f"{depth}-nccl-{level}"
+            planned = plan(
+                configurations[name],
+                config["engines"]["sglang"],
+                config["models"],
+                swept=(*NCCL, "EAGLE3_PROFILE", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"),
+            )
+            launcher, options, env = original_launch(steps, tuned)
+            argv = planned["argv"]
+            assert argv[:3] == launcher, name
+            found = {}
+            for word, after in zip(argv[3:], [*argv[4:], "--"], strict=True):
+                if word.startswith("--"):
+                    found[word] = None if after.startswith("--") else after
+            assert found == options, name
+            assert planned["env_set"] == env, name
+            assert planned["env_unset"] == ([] if tuned else sorted(NCCL)), name
+            assert configurations[name].baseline == (steps is None)
+            assert SGLang.check_configuration(configurations[name]) == []
+    line = shell_line(
+        plan(configurations["s1-nccl-default"], config["engines"]["sglang"], config["models"], swept=NCCL)
+    )
+    assert line.startswith(
+        "env -u NCCL_ALGO -u NCCL_BUFFSIZE -u NCCL_MAX_NCHANNELS -u NCCL_NTHREADS "
+        "-u NCCL_P2P_LEVEL -u NCCL_PROTO EAGLE3_PROFILE=1 "
+    )
+
+
+def test_example_campaign_compares_each_depth_with_the_baseline_of_its_nccl_level(campaign):
+    from specsweep.factors import baselines_by_configuration
+
+    _, configurations = campaign
+    compared = baselines_by_configuration(configurations)
+    for depth in ("s1", "s2", "s5"):
+        for level in ("default", "tuned"):
+            assert compared[f"{depth}-nccl-{level}"] == f"nospec-nccl-{level}"
+    assert compared["nospec-nccl-tuned"] is None
 
 
 def configuration(**args) -> Configuration:

@@ -51,3 +51,13 @@ def test_nothing_to_keep_and_a_damaged_launch_record(tmp_path):
     (folder / "launch.json").write_text('{"launched_')
     kept = keep_previous_session("b", io.StringIO(), tmp_path)
     assert (kept / "launch.json").read_text() == '{"launched_' and not (kept / "measured_under.json").exists()
+
+
+def test_load_windows_are_kept_with_the_session(tmp_path):
+    folder = tmp_path / "results" / "a"
+    session(folder)
+    window = folder / "load" / "c4" / "window_0.json"
+    window.parent.mkdir(parents=True)
+    window.write_text('{"window": 0}\n')
+    kept = keep_previous_session("a", io.StringIO(), tmp_path / "results")
+    assert (kept / "load" / "c4" / "window_0.json").stat().st_ino == window.stat().st_ino

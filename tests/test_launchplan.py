@@ -36,7 +36,7 @@ def test_sglang_campaign_plans_without_gpu_or_package(workdir):
     plan = snakemake(workdir, "-n", configfile=EXAMPLES / "sglang-eagle3-steps.yaml", cores=None, timeout=600)
     assert plan.returncode == 0, plan.stderr[-3000:]
     planned = jobs(plan.stdout)
-    assert planned["bench"] == 7 and planned["summary"] == 1 and planned["cycle_breakdown"] == 1
+    assert planned["bench"] == 8 and planned["summary"] == 1 and planned["cycle_breakdown"] == 1
     assert "results/smollm2" not in plan.stdout  # the default sweep is replaced, not merged
 
 
@@ -47,14 +47,37 @@ def test_plan_target_writes_the_exact_launch_lines(workdir):
     script = (workdir / "results" / "commands.sh").read_text()
     assert (
         "env EAGLE3_PROFILE=1 NCCL_ALGO=Ring NCCL_BUFFSIZE=16777216 NCCL_MAX_NCHANNELS=16 NCCL_NTHREADS=512 "
-        "NCCL_P2P_LEVEL=SYS NCCL_PROTO=LL python3 -m sglang.launch_server --model-path /shared/kimi-k2.5-int4 "
-        "--host 127.0.0.1 --port 30000 --tp-size 8 --mem-fraction-static 0.88 --num-continuous-decode-steps 4 "
-        "--disable-custom-all-reduce --trust-remote-code --enable-metrics --speculative-algorithm EAGLE3 "
-        "--speculative-draft-model-path /shared/kimi-k2.5-eagle3 --speculative-eagle-topk 1 "
-        "--speculative-num-steps 5 --speculative-num-draft-tokens 6"
+        "NCCL_P2P_LEVEL=SYS NCCL_PROTO=LL SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 python3 -m "
+        "sglang.launch_server --model-path /shared/kimi-k2.5-int4 --host 0.0.0.0 --port 8000 "
+        "--trust-remote-code --tp-size 8 --mem-fraction-static 0.88 --num-continuous-decode-steps 4 "
+        "--disable-custom-all-reduce --speculative-algorithm EAGLE3 "
+        "--speculative-draft-model-path /data/eagle3/output_100k_sglang/4 --speculative-eagle-topk 1 "
+        "--speculative-num-steps 1 --speculative-num-draft-tokens 2"
     ) in script.splitlines()
-    assert sum(line.startswith("env ") for line in script.splitlines()) == 7
-    assert (workdir / "results" / "plan" / "baseline.json").is_file()
+    assert sum(line.startswith("env ") for line in script.splitlines()) == 8
+    assert (workdir / "results" / "plan" / "nospec-nccl-default.json").is_file()
+
+
+def test_plan_warns_of_an_inherited_variable_the_sweep_sets(workdir):
+    """An NCCL_PROTO exported in the calling shell is named before anything starts, and the untuned
+    configurations' launches remove it."""
+    import json
+    import os
+
+    done = snakemake(
+        workdir,
+        "results/commands.sh",
+        configfile=EXAMPLES / "sglang-eagle3-steps.yaml",
+        timeout=600,
+        env={**os.environ, "NCCL_PROTO": "Simple"},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (
+        "NCCL_PROTO=Simple is set in the calling environment and this sweep sets or unsets NCCL_PROTO"
+        in done.stdout + done.stderr
+    )
+    untuned = json.loads((workdir / "results" / "plan" / "s1-nccl-default.json").read_text())
+    assert "NCCL_PROTO" in untuned["env_unset"] and "NCCL_PROTO" not in untuned["env_set"]
 
 
 def test_secrets_are_read_from_the_environment_not_written(workdir):
@@ -73,12 +96,12 @@ def test_secrets_are_read_from_the_environment_not_written(workdir):
 
 def test_impossible_eagle_tree_is_rejected_before_anything_runs(workdir):
     config = yaml.safe_load((EXAMPLES / "sglang-eagle3-steps.yaml").read_text())
-    config["configurations"]["eagle3-s1"]["args"]["--speculative-num-draft-tokens"] = 5
+    config["factors"]["depth"]["s1"]["--speculative-num-draft-tokens"] = 5
     (workdir / "sweep.yaml").write_text(yaml.safe_dump(config))
     plan = snakemake(workdir, "-n", configfile=workdir / "sweep.yaml", cores=None, timeout=600)
     assert plan.returncode != 0
     assert (
-        "configurations/eagle3-s1: --speculative-num-draft-tokens 5 is more than the draft tree holds"
+        "configurations/s1-nccl-default: --speculative-num-draft-tokens 5 is more than the draft tree holds"
         in plan.stdout + plan.stderr
     )
 

@@ -6,7 +6,7 @@ Every column is described in ``COLUMNS`` (and docs/summary.md is checked against
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ import pandas as pd
 from specsweep import speculation, stats
 from specsweep.atomic import atomic_open
 from specsweep.config import Configuration, parameter_value, swept_parameters
+from specsweep.factors import baselines_by_configuration
 from specsweep.rate_check import kept_and_excluded
 from specsweep.redact import REDACTED, is_secret
 from specsweep.results import Launch, Run
@@ -26,7 +27,9 @@ COLUMNS: dict[str, str] = {
     "engine": "engine name from config engines",
     "kind": "engine adapter kind (config engines.<engine>.kind)",
     "engine_version": "version or build the server reported (llama.cpp /props build_info)",
-    "baseline": "true for the baseline configuration",
+    "baseline": "true for a baseline configuration",
+    "compared_with": "the baseline this row's speedup, p-value and text match are against (empty for a baseline): "
+    "the one sharing its other factor levels, or the one its entry names",
     "status": "ok; stale (provisional summary only: runs measured under parameters the config no longer has, "
     "the row labelled with those); or why there is no result: excluded (runs measured, none counts: see "
     "runs_excluded), failed (<evidence folder>), damaged (<file>: why), missing",
@@ -45,7 +48,7 @@ COLUMNS: dict[str, str] = {
     "tok_s_boot95_low": "95 % percentile-bootstrap interval of the mean, lower bound (seeded; too narrow "
     "with few runs, so the t-interval is the one shown)",
     "tok_s_boot95_high": "95 % percentile-bootstrap interval of the mean, upper bound",
-    "speedup": "tok_s_mean / the baseline's tok_s_mean",
+    "speedup": "tok_s_mean / the tok_s_mean of its baseline (compared_with)",
     "speedup_pct": "(speedup - 1) * 100",
     "speedup_ci95_low": "95 % Fieller confidence interval of the speedup (ratio of independent means), "
     "lower bound (NaN with < 3 runs or when unbounded)",
@@ -69,7 +72,7 @@ COLUMNS: dict[str, str] = {
     "`SpecDecoding metrics` rows, warmup included, said as `server log (logging intervals, warmup included)`)",
     "text_matches_baseline": "true when every run's text equals the baseline's for the same prompt",
     "warnings": "why not to trust the row at face value, '; '-separated: fewer than 3 runs, CV above "
-    "10 %, a speedup CI that straddles 1 (empty when none)",
+    "10 %, a speedup CI that straddles 1, a profile parser that matched no line (empty when none)",
 }
 
 
@@ -78,22 +81,33 @@ def summarise(
 ) -> pd.DataFrame:
     """summary.csv's statistics columns from runs and launches (``summary_table`` adds the logs' columns)."""
     swept = swept_parameters(configurations)
-    baseline = next(c.name for c in configurations.values() if c.baseline)
+    compared = baselines_by_configuration(configurations)
     excluded = {name: len(kept_and_excluded(records)[1]) for name, records in runs.items()}
     runs = {name: kept_and_excluded(records)[0] for name, records in runs.items()}
-    baseline_texts = {r.prompt_index: r.text_sha256 for r in runs.get(baseline, [])}
     rates = {c.name: [r.decode_tokens_per_s for r in runs.get(c.name, [])] for c in configurations.values()}
-    # every configuration at once, each with the numbers it gets alone (stats.describe_many)
-    described = stats.describe_many(list(rates.values()), rates[baseline])
-    throughput = {name: summary for name, (summary, _) in zip(rates, described, strict=True)}
-    ratios = {name: None if name == baseline else speedup for name, (_, speedup) in zip(rates, described, strict=True)}
+    throughput: dict[str, stats.Summary] = {}
+    ratios: dict[str, stats.Ratio | None] = {}
+    for reference in [name for name, against in compared.items() if against is None]:
+        # each baseline with the configurations compared with it, at once (stats.describe_many)
+        members = [name for name, against in compared.items() if reference in (name, against)]
+        described = stats.describe_many([rates[name] for name in members], rates[reference])
+        for name, (summary, speedup) in zip(members, described, strict=True):
+            throughput[name], ratios[name] = summary, None if name == reference else speedup
+    texts = {
+        name: {r.prompt_index: r.text_sha256 for r in runs.get(name, [])}
+        for name, against in compared.items()
+        if against is None
+    }
     rows = [
-        _row(c, runs.get(c.name, []), launches.get(c.name), swept, baseline_texts, throughput[c.name])
+        _row(
+            c, runs.get(c.name, []), launches.get(c.name), swept, texts[compared[c.name] or c.name], throughput[c.name]
+        )
         for c in configurations.values()
     ]
     frame = pd.DataFrame(rows)
-    base_mean = frame.loc[frame["configuration"] == baseline, "tok_s_mean"].iloc[0]
-    frame["speedup"] = frame["tok_s_mean"] / base_mean
+    frame["compared_with"] = [compared[name] for name in frame["configuration"]]
+    means = dict(zip(frame["configuration"], frame["tok_s_mean"], strict=True))
+    frame["speedup"] = [means[name] / means[compared[name] or name] for name in frame["configuration"]]
     frame["speedup_pct"] = (frame["speedup"] - 1.0) * 100.0
     for column, attribute in (
         ("speedup_ci95_low", "ci_low"),
@@ -102,8 +116,8 @@ def summarise(
         ("speedup_boot95_high", "boot_high"),
         ("speedup_p_value", "p_value"),
     ):
-        frame[column] = [getattr(r, attribute) if r else None for r in ratios.values()]
-    frame["significant"] = [r.significant if r else None for r in ratios.values()]
+        frame[column] = [getattr(ratios[n], attribute) if ratios[n] else None for n in frame["configuration"]]
+    frame["significant"] = [ratio.significant if (ratio := ratios[name]) else None for name in frame["configuration"]]
     frame["runs_excluded"] = [excluded.get(name, 0) for name in frame["configuration"]]
     # measured, but no run counts: say so rather than `missing`
     frame.loc[(frame["runs"] == 0) & (frame["runs_excluded"] > 0), "status"] = "excluded"
@@ -127,6 +141,8 @@ class Measured:
     runs: dict[str, list[Run]]
     launches: dict[str, Launch]
     profiles: dict[str, pd.DataFrame]  # profile.csv of each configuration whose server log was parsed
+    # what parsing each server log warned of (a profile parser that matched no line), per configuration
+    log_warnings: dict[str, list[str]] = field(default_factory=dict)
 
 
 def summary_table(
@@ -137,6 +153,8 @@ def summary_table(
     frame = summarise(measured.configurations, measured.runs, measured.launches)
     if statuses is not None:
         frame["status"] = frame["configuration"].map(statuses)
+    if measured.log_warnings:
+        frame = add_warnings(frame, measured.log_warnings)
     frame = fill_speculation_from_logs(frame, measured.profiles)
     return add_profile_columns(frame, measured.profiles, profile_parsers)
 
@@ -147,7 +165,8 @@ RUNS_COLUMNS: dict[str, str] = {
     "run": "run index within the session, 0-based, in the order measured",
     "prompt_index": "0-based index of the prompt in benchmark.prompts (blank lines and # comments skipped): run i "
     "uses prompt i modulo the number of prompts, so one index is one text in every configuration",
-    "tokens": "tokens the engine generated (always benchmark.max_tokens)",
+    "category": "the prompt's category in the dataset (benchmark.prompts as JSONL; one category for a plain file)",
+    "tokens": "tokens the engine generated (the prompt's max_tokens in a dataset, else benchmark.max_tokens)",
     "ttft_s": "time to first token as the client saw it (s)",
     "decode_s": "first to last content event (s)",
     "e2e_s": "request sent to response complete (s)",
@@ -168,6 +187,16 @@ RUNS_COLUMNS: dict[str, str] = {
 }
 
 
+def add_warnings(frame: pd.DataFrame, extra: dict[str, list[str]]) -> pd.DataFrame:
+    """Append more warnings (e.g. a profile parser that matched nothing) to each configuration's."""
+    frame = frame.copy()
+    frame["warnings"] = [
+        "; ".join([w for w in [text if isinstance(text, str) else ""] if w] + extra.get(name, []))
+        for name, text in zip(frame["configuration"], frame["warnings"], strict=True)
+    ]
+    return frame
+
+
 def runs_table(runs: dict[str, list[Run]]) -> pd.DataFrame:
     """runs.csv: per run, which prompt, the client's timings, the engine's own decode rate, the speculation
     counts (empty without speculation or when the engine did not report them) and why the run is left out
@@ -177,6 +206,7 @@ def runs_table(runs: dict[str, list[Run]]) -> pd.DataFrame:
             "configuration": name,
             "run": r.run,
             "prompt_index": r.prompt_index,
+            "category": r.category,
             "tokens": r.tokens,
             **asdict(r.client),
             "engine_tok_s": r.engine.get("timings", {}).get("predicted_per_second"),
@@ -339,12 +369,13 @@ def add_profile_columns(
                 else pd.DataFrame()
             )
             extra.setdefault(f"{name}_rows", []).append(len(rows))
+        identifiers = set(parsers[name].get("identifiers", []))  # a cycle counter or rank is not averaged
         groups = [
             c
             for p in profiles.values()
             if "source" in p.columns
             for c in p.loc[p["source"] == name].dropna(axis=1, how="all").columns
-            if c not in ("phase", "source")
+            if c not in ("phase", "source", "run") and c not in identifiers
         ]
         for group in dict.fromkeys(groups):
             for configuration in frame["configuration"]:

@@ -163,8 +163,8 @@ def rebuild_problems(folder: Path, names: Iterable[str]) -> list[str]:
 
 
 REBUILD_COMMAND = (
-    "PYTHONPATH=code/src snakemake --snakefile code/Snakefile --cores 1 --forcerun summary "
-    "--allowed-rules summary figures rebuild -- rebuild"
+    "PYTHONPATH=code/src snakemake --snakefile code/Snakefile --cores 1 --forcerun summary load_tables "
+    "--allowed-rules summary figures load_tables load_figures rebuild -- rebuild"
 )
 
 
@@ -210,8 +210,9 @@ With the pinned environment (`code/envs/requirements.txt`; `pip install -r` it),
     {REBUILD_COMMAND}
 
 It recomputes every table (profiles from the archived server logs, summary, runs, drift, cost model,
-paper files) and the figures from the archived runs and logs only (`--allowed-rules` means no server
-can be launched and nothing rebuilt upstream), then checks each against this manifest and writes
+paper files, requests, categories and load tables) and the figures from the archived runs, load windows
+and logs only (`--allowed-rules` means no server can be launched and nothing rebuilt upstream), then
+checks each against this manifest and writes
 `results/archive/rebuild-check.txt`; it fails if any file differs.
 Environment variables and flags named like secrets (a word ending in token, key, secret, password or
 credential) were redacted.
@@ -240,10 +241,13 @@ def pack_sweep(
     )
     if note:
         print(note, file=progress)
-    config = {**config, "benchmark": {**config["benchmark"], "prompts": archive_prompts.MEMBER}}  # where it is kept
+    config = {
+        **config,
+        "benchmark": {**config["benchmark"], "prompts": archive_prompts.member_name(Path(prompts))},
+    }  # where it is kept
     members: dict[str, bytes | Path] = {
         "config/config.yaml": yaml.safe_dump(config, sort_keys=False).encode(),
-        archive_prompts.MEMBER: kept,
+        archive_prompts.member_name(Path(prompts)): kept,
     }
     members.update({path: Path(path) for paths in inputs.values() for path in paths})
     members.update({f"code/{n}": path for n, path in code_files(Path(source)).items()})

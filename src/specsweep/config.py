@@ -2,8 +2,8 @@
 
 Validation happens in two layers, both before anything is launched:
 the JSON schema (types, ranges, unknown keys, name patterns; via ``snakemake.utils.validate``,
-which also fills in defaults) and the semantic checks here (exactly one baseline, grid
-expansion clashes, references between sections). Every error names the key and the fix.
+which also fills in defaults) and the semantic checks here (grid and factor expansion clashes, one
+baseline for each configuration, references between sections). Every error names the key and the fix.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from specsweep import factors as sweep_factors
 from specsweep import names
 from specsweep.errors import ConfigError
 from specsweep.redact import fingerprint, is_secret, redact_mapping
@@ -47,6 +48,15 @@ class Configuration:
     group: str = ""
     draft_model: str | None = None
     description: str = ""
+    # Variables set to null: removed from the engine's environment even when inherited or passed through.
+    # Lists, not tuples, here and below: a configuration is compared with its JSON form in launch.json.
+    unset_env: list[str] = field(default_factory=list)
+    # The level of each factor crossed into this configuration (factors.py), in the entry's order.
+    levels: dict[str, str] = field(default_factory=dict)
+    # The factors whose level (marked baseline: true) makes this configuration a baseline.
+    baseline_factors: list[str] = field(default_factory=list)
+    # The baseline this configuration is compared with, when its entry names one (see factors.baseline_of).
+    compared_with: str | None = None
 
     def as_params(self) -> dict[str, Any]:
         return asdict(self)
@@ -113,18 +123,17 @@ def expand(config: dict[str, Any]) -> dict[str, Configuration]:
             if name in expanded:
                 raise ConfigError(
                     f"configurations/{entry_name}: expands to '{name}', which configurations/{origin[name]} "
-                    f"already produces; rename one of them or set a distinct grid 'name' template"
+                    f"already produces; rename one of them or set a distinct 'name' template"
                 )
             expanded[name] = configuration
             origin[name] = entry_name
 
-    baselines = [c.name for c in expanded.values() if c.baseline]
-    if len(baselines) != 1:
-        found = ", ".join(baselines) if baselines else "none"
+    if not any(c.baseline for c in expanded.values()):
         raise ConfigError(
-            f"configurations: exactly one configuration needs 'baseline: true' (found: {found}); "
-            f"a baseline cannot have a grid"
+            "configurations: no baseline; mark one configuration 'baseline: true' (or a factor level "
+            "'baseline: true', which makes every configuration with that level a baseline)"
         )
+    sweep_factors.baselines_by_configuration(expanded)  # every configuration has exactly one baseline, or an error
     return expanded
 
 
@@ -152,31 +161,30 @@ def expand_entry(config: dict[str, Any], entry_name: str) -> dict[str, Configura
             f"configurations/{entry_name}/draft_model: '{entry['draft_model']}' is not defined under 'models'"
         )
     expanded: dict[str, Configuration] = {}
-    for name, axes in _grid_points(entry_name, entry):
+    for point in _points(entry_name, entry, sweep_factors.parse_factors(config.get("factors", {}))):
+        name = point.name
         names.check(name, f"configurations/{entry_name}")
         if name in expanded:
-            raise ConfigError(
-                f"configurations/{entry_name}: expands to '{name}' twice; set a distinct grid 'name' template"
-            )
-        args = {**engine.get("args", {}), **entry.get("args", {})}
+            raise ConfigError(f"configurations/{entry_name}: expands to '{name}' twice; set a distinct 'name' template")
         devices = {"CUDA_VISIBLE_DEVICES": ",".join(map(str, engine["gpus"]))} if "gpus" in engine else {}
-        env = {**devices, **engine.get("env", {}), **entry.get("env", {})}
-        for axis, value in axes.items():
-            if axis.startswith("env:"):
-                env[axis[4:]] = value
-            else:
-                args[axis] = value
+        # later wins: engine, entry, grid axis or factor levels; null (None) means not set
+        args = {**engine.get("args", {}), **entry.get("args", {}), **point.args}
+        env = {**devices, **engine.get("env", {}), **entry.get("env", {}), **point.env}
         expanded[name] = Configuration(
             name=name,
             engine=engine_name,
             kind=engine["kind"],
-            baseline=entry.get("baseline", False),
+            baseline=entry.get("baseline", False) or bool(point.baseline_factors),
             args=args,
-            env={k: _env_string(v) for k, v in env.items()},
-            axes=axes,
+            env={k: _env_string(v) for k, v in env.items() if v is not None},
+            axes=point.axes,
             group=entry_name,
             draft_model=entry.get("draft_model"),
             description=entry.get("description", ""),
+            unset_env=[k for k, v in env.items() if v is None],
+            levels=point.levels,
+            baseline_factors=list(point.baseline_factors),
+            compared_with=entry.get("compared_with"),
         )
     return expanded
 
@@ -192,6 +200,45 @@ def _engine_of(entry_name: str, entry: dict[str, Any], engines: dict[str, Any]) 
     if len(engines) > 1:
         raise ConfigError(f"configurations/{entry_name}: several engines are defined; say which with 'engine:'")
     return next(iter(engines))
+
+
+@dataclass(frozen=True)
+class _Point:
+    """One configuration of an entry before merging: its name, grid axis values or factor levels."""
+
+    name: str
+    args: dict[str, Any]
+    env: dict[str, Any]
+    axes: dict[str, Any] = field(default_factory=dict)
+    levels: dict[str, str] = field(default_factory=dict)
+    baseline_factors: tuple[str, ...] = ()
+
+
+def _points(entry_name: str, entry: dict[str, Any], factors: dict[str, list[sweep_factors.Level]]) -> list[_Point]:
+    if entry.get("grid") and entry.get("factors"):
+        raise ConfigError(
+            f"configurations/{entry_name}: has both 'grid' and 'factors'; use factors only (a grid "
+            f"axis is a factor whose levels each set one value)"
+        )
+    if entry.get("factors"):
+        return [
+            _Point(name=p.name, args=p.args, env=p.env, levels=p.levels, baseline_factors=p.baseline_factors)
+            for p in sweep_factors.cross(entry_name, entry["factors"], factors, entry.get("name"))
+        ]
+    if "name" in entry:
+        raise ConfigError(
+            f"configurations/{entry_name}/name: a name template needs 'factors' to fill it; remove it "
+            f"(a grid's template is grid/name)"
+        )
+    return [
+        _Point(
+            name=name,
+            axes=axes,
+            args={a: v for a, v in axes.items() if not a.startswith("env:")},
+            env={a[4:]: v for a, v in axes.items() if a.startswith("env:")},
+        )
+        for name, axes in _grid_points(entry_name, entry)
+    ]
 
 
 def _grid_points(entry_name: str, entry: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -54,6 +54,8 @@ def end_session(baseline: Configuration) -> Configuration:
         baseline,
         name=end_name(baseline.name),
         baseline=False,
+        baseline_factors=[],
+        compared_with=baseline.name,
         description=f"{baseline.name} measured again after every other configuration (benchmark.order: bracket)",
     )
 

@@ -1,4 +1,5 @@
-"""The error a user's configuration causes, shared by the modules that check one (config, names)."""
+"""The error a user's configuration causes, shared by the modules that check one (config, names, factors,
+environment)."""
 
 from __future__ import annotations
 

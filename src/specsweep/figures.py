@@ -347,3 +347,49 @@ def cycle_breakdown(summary: pd.DataFrame, parser: str, parts: list[str], unit: 
     axes.legend(loc="lower right", fontsize=8)
     axes.set_title(f"Cycle breakdown from the {parser} profile lines")
     return figure
+
+
+def interaction(found: list[Any]) -> plt.Figure:
+    """Interaction plot of each analysed response (effects.Analysis): the mean at each level of one factor
+    (x) for each level of another (lines), averaged over any further factors, with 95 % intervals
+    (Student t, Welch-Satterthwaite df). Parallel lines: no interaction."""
+    import itertools
+
+    from specsweep.effects import RESPONSES, marginal_means
+
+    panels = []
+    for analysis in found:
+        factors = list(analysis.crossing.factors)
+        pairs = list(itertools.combinations(factors, 2)) or [(factors[0], factors[0])]
+        panels += [(analysis, x, lines) for x, lines in pairs]
+    columns = max(1, min(3, len(panels)))
+    rows = max(1, -(-len(panels) // columns))
+    figure, grid = plt.subplots(rows, columns, figsize=(4.5 * columns, 3.6 * rows), squeeze=False)
+    for axes, (analysis, x, lines) in zip(grid.flat, panels, strict=False):
+        levels = analysis.crossing.factors
+        means = marginal_means(analysis.crossing, x, lines)
+        positions = np.arange(len(levels[x]))
+        for offset, line in enumerate(levels[lines] if lines != x else [None]):
+            shown = [means[(level, line if line is not None else level)] for level in levels[x]]
+            shift = 0.04 * (offset - (len(levels[lines]) - 1) / 2) if lines != x else 0.0
+            axes.errorbar(
+                positions + shift,
+                [m.estimate for m in shown],
+                yerr=[[m.estimate - m.ci_low for m in shown], [m.ci_high - m.estimate for m in shown]],
+                marker="o",
+                capsize=3,
+                label=f"{lines}={line}" if line is not None else None,
+            )
+        axes.set_xticks(positions, levels[x])
+        axes.set_xlabel(x)
+        axes.set_ylabel(f"{analysis.response} (mean, 95 % CI)")
+        axes.set_title(RESPONSES[analysis.response], fontsize=9)
+        if lines != x:
+            axes.legend(fontsize=8)
+    for axes in list(grid.flat)[len(panels) :]:
+        axes.set_visible(False)
+    if not panels:
+        grid.flat[0].set_visible(True)
+        grid.flat[0].text(0.5, 0.5, "no crossed design with a full crossing", ha="center", va="center")
+    figure.tight_layout()
+    return figure

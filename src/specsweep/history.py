@@ -30,6 +30,7 @@ def _session_files(name: str, root: str | Path) -> list[Path]:
         Path(results.launch_file(name, root)),
         Path(results.server_log(name, root)),
         Path(results.runs_dir(name, root)),
+        Path(results.load_dir(name, root)),
     ]
     return [path for path in found if path.exists()]
 

@@ -64,6 +64,7 @@ def obtain_model(smk: Any) -> None:
 
 
 def bench_configuration(smk: Any) -> None:
+    from specsweep.environment import policy_of
     from specsweep.job_guard import die_with_snakemake
     from specsweep.session import SessionPaths, measure_configuration
 
@@ -79,8 +80,9 @@ def bench_configuration(smk: Any) -> None:
             model_records,
             smk.config["benchmark"],
             Path(smk.input.prompts),
-            SessionPaths.of(configuration.name, len(smk.output.runs)),
+            SessionPaths.of(configuration.name, len(smk.output.runs), list(smk.output.windows)),
             progress,
+            policy_of(smk.config),
         )
 
 
@@ -88,6 +90,7 @@ def summarise(smk: Any) -> None:
     """Every table: profiles from server logs, then summary, runs, drift, paper and cost model (one job)."""
     from specsweep import aggregate, tables
     from specsweep.parsers.profile import write_profiles
+    from specsweep.segments import Segments
 
     configurations = configurations_for(smk.config, smk.params.configurations.values())
     try:
@@ -99,15 +102,19 @@ def summarise(smk: Any) -> None:
             f"rerun the same command to measure its configuration again"
         ) from None
     with progress_to(smk.log[0]) as progress:
-        profiles = write_profiles(
+        profiles, parse_warnings = write_profiles(
             dict(zip(smk.input.server_logs, smk.output.profiles, strict=True)),
             smk.params.log_formats,
             smk.params.profile_parsers,
             smk.params.warmup_requests,
             progress,
             smk.threads,
+            {
+                name: Segments.of(launch.log_segments) if launch.log_segments else None
+                for name, launch in launches.items()
+            },
         )
-        measured = aggregate.Measured(configurations, runs, launches, profiles)
+        measured = aggregate.Measured(configurations, runs, launches, profiles, parse_warnings)
         files = tables.TableFiles(**{f: smk.output[f] for f in tables.TableFiles.__dataclass_fields__})
         tables.write(tables.build(measured, smk.params.profile_parsers), files, progress, smk.params.macro_prefix)
 
@@ -156,6 +163,37 @@ def sweep_provenance(smk: Any) -> None:
         )
 
 
+def load_tables(smk: Any) -> None:
+    """requests.csv and categories.csv always; load.csv with benchmark.load (docs/load.md)."""
+    from specsweep import loadsummary
+
+    configurations = configurations_for(smk.config, smk.params.configurations.values())
+    with progress_to(smk.log[0]) as progress:
+        loadsummary.write_tables(
+            configurations,
+            results.load_runs(smk.input.runs),
+            results.load_windows(smk.input.windows),
+            smk.params.slo,
+            {name: smk.output[name] for name in smk.output.keys()},  # noqa: SIM118 (Namedlist: names)
+            progress,
+        )
+
+
+def load_plots(smk: Any) -> None:
+    import pandas as pd
+
+    from specsweep import figures, loadfigures
+
+    with progress_to(smk.log[0]) as progress:
+        categories = pd.read_csv(smk.input.categories)
+        figures.save(loadfigures.categories(categories), Path(smk.output.categories).with_suffix(""))
+        if "load" in smk.input.keys():  # noqa: SIM118 (a Namedlist's `in` looks at values, not names)
+            table = pd.read_csv(smk.input.load)
+            figures.save(loadfigures.load_speedup(table), Path(smk.output.speedup).with_suffix(""))
+            figures.save(loadfigures.load_latency(table), Path(smk.output.latency).with_suffix(""))
+        print(f"load and category figures written to {Path(smk.output.categories).parent}", file=progress)
+
+
 def pack_archive(smk: Any) -> None:
     """Everything of the sweep plus the code that made it, as one deterministic .tar.gz."""
     from specsweep import archive
@@ -192,10 +230,13 @@ def check_rebuild(smk: Any) -> None:
 
 def plan_configuration(smk: Any) -> None:
     import specsweep.launchplan as launchplan
+    from specsweep.environment import variables_named
 
     configuration = configuration_for(smk.config, smk.params.configuration)
     with progress_to(smk.log[0]) as progress:
-        planned = launchplan.plan(configuration, smk.config["engines"][configuration.engine], smk.params.models)
+        planned = launchplan.plan(
+            configuration, smk.config["engines"][configuration.engine], smk.params.models, variables_named(smk.config)
+        )
         write_json(Path(smk.output[0]), planned)
         print(
             f"{configuration.name}: {launchplan.shell_line(planned) if planned['launches'] else 'external'}",
@@ -219,3 +260,19 @@ def plot_breakdown(smk: Any) -> None:
 
     with progress_to(smk.log[0]) as progress:
         figures.save_breakdown(pd.read_csv(smk.input.summary), smk.params.profile_parsers, smk.output.png, progress)
+
+
+def write_effects(smk: Any) -> None:
+    """results/effects.csv and the interaction figure of every crossed design (config factors)."""
+    from specsweep import aggregate, effects, figures
+
+    configurations = configurations_for(smk.config, smk.params.configurations.values())
+    runs = {name: [] for name in configurations} | results.load_runs(smk.input.runs)
+    with progress_to(smk.log[0]) as progress:
+        found, notes = effects.analyses(configurations, runs)
+        frame = effects.table(found)
+        aggregate.write_csv(frame, smk.output.table)
+        figures.save(figures.interaction(found), Path(smk.output.figure).with_suffix(""))
+        print(frame.to_string(index=False), file=progress)
+        for note in notes:
+            print(f"effects: {note}", file=progress)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
+from collections.abc import Iterable
 from typing import Any
 
 from specsweep import references
@@ -22,7 +23,11 @@ from specsweep.redact import REDACTED, is_secret, redact_argv, redact_env
 from specsweep.server import exposure_warning
 
 
-def plan(configuration: Configuration, engine: dict[str, Any], models: dict[str, Any]) -> dict[str, Any]:
+def plan(
+    configuration: Configuration, engine: dict[str, Any], models: dict[str, Any], swept: Iterable[str] = ()
+) -> dict[str, Any]:
+    """The launch of ``configuration``; ``swept``: variables the sweep sets or unsets in any configuration,
+    which this launch runs without unless it sets them itself (the engine gets a clean environment)."""
     model_name = engine.get("model")
     resources = EngineResources(
         executable=adapter_class(engine["kind"]).planned_executable(engine),
@@ -55,6 +60,7 @@ def plan(configuration: Configuration, engine: dict[str, Any], models: dict[str,
             k: configuration.env[k] if references.name_of(configuration.env[k]) else v
             for k, v in redact_env(configuration.env).items()
         },
+        "env_unset": sorted({*configuration.unset_env, *swept} - set(configuration.env)),
         "base_url": server.base_url(host, port),
         "port": "picked at launch (engines/*/port: 0); the plan shows the engine's usual port"
         if not engine.get("port") and server.launches
@@ -66,7 +72,8 @@ def plan(configuration: Configuration, engine: dict[str, Any], models: dict[str,
 
 
 def shell_line(planned: dict[str, Any]) -> str:
-    """One POSIX shell line; a redacted variable is taken from the caller's environment instead."""
+    """One POSIX shell line; a redacted variable is taken from the caller's environment instead, and a
+    variable the launch runs without is removed from it (``env -u``) whatever the caller exported."""
     assignments = [
         f"{name}={references.shell_word(value)}"
         if references.name_of(value)
@@ -80,7 +87,8 @@ def shell_line(planned: dict[str, Any]) -> str:
         f'"${{{from_env[str(i)]}}}"' if str(i) in from_env else shlex.quote(word)
         for i, word in enumerate(planned["argv"])
     ]
-    return " ".join(["env", *assignments, *words] if assignments else words)
+    removals = [f"-u {shlex.quote(name)}" for name in planned.get("env_unset", [])]
+    return " ".join(["env", *removals, *assignments, *words] if assignments or removals else words)
 
 
 def commands_script(plans: list[dict[str, Any]]) -> str:
@@ -88,7 +96,9 @@ def commands_script(plans: list[dict[str, Any]]) -> str:
         "#!/bin/sh",
         "# Every server launch of this sweep, as specsweep would run it (written by rule plan;",
         "# nothing was started). Run one at a time; each blocks until stopped. Secrets are read",
-        "# from your environment, never written here.",
+        "# from your environment, never written here. specsweep itself starts engines with a minimal",
+        "# environment (see config/README.md, 'environment'); here the variables a launch runs without",
+        "# are removed with env -u, the rest of your environment is inherited.",
         "",
     ]
     for planned in plans:

@@ -1,5 +1,6 @@
 """Checks before anything is built, downloaded or launched, beyond what the schema says: each engine's
-settings, the files the sweep reads, and each engine's domain checks of its configurations. Every error
+settings, the files the sweep reads (a prompt dataset line by line), each engine's domain checks of its
+configurations, and the load levels against each engine's slots. Every error
 names the key and the fix (``ConfigError``); warnings are printed and returned.
 """
 
@@ -13,13 +14,17 @@ from typing import Any, TextIO
 from specsweep import inputs
 from specsweep.config import ConfigError, Configuration
 from specsweep.engines import ADAPTERS, adapter_class
+from specsweep.load import check_load
+from specsweep.workload import WorkloadError, read_workload
 
 
 def check(config: dict[str, Any], configurations: dict[str, Configuration], out: TextIO = sys.stderr) -> list[str]:
     """Everything below, in order; the warnings of the domain checks."""
     check_engine_settings(config)
     check_files(config)
-    return check_configurations(configurations, out)
+    warnings = check_configurations(configurations, out)
+    check_load(config["benchmark"], configurations)
+    return warnings
 
 
 def check_engine_settings(config: dict[str, Any]) -> None:
@@ -45,6 +50,12 @@ def check_files(config: dict[str, Any]) -> None:
             f"benchmark/prompts: {prompts} is not a UTF-8 text file: {why}; point it at a text file with one "
             f"prompt per line"
         )
+    try:
+        # a malformed dataset line fails here, before anything is built or launched; an empty set only at the
+        # session's start (an archive keeps a comment-only placeholder when archive.include_prompts is false)
+        read_workload(prompts, require_prompts=False)
+    except WorkloadError as error:
+        raise ConfigError(f"benchmark/prompts: {error}") from None
     local = local_models(config)
     for name, model in config.get("models", {}).items():
         if name in local and "path" in model:

@@ -46,6 +46,9 @@ def configuration_record(
         "argv": launch.argv,
         "env": redact_env(launch.env),
         "env_set": redact_env(launch.env_set),
+        "env_unset": launch.env_unset,
+        # config, pass-through or default (environment.py); None in launches before the clean environment
+        "env_origin": launch.env_origin,
         "started_at": launch.launched_at,
         "ended_at": launch.stopped_at,
         "status": launch.status,

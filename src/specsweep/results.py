@@ -20,6 +20,7 @@ from typing import Any
 from specsweep.atomic import DamagedFile
 from specsweep.client import ClientTimings
 from specsweep.speculation import SpeculationCounts
+from specsweep.workload import UNCATEGORISED
 
 ROOT = "results"
 
@@ -70,6 +71,8 @@ stale_pgid_file = _in_configuration("server.pgid")
 failed_dir = _in_configuration("failed")
 # history/<launched_at>/: previous sessions, kept before the configuration was measured again.
 history_dir = _in_configuration("history")
+# load/<level>/window_<w>.json: the load windows of a session (benchmark.load).
+load_dir = _in_configuration("load")
 configuration_dir = _in_configuration()
 
 
@@ -103,6 +106,7 @@ model_record_file = _record_in(MODELS_DIR)
 SUMMARY = _under("summary.csv")
 RUNS_TABLE = _under("runs.csv")
 DRIFT = _under("drift.csv")
+EFFECTS = _under("effects.csv")  # crossed factors only (effects.py)
 COSTMODEL = _under("costmodel.csv")
 COSTMODEL_PARAMETERS = _under("costmodel_parameters.csv")
 COSTMODEL_REPORT = _under("costmodel.md")
@@ -182,6 +186,9 @@ class Run:
     malformed_events: int = 0  # data: lines of the stream that were not JSON objects
     # why the session left this run out of the statistics (rate_check: client and engine rates disagree)
     excluded: str | None = None
+    category: str = UNCATEGORISED  # the prompt's category in the dataset (benchmark.prompts)
+    # every token-carrying event's arrival, delta-encoded integer microseconds after sending (specsweep.latency)
+    arrivals_us: list[int] = field(default_factory=list)
 
     @property
     def decode_tokens_per_s(self) -> float:
@@ -196,6 +203,8 @@ class Run:
         return {
             "run": self.run,
             "prompt_index": self.prompt_index,
+            "category": self.category,
+            "arrivals_us": self.arrivals_us,
             "started_at": self.started_at,
             "tokens": self.tokens,
             "streamed_tokens": self.streamed_tokens,
@@ -230,6 +239,8 @@ class Run:
             text_chars=data.get("text_chars"),
             malformed_events=data.get("malformed_events", 0),
             excluded=data.get("excluded"),
+            category=data.get("category", UNCATEGORISED),
+            arrivals_us=data.get("arrivals_us") or [],
         )
 
 
@@ -250,7 +261,7 @@ def load_runs(declared: Iterable[str | Path]) -> dict[str, list[Run]]:
 
 
 # Written into launch.json only once known (absent, not null, before that).
-_LATER = ("ready_s", "engine", "repetitions", "stopped_at", "gpu_memory")
+_LATER = ("env_origin", "log_segments", "ready_s", "engine", "chat_template", "repetitions", "stopped_at", "gpu_memory")
 
 
 @dataclass
@@ -265,12 +276,18 @@ class Launch:
     env_set: dict[str, str]  # what the configuration sets (redacted)
     env: dict[str, str]  # the server's whole environment (redacted)
     launched_at: str
+    env_unset: list[str] = field(default_factory=list)  # what the configuration removes (null)
+    # where each variable of env came from: config, pass-through, default (environment.py); None: older record
+    env_origin: dict[str, str] | None = None
+    # where in server.log each warmup request, run and the teardown start (segments.py); None: older record
+    log_segments: list[dict[str, Any]] | None = None
     pid: int | None = None
     status: str = "launching"
     warnings: list[str] = field(default_factory=list)
     machine: dict[str, Any] | None = None  # machine.snapshot() just before the server started
     ready_s: float | None = None
     engine: dict[str, Any] | None = None  # what the engine reported once ready (version, warning)
+    chat_template: dict[str, Any] | None = None  # benchmark.chat_template: the first prompt as rendered
     repetitions: dict[str, Any] | None = None  # runs and why the session stopped
     stopped_at: str | None = None
     gpu_memory: dict[str, Any] | None = None
@@ -291,6 +308,7 @@ class Launch:
             "port": self.port,
             "host": self.host,
             "env_set": self.env_set,
+            "env_unset": self.env_unset,
             "env": self.env,
             "pid": self.pid,
             "launched_at": self.launched_at,
@@ -317,3 +335,109 @@ def read_launch(path: str | Path) -> Launch:
 
 def load_launches(paths: Iterable[str | Path]) -> dict[str, Launch]:
     return {configuration_of_file(p): read_launch(p) for p in paths}
+
+
+# Load windows (benchmark.load): results/<cfg>/load/<level>/window_<w>.json
+def window_file(cfg: str, level: str, w: int | str, root: str | Path = ROOT) -> str:
+    return "/".join((load_dir(cfg, root), level, f"window_{w}.json"))
+
+
+def configuration_of_window(path: str | Path) -> str:
+    """results/<cfg>/load/<level>/window_<w>.json -> <cfg>."""
+    return Path(path).parents[2].name
+
+
+# Tables and figures of load levels and prompt categories (docs/load.md).
+LOAD_TABLE = _under("load.csv")
+REQUESTS_TABLE = _under("requests.csv")
+CATEGORIES_TABLE = _under("categories.csv")
+
+
+@dataclass(frozen=True)
+class WindowRequest:
+    """One request of a load window: when it was sent, every token-carrying event's arrival (delta-encoded
+    integer microseconds after sending, specsweep.latency), tokens, and the response's own counts."""
+
+    index: int
+    sent_s: float  # seconds after the window started
+    prompt_index: int
+    category: str
+    tokens: int
+    e2e_s: float
+    arrivals_us: list[int]
+    event_tokens: list[int]
+    text_sha256: str
+    engine_decode_tok_s: float | None = None  # llama.cpp timings.predicted_per_second
+    drafted: int | None = None
+    accepted: int | None = None
+    malformed_events: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> WindowRequest:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass(frozen=True)
+class Window:
+    """One measured repetition at a load level: a window of requests (specsweep.load)."""
+
+    level: dict[str, Any]  # LoadLevel.as_dict(): kind, value, label
+    window: int
+    started_at: str
+    duration_s: float  # first send to last end
+    requests: list[WindowRequest]
+    counter_delta: dict[str, float] = field(default_factory=dict)  # window totals of the engine's counters
+
+    @property
+    def label(self) -> str:
+        return self.level["label"]
+
+    @property
+    def output_tokens_per_s(self) -> float:
+        return sum(r.tokens for r in self.requests) / self.duration_s
+
+    @property
+    def requests_per_s(self) -> float:
+        return len(self.requests) / self.duration_s
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "level": self.level,
+            "window": self.window,
+            "started_at": self.started_at,
+            "duration_s": self.duration_s,
+            "output_tokens_per_s": self.output_tokens_per_s,  # derived, for a reader of the file
+            "requests_per_s": self.requests_per_s,
+            "counter_delta": self.counter_delta,
+            "requests": [r.to_json() for r in self.requests],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Window:
+        return cls(
+            level=data["level"],
+            window=data["window"],
+            started_at=data.get("started_at", ""),
+            duration_s=data["duration_s"],
+            requests=[WindowRequest.from_json(r) for r in data["requests"]],
+            counter_delta=data.get("counter_delta") or {},
+        )
+
+
+def read_window(path: str | Path) -> Window:
+    try:
+        return Window.from_json(json.loads(Path(path).read_text()))
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"{path}: not a window record ({error!r}); remove it and rerun its configuration") from error
+
+
+def load_windows(paths: Iterable[str | Path]) -> dict[str, list[Window]]:
+    """Window records per configuration, in the order given."""
+    windows: dict[str, list[Window]] = {}
+    for path in paths:
+        windows.setdefault(configuration_of_window(path), []).append(read_window(path))
+    return windows

@@ -15,7 +15,7 @@ import sys
 import time
 import traceback
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -23,13 +23,15 @@ from specsweep import gpu, references, results
 from specsweep.adaptive import next_step
 from specsweep.atomic import ErrorReserve, atomic_write, keep_copy, write_json
 from specsweep.cache import sha256_bytes
-from specsweep.client import stream_post, timings_from_arrivals
+from specsweep.client import StreamedResponse, stream_post, timings_from_arrivals
 from specsweep.clock import now_iso, now_stamp
 from specsweep.config import Configuration
 from specsweep.engines import adapter, provenance_packages
 from specsweep.engines.base import Engine, EngineResources, GenerationRequest, render_flags
 from specsweep.engines.external import attach
-from specsweep.inputs import not_a_text_file
+from specsweep.environment import Policy
+from specsweep.latency import encode_arrivals
+from specsweep.load import LoadLevel, levels_of, run_window, window_seed
 from specsweep.locks import measuring
 from specsweep.machine import snapshot as machine_snapshot
 from specsweep.progress import ReadyWait, eta
@@ -44,7 +46,16 @@ from specsweep.redact import (
     secret_values,
     without_secrets,
 )
-from specsweep.results import Launch, Run, extra_run_file, extra_runs_dir, with_extra_runs
+from specsweep.results import (
+    Launch,
+    Run,
+    Window,
+    WindowRequest,
+    extra_run_file,
+    extra_runs_dir,
+    with_extra_runs,
+)
+from specsweep.segments import LOAD, RUN, TEARDOWN, WARMUP, segment
 from specsweep.server import (
     ServerError,
     StaleGroup,
@@ -57,6 +68,8 @@ from specsweep.server import (
     port_in_use,
     wait_until_ready,
 )
+from specsweep.speculation import count as count_or_none
+from specsweep.workload import Prompt, read_workload
 
 
 class RunError(RuntimeError):
@@ -70,9 +83,11 @@ class SessionPaths:
     runs: list[Path]
     stale_pgid: Path
     failed_root: Path
+    # load windows by level label (empty without benchmark.load)
+    windows: dict[str, list[Path]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, name: str, runs: int) -> SessionPaths:
+    def of(cls, name: str, runs: int, windows: list[str] | None = None) -> SessionPaths:
         """A configuration's session files in the results tree (the bench rule's outputs and more)."""
         return cls(
             log=Path(results.server_log(name)),
@@ -80,17 +95,19 @@ class SessionPaths:
             runs=[Path(results.run_file(name, i)) for i in range(runs)],
             stale_pgid=Path(results.stale_pgid_file(name)),
             failed_root=Path(results.failed_dir(name)),
+            windows=_by_level(windows or []),
         )
 
+    def all_windows(self) -> list[Path]:
+        return [path for level in self.windows.values() for path in level]
 
-def read_prompts(path: Path) -> list[str]:
-    if (why := not_a_text_file(path)) is not None:
-        raise ValueError(f"{path}: not a UTF-8 text file: {why}; benchmark/prompts needs one prompt per line")
-    prompts = [line.strip() for line in path.read_text(encoding="utf-8", errors="replace").splitlines()]
-    prompts = [p for p in prompts if p and not p.startswith("#")]
-    if not prompts:
-        raise ValueError(f"{path}: no prompts (one per line; blank lines and # comments are ignored)")
-    return prompts
+
+def _by_level(windows: list[str]) -> dict[str, list[Path]]:
+    """The bench rule's window outputs (results.window_file) grouped by level label, in order."""
+    grouped: dict[str, list[Path]] = {}
+    for window in map(Path, windows):
+        grouped.setdefault(window.parent.name, []).append(window)
+    return grouped
 
 
 def measure_configuration(
@@ -102,8 +119,10 @@ def measure_configuration(
     prompts: Path,
     paths: SessionPaths,
     progress: TextIO = sys.stderr,
+    environment: Policy | None = None,
 ) -> None:
-    """The bench job: the engine adapter given its built executable and obtained models, then ``measure``."""
+    """The bench job: the engine adapter given its built executable and obtained models, then ``measure``.
+    ``environment``: the sweep's pass-through list and swept variables (environment.policy_of)."""
     executable = engine_record.get("executable")
     if executable and not Path(executable).is_file():
         raise FileNotFoundError(
@@ -116,7 +135,14 @@ def measure_configuration(
     )
     engine = adapter(configuration.kind, settings, resources)
     session = Session(
-        configuration, engine, benchmark, read_prompts(prompts), settings["host"], settings["port"], paths
+        configuration,
+        engine,
+        benchmark,
+        read_workload(prompts),
+        settings["host"],
+        settings["port"],
+        paths,
+        environment or Policy(),
     )
     measure(session, progress)
 
@@ -128,10 +154,13 @@ class Session:
     configuration: Configuration
     engine: Engine
     benchmark: dict[str, Any]
-    prompts: list[str]
+    prompts: list[Prompt]
     host: str
     port: int  # 0: a free one, picked at launch
     paths: SessionPaths
+    # what the engine's environment is made of (default: nothing passed through, only this configuration's
+    # variables count as swept)
+    environment: Policy = field(default_factory=Policy)
 
 
 def measure(session: Session, progress: TextIO = sys.stderr) -> None:
@@ -190,9 +219,13 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
     launched = references.resolve(configuration)
     hidden = [*references.values_of(configuration), engine.api_key() or ""]
     argv = engine.command(launched, host, port)
-    env = {**os.environ, **launched.env, **engine.launch_env()}
+    # the engine's clean environment (environment.py), with what the adapter itself sets (an API key)
+    built, inherited = session.environment.build(
+        replace(launched, env={**launched.env, **engine.launch_env()}), os.environ
+    )
+    env = built.values
     # An external endpoint is bound by someone else: only a server we launch can be exposed by us.
-    warnings = [w for w in [exposure_warning(host, configuration.engine)] if w and engine.launches]
+    warnings = [w for w in [exposure_warning(host, configuration.engine)] if w and engine.launches] + inherited
     for warning in warnings:
         print(f"{name}: WARNING: {warning}", file=progress, flush=True)
     launch = Launch(
@@ -202,7 +235,9 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
         port=port,
         host=host,
         env_set=redact_env(configuration.env),
+        env_unset=list(configuration.unset_env),
         env=_hide(redact_env(env), hidden),
+        env_origin=built.origins,
         launched_at=now_iso(),
         warnings=warnings,
         machine=machine_snapshot(
@@ -241,14 +276,21 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
             write_json(paths.launch, launch.to_json())
             if launch.engine.get("warning"):
                 print(f"{name}: WARNING: {launch.engine['warning']}", file=progress, flush=True)
+            if benchmark.get("chat_template"):  # rendered by this server: the served model's template
+                prompts = [replace(p, text=engine.apply_chat_template(base_url, p.text)) for p in prompts]
+                launch.chat_template = {"first_prompt": prompts[0].text}
             print(
                 f"{name}: ready after {ready_s:.1f} s; {benchmark['warmup_requests']} warmup request(s)",
                 file=progress,
                 flush=True,
             )
+            segments = launch.log_segments = []  # where each request starts in server.log (segments.py)
             for w in range(benchmark["warmup_requests"]):
+                segments.append(segment(WARMUP, w, _log_size(paths.log)))
                 with _server_death_named(process, f"warmup request {w + 1}", paths.log):
-                    _generate(engine, base_url, prompts[w % len(prompts)], benchmark["warmup_max_tokens"], benchmark)
+                    _generate(
+                        engine, base_url, prompts[w % len(prompts)].text, benchmark["warmup_max_tokens"], benchmark
+                    )
             if memory is not None:
                 memory.read("while_serving")
             rates: list[float] = []
@@ -257,6 +299,7 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
             while (run_path := _next_run_path(paths, len(rates), rates, benchmark, launch)) is not None:
                 index = len(rates)
                 label = f"run {index + 1}/{declared}" if index < declared else f"run {index + 1} (adaptive)"
+                segments.append(segment(RUN, index, _log_size(paths.log)))
                 with _server_death_named(process, f"{label} ({index} completed)", paths.log):
                     record = _measured_run(engine, base_url, prompts, index, benchmark)
                 tolerance = float(benchmark.get("rate_tolerance_pct", DEFAULT_TOLERANCE_PCT))
@@ -287,6 +330,9 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
                 if process.poll() is not None:
                     raise ServerError(f"the server exited with status {process.returncode} during the runs")
             print(f"{name}: {launch.repetitions['stopped_because']}", file=progress, flush=True)
+            segments.append(segment(LOAD, None, _log_size(paths.log)))
+            _measure_load(session, prompts, base_url, launch, process, progress)
+            segments.append(segment(TEARDOWN, None, _log_size(paths.log)))
             launch.status = "completed"
     finally:
         launch.stopped_at = now_iso()
@@ -294,8 +340,9 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
             launch.status = "failed"
         unreleased = _check_gpu_release(memory, benchmark, launch)
         try:
+            # the log first: redaction moves the recorded segment starts, which launch.json then holds
+            _redact_log(paths.log, secret_values(env) + secret_arg_values(argv) + hidden, launch.log_segments or [])
             write_json(paths.launch, launch.to_json())
-            _redact_log(paths.log, secret_values(env) + secret_arg_values(argv) + hidden)
         except OSError as problem:  # e.g. a full disk: while a failure propagates, it must stay the error raised
             if launch.completed:
                 raise
@@ -388,31 +435,20 @@ def _generate(engine: Engine, base_url: str, prompt: str, max_tokens: int, bench
     return stream_post(base_url, path, payload, float(benchmark["request_timeout_s"]), engine.auth_headers())
 
 
-def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int, benchmark: dict[str, Any]) -> Run:
-    max_tokens = benchmark["max_tokens"]
+def _measured_run(engine: Engine, base_url: str, prompts: list[Prompt], index: int, benchmark: dict[str, Any]) -> Run:
+    prompt = prompts[index % len(prompts)]
+    max_tokens = prompt.tokens_wanted(benchmark["max_tokens"])
     engine.flush_cache(base_url)
     before = engine.scrape_counters(base_url)
     started_at = now_iso()
-    response = _generate(engine, base_url, prompts[index % len(prompts)], max_tokens, benchmark)
+    response = _generate(engine, base_url, prompt.text, max_tokens, benchmark)
     after = engine.scrape_counters(base_url)
     delta = {k: after[k] - before.get(k, 0.0) for k in after}
     # Deltas of counters printed with 6 significant digits are quantised: kept on record, never used.
     quantised = sorted(engine.quantised & set(delta))
     usable = {k: v for k, v in delta.items() if k not in quantised}
-    fields = engine.engine_fields(response.events)
-    tokens = engine.tokens_generated(fields)
-    per_event = engine.tokens_per_event(response.events)
+    fields, tokens, per_event = _checked_response(engine, response, max_tokens, f"run {index}")
     streamed = sum(per_event)
-    if tokens is None:
-        raise RunError(
-            f"run {index}: the stream ended after {len(response.events)} events without the engine's "
-            f"final report (the server closed the connection early?)"
-        )
-    if tokens != max_tokens:
-        raise RunError(
-            f"run {index}: the engine generated {tokens} tokens, not benchmark.max_tokens={max_tokens} "
-            f"(streamed {streamed}); is ignore_eos honoured and the context large enough?"
-        )
     arrivals = [t for n, t in zip(per_event, response.arrivals_s, strict=True) if n]
     timings = timings_from_arrivals(arrivals, tokens, response.total_s)
     text = engine.response_text(response.events)
@@ -420,6 +456,7 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
     return Run(
         run=index,
         prompt_index=index % len(prompts),
+        category=prompt.category,
         started_at=started_at,
         tokens=tokens,
         streamed_tokens=streamed,
@@ -431,6 +468,114 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[str], index: int,
         text_sha256=sha256_bytes(text),
         text_chars=len(text),
         malformed_events=response.malformed,
+        arrivals_us=encode_arrivals(arrivals),
+    )
+
+
+def _checked_response(
+    engine: Engine, response: StreamedResponse, max_tokens: int, label: str
+) -> tuple[dict[str, Any], int, list[int]]:
+    """The engine's own report of a finished request, its token count and tokens per event; raise
+    when the stream ended without the report or generated a different number of tokens."""
+    fields = engine.engine_fields(response.events)
+    tokens = engine.tokens_generated(fields)
+    per_event = engine.tokens_per_event(response.events)
+    if tokens is None:
+        raise RunError(
+            f"{label}: the stream ended after {len(response.events)} events without the engine's "
+            f"final report (the server closed the connection early?)"
+        )
+    if tokens != max_tokens:
+        raise RunError(
+            f"{label}: the engine generated {tokens} tokens, not the {max_tokens} asked for (benchmark.max_tokens "
+            f"or the prompt's max_tokens; streamed {sum(per_event)}); is ignore_eos honoured and the context (per "
+            f"slot) large enough?"
+        )
+    return fields, tokens, per_event
+
+
+def _measure_load(
+    session: Session,
+    prompts: list[Prompt],
+    base_url: str,
+    launch: Launch,
+    process: subprocess.Popen[bytes],
+    progress: TextIO,
+) -> None:
+    """Every load level's windows, after the single-request runs, on the same server."""
+    levels = levels_of(session.benchmark)
+    if not levels:
+        return
+    name, paths = session.configuration.name, session.paths
+    slots = count_or_none((launch.engine or {}).get("total_slots"))
+    wanted = max((level.in_flight or 0 for level in levels), default=0)
+    if slots is not None and slots < wanted:  # llama.cpp -np unset: the server chose its slots itself
+        raise RunError(
+            f"the server has {slots} slot(s) (/props total_slots) but benchmark.load.concurrency asks for "
+            f"{wanted}; set -np {wanted} (or more) in the configuration's args"
+        )
+    for level in levels:
+        for window, path in enumerate(paths.windows[level.label]):
+            label = f"load {level.label} window {window + 1}/{len(paths.windows[level.label])}"
+            with _server_death_named(process, label, paths.log):
+                record = _measured_window(session, prompts, base_url, level, window)
+            write_json(path, record.to_json())
+            print(
+                f"{name}: {label}: {record.output_tokens_per_s:.1f} output tok/s, "
+                f"{len(record.requests)} requests in {record.duration_s:.1f} s",
+                file=progress,
+                flush=True,
+            )
+            if process.poll() is not None:
+                raise ServerError(f"the server exited with status {process.returncode} during {label}")
+
+
+def _measured_window(session: Session, prompts: list[Prompt], base_url: str, level: LoadLevel, window: int) -> Window:
+    """One window of requests at ``level``. Request i of window w uses prompt (w * requests + i) mod n:
+    the same prompts, in the same order, for every configuration."""
+    engine, benchmark = session.engine, session.benchmark
+    load = benchmark["load"]
+    requests = int(load["requests_per_window"])
+
+    def send(index: int) -> WindowRequest:
+        prompt_index = (window * requests + index) % len(prompts)
+        prompt = prompts[prompt_index]
+        max_tokens = prompt.tokens_wanted(benchmark["max_tokens"])
+        response = _generate(engine, base_url, prompt.text, max_tokens, benchmark)
+        fields, tokens, per_event = _checked_response(
+            engine, response, max_tokens, f"{level.label} window {window} request {index}"
+        )
+        arrivals = [t for n, t in zip(per_event, response.arrivals_s, strict=True) if n]
+        spec = engine.speculation(fields, {}, tokens)  # per request: the response's own counts only
+        return WindowRequest(
+            index=index,
+            sent_s=0.0,  # set by the window, which knows when it sent the request
+            prompt_index=prompt_index,
+            category=prompt.category,
+            tokens=tokens,
+            e2e_s=response.total_s,
+            arrivals_us=encode_arrivals(arrivals),
+            event_tokens=[n for n in per_event if n],
+            text_sha256=sha256_bytes(engine.response_text(response.events)),
+            engine_decode_tok_s=(fields.get("timings") or {}).get("predicted_per_second"),
+            drafted=spec.drafted if spec else None,
+            accepted=spec.accepted if spec else None,
+            malformed_events=response.malformed,
+        )
+
+    engine.flush_cache(base_url)
+    before = engine.scrape_counters(base_url)
+    started_at = now_iso()
+    sent, duration = run_window(level, requests, send, window_seed(int(load["seed"]), window))
+    after = engine.scrape_counters(base_url)
+    return Window(
+        level=level.as_dict(),
+        window=window,
+        started_at=started_at,
+        duration_s=duration,
+        requests=[replace(s.result, sent_s=s.sent_s) for s in sent],
+        # window totals: per request they cannot be told apart while requests overlap
+        counter_delta={k: after[k] - before.get(k, 0.0) for k in after},
     )
 
 
@@ -443,9 +588,40 @@ def _hide(written: Any, values: list[str]) -> Any:
     return [REDACTED if v in secret else v for v in written]
 
 
-def _redact_log(log: Path, secrets: list[str]) -> None:
+LOG_QUIET_S = 0.05  # the log unchanged this long: the previous request's late lines are written
+LOG_SETTLE_MAX_S = 1.0  # an engine that logs all the time (periodic stats) is not waited for longer
+
+
+def _log_size(log: Path) -> int:
+    """Where the lines of the next request will start: the server log's size once it has been quiet for
+    LOG_QUIET_S (engines log from their own threads, so a request's last lines may trail its response).
+    Called between requests only, never while a run is timed."""
+    size = _size(log)
+    quiet_since = started = time.monotonic()
+    while time.monotonic() - quiet_since < LOG_QUIET_S and time.monotonic() - started < LOG_SETTLE_MAX_S:
+        time.sleep(LOG_QUIET_S / 5)
+        if (now := _size(log)) != size:
+            size, quiet_since = now, time.monotonic()
+    return size
+
+
+def _size(log: Path) -> int:
+    try:
+        return log.stat().st_size
+    except FileNotFoundError:  # an external endpoint without a readable log
+        return 0
+
+
+def _redact_log(log: Path, secrets: list[str], segments: list[dict[str, Any]]) -> None:
+    """Replace secret values in the log (as bytes: nothing else changes), and move the recorded segment
+    starts by what the replacements before them added or removed."""
     if secrets and log.exists():
-        atomic_write(log, redact_values(log.read_text(errors="replace"), secrets))
+        raw = log.read_bytes()
+        redacted = redact_values(raw, secrets)
+        if redacted != raw:
+            for entry in segments:
+                entry["start"] = len(redact_values(raw[: entry["start"]], secrets))
+            atomic_write(log, redacted)
 
 
 def _keep_for_post_mortem(paths: SessionPaths, error: BaseException, reserve: ErrorReserve) -> Path:
@@ -455,7 +631,7 @@ def _keep_for_post_mortem(paths: SessionPaths, error: BaseException, reserve: Er
     kept.mkdir(parents=True, exist_ok=True)
     reserve.write(kept / "error.txt", "".join(traceback.format_exception(error)))
     problems = []
-    for path in [paths.log, paths.launch, *with_extra_runs(paths.runs)]:
+    for path in [paths.log, paths.launch, *with_extra_runs(paths.runs), *paths.all_windows()]:
         if path.exists():
             try:
                 keep_copy(path, kept / path.relative_to(paths.failed_root.parent))

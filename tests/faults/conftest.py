@@ -235,6 +235,11 @@ class Sweep:
             "dies": {"env": {"STANDIN_MODE": "die-during=3", "STANDIN_ONLY_IF": str(fault)}},
         }
         write_config(workdir, self.standin, model, configurations)
+        # The planted environment secrets are passed through to the engine (which otherwise gets a clean
+        # environment), so that their redaction in launch.json and the logs is checked.
+        config = yaml.safe_load((workdir / "config.yaml").read_text())
+        config["environment"] = {"pass_through": sorted(secrets)}
+        (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
         self.steps: dict[str, subprocess.CompletedProcess[str]] = {}
         self.left: dict[str, list[int]] = {}  # engine processes alive after each step
         self.step("keep-going", "--keep-going", "all", env=secrets)

@@ -15,8 +15,9 @@ from specsweep.config import Configuration
 from specsweep.engines.base import EngineResources
 from specsweep.engines.llamacpp import LlamaCpp
 from specsweep.session import Session, SessionPaths, measure
+from specsweep.workload import Prompt
 
-PROMPTS = ["Write a short story about a lighthouse keeper.", "Explain how a bicycle works."]
+PROMPTS = [Prompt("Write a short story about a lighthouse keeper."), Prompt("Explain how a bicycle works.")]
 
 
 def drive(spec: dict[str, Any], progress: TextIO) -> None:
@@ -32,6 +33,10 @@ def drive(spec: dict[str, Any], progress: TextIO) -> None:
         runs=[out / "runs" / f"run_{i}.json" for i in range(spec["benchmark"]["runs"])],
         stale_pgid=out / "server.pgid",
         failed_root=out / "failed",
+        windows={
+            label: [out / "load" / label / f"window_{w}.json" for w in range(count)]
+            for label, count in spec.get("windows", {}).items()
+        },
     )
     measure(Session(configuration, engine, spec["benchmark"], PROMPTS, spec["host"], spec["port"], paths), progress)
 

@@ -19,7 +19,8 @@ from specsweep.engines.base import EngineResources
 from specsweep.engines.external import External
 from specsweep.preflight import check_files
 from specsweep.server import ServerError
-from specsweep.session import Session, SessionPaths, measure, read_prompts
+from specsweep.session import Session, SessionPaths, measure
+from specsweep.workload import Prompt, read_workload
 
 
 def _check(config: dict) -> str:
@@ -63,7 +64,7 @@ def test_a_binary_prompts_file_is_named(default_config, tmp_path, content, why):
     assert f"benchmark/prompts: {prompts} is not a UTF-8 text file: " in _check(config)
     assert why in _check(config)
     with pytest.raises(ValueError, match=f"{prompts}: not a UTF-8 text file: .*{why}"):
-        read_prompts(prompts)
+        read_workload(prompts)
 
 
 class _Page(BaseHTTPRequestHandler):
@@ -103,7 +104,9 @@ def test_an_external_endpoint_that_is_not_an_openai_server_fails_at_once(tmp_pat
     try:
         with pytest.raises(ServerError) as error:
             measure(
-                Session(configuration, engine, {**BENCHMARK, "ready_timeout_s": 60}, ["hi"], "127.0.0.1", 0, paths),
+                Session(
+                    configuration, engine, {**BENCHMARK, "ready_timeout_s": 60}, [Prompt("hi")], "127.0.0.1", 0, paths
+                ),
                 progress=io.StringIO(),
             )
     finally:

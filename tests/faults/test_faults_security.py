@@ -50,7 +50,9 @@ def test_commands_sh_quotes_every_value_so_a_shell_reads_back_the_exact_argv(swe
     ).stdout
     assert not [p for p in PWNED if p.exists()], "commands.sh ran a config value"
     words = words.split("\0")[:-1]
-    assert words[:2] == ["env", "MY_API_KEY=k"]  # the secret comes from the caller's environment
+    # the secret comes from the caller's environment; variables other configurations set are removed (env -u)
+    assert words[0] == "env" and "MY_API_KEY=k" in words[: words.index(planned[0])]
+    assert words[1:3] == ["-u", "HF_TOKEN"]
     assert words[words.index(planned[0]) :] == planned
 
 

@@ -8,6 +8,11 @@ rule bench:
         launch=results_tree.launch_file("{cfg}"),
         log=results_tree.server_log("{cfg}"),
         runs=[results_tree.run_file("{cfg}", i) for i in RUNS],
+        windows=[
+            results_tree.window_file("{cfg}", label, w)
+            for label in LOAD_LABELS
+            for w in WINDOWS
+        ],
     log:
         "logs/bench/{cfg}.log",
     priority: bench_priority

@@ -1,4 +1,5 @@
 import copy
+import os
 import re
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ from snakemake.exceptions import WorkflowError
 from specsweep import config as sweep_config
 from specsweep import config_errors
 from specsweep import design as sweep_design
+from specsweep import environment as sweep_environment
 from specsweep import names as sweep_names
 from specsweep import provenance as sweep_provenance
 from specsweep import results as results_tree
@@ -19,6 +21,7 @@ from specsweep.job_guard import other_runs_in
 from specsweep.redact import fingerprint, redact_mapping
 from specsweep import preflight
 from specsweep.engines import log_format_of as engine_log_format
+from specsweep.load import levels_of
 from specsweep.parsers.user import compile_parsers
 
 # What the user set, before schema defaults: Snakemake params identify a job by these alone, so a
@@ -45,6 +48,11 @@ try:
     # Engine settings, files, then engine domain checks (e.g. SGLang EAGLE tree sizes): warnings, errors
     # when impossible.
     preflight.check(config, CONFIGURATIONS)
+    # Before anything starts: inherited variables that the sweep sets or unsets somewhere.
+    for warning in sweep_environment.inherited_warnings(
+        os.environ, sweep_environment.swept_variables(CONFIGURATIONS.values())
+    ):
+        print(f"specsweep warning: {warning}", file=sys.stderr)
 except sweep_config.ConfigError as error:
     config_errors.exit_with(
         config_errors.explain(error, CONFIG_FILES, workflow.config_settings.config)
@@ -64,6 +72,10 @@ BENCH_IDENTITY = USER_CONFIG.get("benchmark", {})
 # (--report, --unlock, cluster executors): `workflow.cores` would raise there.
 SUMMARY_THREADS = workflow.resource_settings.cores or 1
 RUNS = list(range(BENCH["runs"]))
+# Load levels (benchmark.load): each configuration's session also measures windows of requests per level.
+LOAD_LEVELS = levels_of(BENCH)
+LOAD_LABELS = [level.label for level in LOAD_LEVELS]
+WINDOWS = list(range(BENCH["load"]["windows"])) if LOAD_LEVELS else []
 
 # Measuring jobs must never overlap, whatever --cores says: each takes the whole of this
 # resource (and a machine-wide file lock, for separate Snakemake invocations).
@@ -87,9 +99,18 @@ def final_outputs():
         results_tree.figure("costmodel"),
         results_tree.DRIFT,
         results_tree.PROVENANCE,
+        *LOAD_OUTPUTS,
         *PAPER,
         *breakdown_figures(),
+        *effects_outputs(),
     ]
+
+
+def effects_outputs():
+    """The effects table and interaction figure, when configurations are crossed from factors."""
+    if any(c.levels for c in CONFIGURATIONS.values()):
+        return [results_tree.EFFECTS, results_tree.figure("interaction")]
+    return []
 
 
 def breakdown_figures():
@@ -170,6 +191,15 @@ def all_configurations(wildcards):
     return IDENTITIES
 
 
+def window_files(wildcards):
+    return [
+        results_tree.window_file(name, label, w)
+        for name in CONFIGURATIONS
+        for label in LOAD_LABELS
+        for w in WINDOWS
+    ]
+
+
 def run_files(wildcards):
     return [results_tree.run_file(name, i) for name in CONFIGURATIONS for i in RUNS]
 
@@ -219,6 +249,17 @@ def compare_after(wildcards):
 CONFIG_SHA256 = sweep_provenance.config_sha256(config)
 ARCHIVE_NAME = f"specsweep-{CONFIG_SHA256[:12]}"
 ARCHIVE = results_tree.archive_file(ARCHIVE_NAME)
+# The load and workload tables and figures (load.smk); the load ones only with benchmark.load.
+LOAD_TABLES = [results_tree.REQUESTS_TABLE, results_tree.CATEGORIES_TABLE] + (
+    [results_tree.LOAD_TABLE] if LOAD_LEVELS else []
+)
+LOAD_FIGURES = [
+    results_tree.figure(name, fmt)
+    for name in ["categories"]
+    + (["load_speedup", "load_latency"] if LOAD_LEVELS else [])
+    for fmt in results_tree.FIGURE_FORMATS
+]
+LOAD_OUTPUTS = LOAD_TABLES + LOAD_FIGURES
 FIGURES = [
     results_tree.figure(name, fmt)
     for name in ("throughput", "acceptance", "costmodel")
@@ -236,6 +277,7 @@ REBUILT = [
     results_tree.COSTMODEL_REPORT,
     *per_configuration(results_tree.profile_file),
     *FIGURES,
+    *LOAD_OUTPUTS,
     *PAPER,
 ]
 
@@ -260,7 +302,8 @@ def archive_inputs(wildcards):
         # adaptive extras (runs/extra/) exist once their session ran; the summary reads them too
         "runs": [
             str(path) for path in results_tree.with_extra_runs(run_files(wildcards))
-        ],
+        ]
+        + window_files(wildcards),
         "profiles": per_configuration(results_tree.profile_file),
         "provenance": [
             results_tree.PROVENANCE,

@@ -149,6 +149,27 @@ class Engine(abc.ABC):
                     f"engines/{configuration.engine}/{key} instead"
                 )
 
+    # Flags that set how many requests the engine serves at once (first found wins).
+    slot_flags: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def slots(cls, configuration: Configuration) -> tuple[str, int] | None:
+        """The flag that sets how many requests the configuration serves at once, and its value
+        (None: not set, the engine decides)."""
+        for flag in cls.slot_flags:
+            value = configuration.args.get(flag)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return flag, value
+            if isinstance(value, str) and value.strip().isdigit() and int(value) > 0:
+                return flag, int(value)
+        return None
+
+    def apply_chat_template(self, base_url: str, text: str) -> str:
+        """``text`` as one user turn in the served model's chat template (engines that can say override)."""
+        raise NotImplementedError(
+            f"benchmark.chat_template is not supported for engine kind {self.kind}; set it to false"
+        )
+
     @abc.abstractmethod
     def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
         """argv of the server (no shell ever sees it)."""

@@ -20,6 +20,7 @@ from specsweep.speculation import SpeculationCounts, count
 class LlamaCpp(Engine):
     kind: ClassVar[str] = "llamacpp"
     counters: ClassVar[tuple[str, ...]] = openai.LLAMACPP_COUNTERS
+    slot_flags: ClassVar[tuple[str, ...]] = ("-np", "--parallel")  # unset: auto, read from /props after launch
     # llama.cpp common/arg.cpp (b11434): every way to name the model, the address or the port. The LLAMA_ARG_*
     # variables lose to the argv the adapter writes, but would still contradict it in launch.json.
     owned_flags: ClassVar[dict[str, str]] = {
@@ -104,6 +105,14 @@ class LlamaCpp(Engine):
     def launch_env(self) -> dict[str, str]:
         key = self.api_key()  # common/arg.cpp: --api-key reads LLAMA_API_KEY
         return {"LLAMA_API_KEY": key} if key else {}
+
+    def apply_chat_template(self, base_url: str, text: str) -> str:
+        # POST /apply-template (tools/server/README.md): the model's template, rendered by the server itself
+        response = self.http.post(
+            base_url + "/apply-template", json={"messages": [{"role": "user", "content": text}]}, timeout=30
+        )
+        response.raise_for_status()
+        return str(response.json()["prompt"])
 
     def generation(self, request: GenerationRequest) -> tuple[str, dict[str, Any]]:
         return "/completion", {

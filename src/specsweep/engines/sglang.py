@@ -30,6 +30,8 @@ GENERATION_TOKENS = "sglang:generation_tokens_total"
 class SGLang(Engine):
     kind: ClassVar[str] = "sglang"
     default_port: ClassVar[int] = 30000
+    # server_args.py max_running_requests (unset: SGLang sizes it from the memory pool)
+    slot_flags: ClassVar[tuple[str, ...]] = ("--max-running-requests",)
     default_launcher: ClassVar[tuple[str, ...]] = ("python3", "-m", "sglang.launch_server")
     counters: ClassVar[tuple[str, ...]] = (VERIFY_CALLS, GENERATION_TOKENS)
     # sglang/srt/server_args.py: --model-path (alias --model), --host, --port; argparse takes prefixes.

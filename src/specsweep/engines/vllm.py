@@ -31,6 +31,8 @@ NO_PREFIX_CACHE = "--no-enable-prefix-caching"
 class VLLM(openai.OpenAICompletions, Engine):
     kind: ClassVar[str] = "vllm"
     default_port: ClassVar[int] = 8000
+    # EngineArgs.max_num_seqs (unset: vLLM's default for the hardware)
+    slot_flags: ClassVar[tuple[str, ...]] = ("--max-num-seqs",)
     default_launcher: ClassVar[tuple[str, ...]] = ("vllm", "serve")
     health_timeout_s: ClassVar[float] = 1.0  # the port accepts connections long before the server answers
     counters: ClassVar[tuple[str, ...]] = openai.VLLM_COUNTERS

@@ -19,6 +19,7 @@ from specsweep.parsers import chunked, log_formats
 from specsweep.parsers.chunked import CsvLines
 from specsweep.parsers.fields import LogRows, whole_lines
 from specsweep.parsers.user import UserRows, compile_parsers
+from specsweep.segments import Segments, lines_with_offsets
 
 _Result = TypeVar("_Result")
 LARGE_LOG_BYTES = 100 * 10**6  # logs this large get a line before parsing starts
@@ -37,11 +38,17 @@ def write_profile(
     progress: TextIO,
     label: str,
     workers: int = 1,
-) -> None:
-    """Parse ``log`` (an engine of adapter ``kind`` writing ``log_format_name``) into ``output``.
+    segments: Segments | None = None,
+) -> list[str]:
+    """Parse ``log`` (an engine of adapter ``kind`` writing ``log_format_name``) into ``output``; return
+    warnings (a user parser that matched no line).
 
     Rows stream to the CSV, so a multi-GB log is never held; one progress line says what was read. With
     ``workers`` > 1, a chunked format's chunks are parsed by that many processes (the same bytes out).
+    With ``segments`` (the request offsets the session recorded), user parser rows get their phase and
+    ``run`` from where their line is in the log, not from counting matches. Engine per-request rows keep
+    their phase from the request order (exactly one row per request; the parser completes them from later
+    lines) and get ``run`` from it.
     """
     log_format = log_formats()[log_format_name]
     # User regex parsers read the same single pass over the log as the engine's own parser.
@@ -52,14 +59,18 @@ def write_profile(
         print(f"{label}: parsing {size / 1e6:,.0f} MB of server log", file=progress, flush=True)
     with atomic_open(output, newline="") as handle:
         # A user column named like an engine column (eval_ms) shares it; `source` tells the rows apart.
-        columns = list(dict.fromkeys(["phase", "source", *log_format.columns, *user_columns]))
+        by_offset = segments is not None and bool(user)
+        columns = list(
+            dict.fromkeys(["phase", "source", *log_format.columns, *user_columns, *(["run"] if by_offset else [])])
+        )
         writer = csv.DictWriter(handle, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
         written = [0]
 
         def write(row: dict[str, Any]) -> None:
             phase = ("warmup" if row["request"] < warmup_requests else "run") if log_format.per_request else "interval"
-            writer.writerow({"phase": phase, "source": log_format_name, **row})
+            run = {"run": row["request"] - warmup_requests if phase == "run" else None} if by_offset else {}
+            writer.writerow({"phase": phase, "source": log_format_name, **row, **run})
             written[0] += 1
 
         # The format's own rows: its chunked reader where it has one (parsers/chunked.py).
@@ -84,8 +95,11 @@ def write_profile(
         else:
             parsed = log_format.read_file(log, sink=write, csv_lines=fast)
         # User parsers read every line in a second pass, each row written as it is found (never held).
-        found = UserRows(sink=writer.writerow)
-        if user:
+        found = UserRows(sink=writer.writerow, segments=segments)
+        if user and segments is not None:  # each line with its byte offset: its request by position
+            with open(log, "rb") as raw:
+                found.read_log(whole_lines(lines_with_offsets(raw), []), user, str(log), progress, label)
+        elif user:
             with open(log, errors="replace") as lines:
                 found.read_log(whole_lines(lines, []), user, str(log), progress, label)
     print(
@@ -93,6 +107,17 @@ def write_profile(
         f"unrecognised lines; user parsers: "
         f"{', '.join(f'{p.name} {found.matched.get(p.name, 0)} rows' for p in user) or 'none'}",
         file=progress,
+    )
+    warnings = [unmatched_warning(p.name) for p in user if not found.matched.get(p.name)]
+    for warning in warnings:
+        print(f"{label}: WARNING: {warning}", file=progress)
+    return warnings
+
+
+def unmatched_warning(parser: str) -> str:
+    return (
+        f"profile parser {parser} matched no line of the server log (check its pattern against the log, "
+        f"or its engines list)"
     )
 
 
@@ -103,22 +128,33 @@ def write_profiles(
     warmup_requests: int,
     progress: TextIO,
     workers: int = 1,
-) -> dict[str, Any]:
-    """Each server log (``outputs``: log -> its profile.csv) parsed; the profiles by configuration.
-    ``log_formats`` gives each configuration's engine ``kind`` and log ``format``."""
+    segments: dict[str, Segments | None] | None = None,
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """Each server log (``outputs``: log -> its profile.csv) parsed; the profiles by configuration, and what
+    parsing each warned of. ``log_formats`` gives each configuration's engine ``kind`` and log ``format``,
+    ``segments`` where its session's requests start in its log (none for logs measured before)."""
     import pandas as pd
 
     from specsweep.results import configuration_of_file
 
-    profiles = {}
+    profiles, warnings = {}, {}
     for log, output in outputs.items():
         name = configuration_of_file(log)
         found = log_formats[name]
-        write_profile(
-            log, output, found["kind"], found["format"], profile_parsers, warmup_requests, progress, name, workers
+        warnings[name] = write_profile(
+            log,
+            output,
+            found["kind"],
+            found["format"],
+            profile_parsers,
+            warmup_requests,
+            progress,
+            name,
+            workers,
+            (segments or {}).get(name),
         )
         profiles[name] = pd.read_csv(output)
-    return profiles
+    return profiles, warnings
 
 
 def _chunk_profile(text: bytes, log_format_name: str) -> tuple[str, LogRows]:

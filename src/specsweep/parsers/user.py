@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 from specsweep import names
 from specsweep.config import ConfigError
+from specsweep.segments import LogLine, Segments
 
 
 @dataclass(frozen=True)
@@ -34,8 +35,17 @@ class UserParser:
     units: dict[str, str]
     breakdown: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()  # engine kinds it applies to; empty = all
-    # Matches at the start of each log that belong to warmup requests (phase "warmup", not summarised).
+    # Matches at the start of each log that belong to warmup requests (phase "warmup", not summarised);
+    # only for logs whose session recorded no request offsets (segments.py places lines by offset).
     skip_first: int = 0
+    # Groups that identify a line (a cycle counter, a rank) rather than measure something: not averaged.
+    identifiers: tuple[str, ...] = ()
+    # Only lines whose group has this value are kept, e.g. {tp_rank: "0"}: one tensor-parallel rank.
+    keep: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def measures(self) -> list[str]:
+        return [c for c in self.columns if c not in self.identifiers]
 
     @property
     def columns(self) -> list[str]:
@@ -61,7 +71,7 @@ def compile_parsers(spec: dict[str, Any] | None) -> list[UserParser]:
         groups = list(regex.groupindex)
         if not groups:
             raise ConfigError(f"{key}/pattern: has no named group; write each value as (?P<column>...)")
-        for part in ("units", "breakdown"):
+        for part in ("units", "breakdown", "identifiers", "keep"):
             unknown = [g for g in entry.get(part, []) if g not in groups]
             if unknown:
                 raise ConfigError(
@@ -75,6 +85,12 @@ def compile_parsers(spec: dict[str, Any] | None) -> list[UserParser]:
                 f"{key}/breakdown: the parts of a cycle must share one unit in 'units' "
                 f"(found {', '.join(f'{g}: {units.get(g)}' for g in breakdown)})"
             )
+        identifiers = tuple(entry.get("identifiers", []))
+        if set(identifiers) & set(breakdown):
+            raise ConfigError(
+                f"{key}/identifiers: {', '.join(sorted(set(identifiers) & set(breakdown)))} is also in breakdown; "
+                f"a breakdown part is a measure, not an identifier"
+            )
         parsers.append(
             UserParser(
                 name=name,
@@ -83,9 +99,15 @@ def compile_parsers(spec: dict[str, Any] | None) -> list[UserParser]:
                 breakdown=breakdown,
                 kinds=tuple(entry.get("engines", [])),
                 skip_first=int(entry.get("skip_first", 0)),
+                identifiers=identifiers,
+                keep={group: _value_text(value) for group, value in entry.get("keep", {}).items()},
             )
         )
     return parsers
+
+
+def _value_text(value: Any) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 # Seconds one parser may spend on one line. A linear pattern needs microseconds; a pattern with catastrophic
@@ -109,6 +131,9 @@ class UserRows:
     sink: Callable[[dict[str, Any]], Any] | None = None
     # The parser searching now and since when (time.monotonic), for the time budget (read_log).
     searching: tuple[str, float] | None = None
+    # Where each request starts in the log (segments.py): a line's phase and run come from its offset
+    # (lines read with segments.lines_with_offsets); without it, from skip_first.
+    segments: Segments | None = None
 
     def feed(self, line: str, parsers: list[UserParser]) -> None:
         for parser in parsers:
@@ -118,7 +143,13 @@ class UserRows:
             if match is None:
                 continue
             seen = self.matched[parser.name] = self.matched.get(parser.name, 0) + 1
-            row: dict[str, Any] = {"phase": "warmup" if seen <= parser.skip_first else "run", "source": parser.name}
+            if any(match.group(g) != value for g, value in parser.keep.items()):
+                continue  # another rank's line (keep)
+            if self.segments is not None and isinstance(line, LogLine):
+                phase, index = self.segments.locate(line.start)
+                row: dict[str, Any] = {"phase": phase, "source": parser.name, "run": index if phase == "run" else None}
+            else:
+                row = {"phase": "warmup" if seen <= parser.skip_first else "run", "source": parser.name}
             for column, value in match.groupdict().items():
                 row[column] = self._value(value)
             if self.sink is None:

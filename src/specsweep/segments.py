@@ -1,0 +1,68 @@
+"""Which request a server-log line belongs to, by its byte offset in the log.
+
+The session records where in ``server.log`` each warmup request and each measured run starts
+(launch.json ``log_segments``: the log's size just before the request is sent) and where the
+teardown starts. A line belongs to the last segment that started at or before its offset: lines
+an engine prints late about a request (timings after the last streamed token) still fall before
+the next request's start. Counting matches instead (``skip_first``) cannot place lines whose
+number per request varies, such as one line per draft/verify cycle.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+# LOAD: the load windows measured after the single-request runs (all of them one segment).
+STARTUP, WARMUP, RUN, LOAD, TEARDOWN = "startup", "warmup", "run", "load", "teardown"
+
+
+def segment(phase: str, index: int | None, start: int) -> dict[str, Any]:
+    """One launch.json ``log_segments`` entry."""
+    return {"phase": phase, "index": index, "start": start}
+
+
+@dataclass(frozen=True)
+class Segments:
+    starts: tuple[int, ...]
+    phases: tuple[tuple[str, int | None], ...]
+
+    @classmethod
+    def of(cls, entries: Sequence[Mapping[str, Any]]) -> Segments:
+        ordered = sorted(entries, key=lambda e: e["start"])
+        return cls(
+            starts=tuple(int(e["start"]) for e in ordered), phases=tuple((e["phase"], e.get("index")) for e in ordered)
+        )
+
+    @classmethod
+    def from_launch(cls, launch: Mapping[str, Any] | None) -> Segments | None:
+        """The segments a session recorded; None for launches recorded before offsets were."""
+        entries = (launch or {}).get("log_segments")
+        return cls.of(entries) if entries else None
+
+    def locate(self, offset: int) -> tuple[str, int | None]:
+        """(phase, warmup or run index) of the line starting at byte ``offset``."""
+        position = bisect.bisect_right(self.starts, offset) - 1
+        return (STARTUP, None) if position < 0 else self.phases[position]
+
+
+class LogLine(str):
+    """A line of a log as text, carrying the byte offset where it starts in the file (``start``)."""
+
+    start: int
+
+    def __new__(cls, text: str, start: int) -> LogLine:
+        line = super().__new__(cls, text)
+        line.start = start
+        return line
+
+
+def lines_with_offsets(handle: BinaryIO) -> Iterator[LogLine]:
+    """The lines of a log opened in binary mode, decoded as text mode reads them, each with its offset."""
+    start = 0
+    for raw in handle:
+        text = raw.decode("utf-8", errors="replace")
+        yield LogLine(text[:-2] + "\n" if text.endswith("\r\n") else text, start)
+        start += len(raw)

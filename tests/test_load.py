@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+
+import pytest
+
+from specsweep.config import ConfigError, Configuration
+from specsweep.engines import ADAPTERS
+from specsweep.load import (
+    CONCURRENCY,
+    REQUEST_RATE,
+    LoadLevel,
+    arrival_times,
+    check_load,
+    levels_of,
+    run_window,
+    window_seed,
+)
+
+
+def configuration(kind="llamacpp", **args) -> Configuration:
+    return Configuration(name="c", engine="e", kind=kind, baseline=False, args=args, env={}, group="c")
+
+
+def test_levels_and_labels():
+    levels = levels_of({"load": {"concurrency": [1, 4], "request_rate": [2.5, 1.0]}})
+    assert [level.label for level in levels] == ["c1", "c4", "r2.5", "r1"]
+    assert levels[1].in_flight == 4 and levels[2].in_flight is None
+    assert levels_of({}) == []
+
+
+def test_arrivals_are_seeded_poisson():
+    first, again = arrival_times(4.0, 2000, seed=3), arrival_times(4.0, 2000, seed=3)
+    assert first == again and first[0] == 0.0
+    assert arrival_times(4.0, 5, seed=4) != first[:5]
+    gaps = [b - a for a, b in itertools.pairwise(first)]
+    assert sum(gaps) / len(gaps) == pytest.approx(0.25, rel=0.08)  # mean gap 1 / rate
+    assert window_seed(1, 0) != window_seed(1, 1)
+
+
+def test_closed_loop_keeps_exactly_n_in_flight():
+    in_flight, peak, lock = [0], [0], threading.Lock()
+
+    def send(index):
+        with lock:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+        time.sleep(0.02)
+        with lock:
+            in_flight[0] -= 1
+        return index * 10
+
+    sent, duration = run_window(LoadLevel(CONCURRENCY, 3), 9, send, seed=0)
+    assert [s.index for s in sent] == list(range(9)) and [s.result for s in sent] == [10 * i for i in range(9)]
+    assert peak[0] == 3
+    assert 0.05 < duration < 1.0  # three rounds of 20 ms
+
+
+def test_open_loop_sends_on_the_seeded_schedule():
+    sent, _ = run_window(LoadLevel(REQUEST_RATE, 50.0), 10, lambda i: None, seed=5)
+    for request, planned in zip(sent, arrival_times(50.0, 10, 5), strict=True):
+        assert request.sent_s == pytest.approx(planned, abs=0.01)
+
+
+def test_a_failed_request_fails_the_window():
+    def send(index):
+        if index == 2:
+            raise RuntimeError("request 2 broke")
+        return index
+
+    with pytest.raises(RuntimeError, match="request 2 broke"):
+        run_window(LoadLevel(CONCURRENCY, 2), 6, send, seed=0)
+
+
+def benchmark(**load):
+    return {"load": {"requests_per_window": 16, **load}}
+
+
+@pytest.mark.parametrize(
+    ("kind", "flag"),
+    [("llamacpp", "-np"), ("llamacpp", "--parallel"), ("sglang", "--max-running-requests"), ("vllm", "--max-num-seqs")],
+)
+def test_too_few_slots_fail_before_launch(kind, flag):
+    with pytest.raises(
+        ConfigError, match=f"{flag} 2 serves 2 request.*concurrency asks for 4; set {flag} to at least 4"
+    ):
+        check_load(benchmark(concurrency=[1, 4]), {"c": configuration(kind, **{flag: 2})})
+    check_load(benchmark(concurrency=[1, 2]), {"c": configuration(kind, **{flag: 2})})
+
+
+def test_unset_slots_are_left_to_the_engine_and_rates_need_none():
+    assert ADAPTERS["llamacpp"].slots(configuration()) is None
+    check_load(benchmark(concurrency=[8]), {"c": configuration()})
+    check_load(benchmark(request_rate=[100.0]), {"c": configuration(**{"-np": 1})})
+
+
+def test_window_must_hold_the_concurrency():
+    with pytest.raises(ConfigError, match="requests_per_window: 16 requests cannot keep concurrency 32"):
+        check_load(benchmark(concurrency=[32]), {"c": configuration(**{"-np": 32})})
+
+
+def test_chat_template_only_where_the_engine_renders_it():
+    check_load({"chat_template": True}, {"c": configuration()})
+    with pytest.raises(ConfigError, match="benchmark/chat_template: engine kind vllm"):
+        check_load({"chat_template": True}, {"c": configuration("vllm")})
+
+
+@pytest.mark.parametrize(
+    ("name", "labels", "configurations"),
+    [
+        ("load-cpu.yaml", ["c1", "c2", "c4", "r1"], {"baseline", "ngram"}),
+        (
+            "h200-load.yaml",
+            ["c1", "c2", "c4", "c8", "c16", "c32", "c64", "r8", "r32"],
+            {"baseline", "ngram-default", "draft-model"},
+        ),
+        ("h200x2-load-split.yaml", ["c1", "c8", "c64"], {"baseline", "ngram-default", "draft-model"}),
+    ],
+)
+def test_load_examples_pass_their_checks(example_campaign, name, labels, configurations):
+    config, expanded = example_campaign(name)
+    assert [level.label for level in levels_of(config["benchmark"])] == labels
+    assert set(expanded) == configurations
+    check_load(config["benchmark"], expanded)
+    assert config["benchmark"]["prompts"] == "config/workloads/categories.jsonl"

@@ -1,0 +1,126 @@
+"""Load levels end to end on the real llama-server: closed and open loop, categorised prompts in the
+chat template, through window records to load.csv, requests.csv, categories.csv and the figures."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from specsweep.latency import request_latency
+from specsweep.loadsummary import LOAD_COLUMNS
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.engine
+LEVELS = ["c1", "c2", "r8"]
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory) -> Path:
+    workdir = tmp_path_factory.mktemp("load")
+    config = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
+    config["engines"]["llama"]["args"].update({"-c": 2048, "-np": 2})
+    config["benchmark"].update(
+        prompts=str(REPO / "config" / "workloads" / "categories.jsonl"),
+        runs=2,
+        max_tokens=32,
+        chat_template=True,
+        load={
+            "concurrency": [1, 2],
+            "request_rate": [8.0],
+            "requests_per_window": 4,
+            "windows": 2,
+            "slo": {"ttft_ms": 60000},
+        },
+    )
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    argv = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        "--cores",
+        "1",
+        "all",
+    ]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=3600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return workdir
+
+
+def test_window_records_keep_every_arrival(sweep):
+    for name in ("baseline", "ngram"):
+        for level in LEVELS:
+            for window in range(2):
+                record = json.loads((sweep / f"results/{name}/load/{level}/window_{window}.json").read_text())
+                assert record["level"]["label"] == level and len(record["requests"]) == 4
+                for request in record["requests"]:
+                    assert request["tokens"] == 32 and sum(request["event_tokens"]) == 32
+                    latency = request_latency(request["arrivals_us"], request["tokens"], request["e2e_s"])
+                    assert 0 < latency.ttft_s <= latency.e2e_s and latency.tpot_s > 0
+                    # request j of window w uses prompt (w * 4 + j) mod n: the same for every configuration
+                    assert request["prompt_index"] == window * 4 + request["index"]
+    ngram = json.loads((sweep / "results/ngram/load/c2/window_0.json").read_text())
+    assert any(r["drafted"] for r in ngram["requests"])  # per-request speculation counts under concurrency
+
+
+def test_open_loop_requests_overlap_and_follow_the_seeded_schedule(sweep):
+    from specsweep.load import arrival_times, window_seed
+
+    for name in ("baseline", "ngram"):
+        record = json.loads((sweep / f"results/{name}/load/r8/window_1.json").read_text())
+        planned = arrival_times(8.0, 4, window_seed(1, 1))
+        assert [r["sent_s"] for r in record["requests"]] == pytest.approx(planned, abs=0.05)
+
+
+def test_load_table_and_figures(sweep):
+    table = pd.read_csv(sweep / "results" / "load.csv")
+    assert list(table.columns) == list(LOAD_COLUMNS)
+    assert len(table) == 2 * len(LEVELS) and set(table["load"]) == set(LEVELS)
+    assert (table["windows"] == 2).all() and (table["requests"] == 8).all()
+    assert (table["output_tok_s_mean"] > 1).all()
+    assert table.loc[table["baseline"], "speedup"].isna().all()
+    assert table.loc[~table["baseline"], "speedup"].gt(0).all()
+    for metric in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"):
+        assert (table[f"{metric}_p50_low"] <= table[f"{metric}_p50"]).all()
+        assert (table[f"{metric}_p50"] <= table[f"{metric}_p99"]).all()
+    assert table["goodput_mean"].to_numpy() == pytest.approx(table["request_throughput_mean"].to_numpy())
+    for figure in ("load_speedup", "load_latency", "categories"):
+        assert (sweep / "results" / "figures" / f"{figure}.png").stat().st_size > 1000
+
+
+def test_requests_and_categories(sweep):
+    requests = pd.read_csv(sweep / "results" / "requests.csv")
+    assert len(requests) == 2 * 2 + 2 * len(LEVELS) * 2 * 4
+    categories = pd.read_csv(sweep / "results" / "categories.csv")
+    single = categories[(categories["load"] == "single") & (categories["configuration"] == "ngram")]
+    assert list(single["category"]) == ["conversation", "translation"]  # runs 0 and 1: prompts 0 and 1
+    assert (categories.loc[~categories["baseline"] & (categories["load"] == "c1"), "requests"] > 0).all()
+
+
+def test_prompts_went_through_the_models_chat_template(sweep):
+    launch = json.loads((sweep / "results" / "baseline" / "launch.json").read_text())
+    assert launch["engine"]["total_slots"] == 2
+    first = launch["chat_template"]["first_prompt"]
+    assert "<|im_start|>user" in first and "small town by the coast" in first  # SmolLM2's ChatML template
+
+
+def test_single_request_runs_keep_their_arrivals_too(sweep):
+    from specsweep.results import read_run
+
+    for name in ("baseline", "ngram"):
+        run = read_run(sweep / f"results/{name}/runs/run_0.json")
+        latency = request_latency(run.arrivals_us, run.tokens, run.client.e2e_s)
+        assert latency.ttft_s == pytest.approx(run.client.ttft_s, abs=1e-6)
+        assert latency.decode_tokens_per_s == pytest.approx(run.client.decode_tokens_per_s, rel=1e-4)
+        assert run.category == "conversation"

@@ -1,0 +1,55 @@
+# Load levels and prompt categories (benchmark.load, benchmark.prompts): every request as a row,
+# per-level and per-category tables, then their figures. The load table and figures exist only with
+# benchmark.load; the category table and figure always (a plain prompt file is one category).
+LOAD_TABLE_OUTPUTS = {
+    "requests": results_tree.REQUESTS_TABLE,
+    "categories": results_tree.CATEGORIES_TABLE,
+    **({"load": results_tree.LOAD_TABLE} if LOAD_LEVELS else {}),
+}
+LOAD_FIGURE_OUTPUTS = {
+    "categories": results_tree.figure("categories", "png"),
+    "categories_svg": results_tree.figure("categories", "svg"),
+    "categories_pdf": results_tree.figure("categories", "pdf"),
+    **(
+        {
+            "speedup": results_tree.figure("load_speedup", "png"),
+            "speedup_svg": results_tree.figure("load_speedup", "svg"),
+            "speedup_pdf": results_tree.figure("load_speedup", "pdf"),
+            "latency": results_tree.figure("load_latency", "png"),
+            "latency_svg": results_tree.figure("load_latency", "svg"),
+            "latency_pdf": results_tree.figure("load_latency", "pdf"),
+        }
+        if LOAD_LEVELS
+        else {}
+    ),
+}
+
+
+rule load_tables:
+    input:
+        runs=run_files,
+        windows=window_files,
+    output:
+        **LOAD_TABLE_OUTPUTS,
+    log:
+        "logs/load_tables.log",
+    conda:
+        "../../envs/specsweep.yaml"
+    params:
+        configurations=all_configurations,
+        slo=BENCH.get("load", {}).get("slo", {}),
+    script:
+        "../../scripts/load_tables.py"
+
+
+rule load_figures:
+    input:
+        **LOAD_TABLE_OUTPUTS,
+    output:
+        **LOAD_FIGURE_OUTPUTS,
+    log:
+        "logs/load_figures.log",
+    conda:
+        "../../envs/specsweep.yaml"
+    script:
+        "../../scripts/load_plots.py"
