@@ -55,9 +55,7 @@ def test_a_baseline_that_wins_is_named(tmp_path):
     table.loc[table["baseline"], "tok_s_mean"] = 1000.0
     table.to_csv(tmp_path / "summary.csv", index=False)
     text = conclusion.lines(conclusion.read(tmp_path / "summary.csv"))
-    assert (
-        text[2] == "  best: baseline, 1000.0 tok/s (95 % CI 77.8-83.4), the baseline itself: no configuration beats it"
-    )
+    assert text[2] == "  best: baseline, 1000.0 tok/s (95 % CI 77.8-83.4), a baseline itself: no configuration beats it"
 
 
 def test_nothing_measured(tmp_path):
@@ -68,3 +66,13 @@ def test_nothing_measured(tmp_path):
         f"specsweep: 0 of {len(table)} configurations measured",
         "  files: results/summary.csv",
     ]
+
+
+def test_several_baselines_are_listed_and_speedups_are_against_their_own(tmp_path):
+    table = pd.read_csv(GOLDEN)
+    table.loc[table["configuration"] == "b", "baseline"] = True
+    table.to_csv(tmp_path / "summary.csv", index=False)
+    text = conclusion.lines(conclusion.read(tmp_path / "summary.csv"))
+    assert text[1] == "  baselines: baseline, 80.6 tok/s (95 % CI 77.8-83.4); b, 81.2 tok/s (95 % CI 80.8-81.6)"
+    assert ", speedup 1.52x over its baseline (" in text[2]
+    assert "b" not in _names(text[5])  # a baseline is not compared with itself

@@ -45,29 +45,31 @@ def noisy(row: Row) -> str | None:
 def lines(rows: list[Row], results: str = "results") -> list[str]:
     """The conclusion, one line per finding."""
     measured = [r for r in rows if _ok(r)]
-    baseline = next((r for r in rows if r.get("baseline") == "True"), None)
+    # Crossed factors may make several baselines; each configuration's speedup is against its own.
+    baselines = [r for r in measured if r.get("baseline") == "True"]
     out = [f"specsweep: {len(measured)} of {len(rows)} configurations measured"]
     if not measured:
         return [*out, f"  files: {results}/summary.csv"]
-    if baseline is not None and _ok(baseline):
-        out.append(
-            f"  baseline: {baseline['configuration']}, {_number(baseline, 'tok_s_mean'):.1f} tok/s "
-            f"({_interval(baseline, 'tok_s_ci95', '.1f')})"
+    if baselines:
+        listed = "; ".join(
+            f"{b['configuration']}, {_number(b, 'tok_s_mean'):.1f} tok/s ({_interval(b, 'tok_s_ci95', '.1f')})"
+            for b in baselines
         )
+        out.append(f"  baseline{'s' if len(baselines) > 1 else ''}: {listed}")
     best = max(measured, key=lambda r: _number(r, "tok_s_mean"))
     text = (
         f"  best: {best['configuration']}, {_number(best, 'tok_s_mean'):.1f} tok/s "
         f"({_interval(best, 'tok_s_ci95', '.1f')})"
     )
-    if best is baseline:
-        text += ", the baseline itself: no configuration beats it"
-    elif baseline is not None:
+    if best in baselines:
+        text += ", a baseline itself: no configuration beats it"
+    elif baselines:
         text += (
-            f", speedup {_number(best, 'speedup'):.2f}x over the baseline "
+            f", speedup {_number(best, 'speedup'):.2f}x over {'its' if len(baselines) > 1 else 'the'} baseline "
             f"({_interval(best, 'speedup_ci95', '.2f')}; {_verdict(best)})"
         )
     out.append(text)
-    others = [r for r in measured if r is not baseline]
+    others = [r for r in measured if r not in baselines]
     faster = [_change(r) for r in others if r.get("significant") == "True" and _number(r, "speedup") > 1]
     slower = [_change(r) for r in others if r.get("significant") == "True" and _number(r, "speedup") < 1]
     unclear = [r["configuration"] for r in others if r.get("significant") != "True"]
