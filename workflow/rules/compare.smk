@@ -12,8 +12,11 @@ rule compare:
             category="Comparison",
         ),
         figure_svg=results_tree.comparison_figure("svg"),
+        figure_pdf=results_tree.comparison_figure("pdf"),
     log:
         "logs/compare.log",
+    params:
+        match=lambda wildcards: config["compare"]["match"],
     conda:
         "../../envs/specsweep.yaml"
     script:
