@@ -321,7 +321,9 @@ def print_conclusion():
     from specsweep import conclusion
 
     made = any(job.rule.name == "summary" for job in workflow.dag.jobs)
-    if made and os.path.exists(results_tree.SUMMARY):  # --touch, --dry-run: nothing to conclude
+    if made and os.path.exists(
+        results_tree.SUMMARY
+    ):  # --touch, --dry-run: nothing to conclude
         rows = conclusion.read(results_tree.SUMMARY)
         print("\n".join(conclusion.lines(rows, results_tree.ROOT)), file=sys.stderr)
 

@@ -15,9 +15,9 @@ rule compare:
         figure_pdf=results_tree.comparison_figure("pdf"),
     log:
         "logs/compare.log",
-    params:
-        match=lambda wildcards: config["compare"]["match"],
     conda:
         "../../envs/specsweep.yaml"
+    params:
+        match=lambda wildcards: config["compare"]["match"],
     script:
         "../../scripts/compare.py"
