@@ -123,8 +123,14 @@ def exit_with(message: str) -> NoReturn:
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     """`` (did you mean 'runs'?)`` for the closest candidate, or ``""`` when none is close."""
+    close = closest(word, candidates)
+    return f" (did you mean '{close}'?)" if close else ""
+
+
+def closest(word: str, candidates: Iterable[str]) -> str | None:
+    """The candidate a misspelt ``word`` most probably meant, or None when none is close."""
     close = difflib.get_close_matches(word, sorted(candidates), n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+    return close[0] if close else None
 
 
 def misplaced_targets(config_files: Sequence[str | Path]) -> list[str]:
