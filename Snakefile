@@ -67,6 +67,11 @@ onstart:
     keep_previous_sessions()
 
 
+# The run's conclusion, last on the console: best configuration, significant differences, noisy ones, files.
+onsuccess:
+    print_conclusion()
+
+
 # A failed job (with --keep-going, the others still ran): summarise what finished, list what failed.
 onerror:
     summarise_what_finished()

@@ -342,3 +342,19 @@ def test_a_committed_example_archive_rebuilds_in_an_empty_folder_with_its_own_co
     log = io.StringIO()
     problems = archive.rebuild_in(path, tmp_path, log)
     assert problems == [], log.getvalue()[-4000:]
+
+
+@pytest.mark.parametrize(
+    ("archived", "rebuilt", "name", "equal"),
+    [
+        (b"a,b\nx,-3.85247e-14\n", b"a,b\nx,-5.77871e-14\n", "results/costmodel.csv", True),  # a zero residual's noise
+        (b"a,b\nx,295.101\n", b"a,b\nx,295.102\n", "results/costmodel.csv", False),  # a real change
+        (b"a,b\nx,ok\n", b"a,b\nx,stale\n", "results/summary.csv", False),
+        (b"a,b\nx,1\n", b"a,b,c\nx,1,2\n", "results/summary.csv", False),  # another shape
+        (b"predicted 312.1 (-0.0 %)\n", b"predicted 312.1 (+0.0 %)\n", "results/costmodel.md", True),
+        (b"predicted 312.1 (-0.1 %)\n", b"predicted 312.1 (+0.1 %)\n", "results/costmodel.md", False),
+        (b"\x89PNG-a", b"\x89PNG-b", "results/figures/throughput.png", False),  # figures stay byte-identical
+    ],
+)
+def test_rebuilt_tables_may_differ_from_the_archived_ones_only_in_floating_point_noise(archived, rebuilt, name, equal):
+    assert archive.tables_equal(archived, rebuilt, name) is equal

@@ -114,6 +114,37 @@ def test_rejects_what_is_not_a_result_set(tmp_path):
         compare.load(tmp_path / "empty")
 
 
+def test_match_by_name_compares_pairs_whose_parameters_differ_on_purpose(tmp_path):
+    a, b = _sweeps(tmp_path)
+    frame = compare.compare(compare.load(a), compare.load(b), match="name").set_index("configuration")
+    retuned = frame.loc["retuned"]
+    assert retuned["status"] == "compared" and retuned["differences"] == "args -t: 2 -> 1"
+    assert retuned["ratio"] == pytest.approx(71.0 / 51.0) and bool(retuned["significant"])
+    assert frame.loc["ngram", "status"] == "compared" and frame.loc["ngram", "differences"] == ""
+    lines = compare.describe(frame.reset_index(), str(a), str(b))
+    assert any(line.startswith("retuned:") and line.endswith("; parameters differ: args -t: 2 -> 1") for line in lines)
+    with pytest.raises(ValueError, match="compare/match"):
+        compare.compare(compare.load(a), compare.load(b), match="names")
+
+
+def test_nothing_compared_is_said_in_the_log_and_in_the_figure(tmp_path):
+    from specsweep import figures
+
+    cpu = _write_sweep(tmp_path / "cpu", {"baseline": [10.0, 11.0, 12.0]})
+    gpu = _write_sweep(tmp_path / "gpu", {"baseline": [100.0, 101.0, 99.0]}, args={"baseline": {"-ngl": 99}})
+    frame = compare.compare(compare.load(cpu), compare.load(gpu))
+    why = compare.nothing_compared(frame)
+    assert why.startswith("nothing compared: the 1 configuration(s) in both result sets have different parameters")
+    assert "match: name" in why
+    assert f"WARNING: {why}" in compare.describe(frame, str(cpu), str(gpu))
+    figure = figures.comparison(frame, str(cpu), str(gpu), why)
+    shown = " ".join(text.get_text() for text in figure.axes[0].texts).replace("\n", " ")
+    assert shown == why
+    disjoint = compare.compare(compare.load(cpu), compare.load(_write_sweep(tmp_path / "x", {"other": [1.0, 2.0]})))
+    assert compare.nothing_compared(disjoint).startswith("nothing compared: no configuration name is in both")
+    assert compare.nothing_compared(compare.compare(compare.load(cpu), compare.load(cpu))) is None
+
+
 def test_docs_give_every_comparison_column_with_the_code_meaning_in_order():
     documented = documented_columns("summary.md", "## comparison.csv columns")
     assert list(documented.items()) == list(compare.COLUMNS.items())

@@ -99,7 +99,6 @@ def test_unknown_model_reference(default_config):
         lambda c: c["benchmark"].update(runs=-1),
         lambda c: c["benchmark"].update(max_tokens=0),
         lambda c: c["benchmark"].update(runs="five"),
-        lambda c: c["engines"]["llama"].update(kind="tgi"),
         lambda c: c["engines"]["llama"].update(env={"1BAD": "x"}),
         lambda c: c["engines"]["llama"].update(env={"A-B": "x"}),
     ],

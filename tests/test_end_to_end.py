@@ -34,7 +34,19 @@ def sweep(tmp_path_factory) -> Path:
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     done = snakemake(workdir, "all")
     assert done.returncode == 0, done.stderr[-4000:]
+    (workdir / "snakemake.stderr").write_text(done.stderr)
     return workdir
+
+
+def test_the_run_ends_with_its_conclusion(sweep):
+    from specsweep import conclusion
+
+    expected = conclusion.lines(conclusion.read(sweep / "results" / "summary.csv"))
+    printed = (sweep / "snakemake.stderr").read_text()
+    assert "\n".join(expected) in printed
+    assert expected[0] == "specsweep: 2 of 2 configurations measured" and expected[2].startswith("  best: ")
+    # after every job's output: only Snakemake's own closing lines follow
+    assert printed.rindex(expected[-1]) > printed.rindex("Finished jobid")
 
 
 def test_summary_has_one_row_per_configuration(sweep):

@@ -39,3 +39,20 @@ def test_figures_are_byte_identical_when_redrawn(tmp_path):
     first = figures.save(figures.acceptance(_summary()), tmp_path / "a")
     second = figures.save(figures.acceptance(_summary()), tmp_path / "b")
     assert [p.read_bytes() for p in first] == [p.read_bytes() for p in second]
+
+
+def test_every_figure_is_also_a_pdf(tmp_path):
+    written = figures.save(figures.acceptance(_summary()), tmp_path / "acceptance")
+    assert [p.name for p in written] == ["acceptance.png", "acceptance.svg", "acceptance.pdf"]
+    assert written[2].read_bytes().startswith(b"%PDF-")
+
+
+def test_speedup_bars_carry_their_confidence_intervals():
+    figure = figures.acceptance(_summary())
+    speed_axes = figure.axes[1]
+    (bars,) = speed_axes.containers[:1]
+    caps = [c for c in speed_axes.containers if c.__class__.__name__ == "ErrorbarContainer"]
+    assert len(caps) == 1 and caps[0].get_label() == "95 % CI (Fieller)"
+    (segments,) = caps[0].lines[2]  # one LineCollection of x error segments, one per bar
+    spans = sorted((float(a[0]), float(b[0])) for a, b in segments.get_segments())
+    assert spans == [(0.4, 0.6), (1.1, 1.3), (1.3, 1.5)] and len(bars) == 3

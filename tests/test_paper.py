@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -36,15 +39,19 @@ def macro(text: str, name: str) -> str:
     return line.split("}{", 1)[1][:-1]
 
 
+def math(value: str) -> str:
+    return rf"\ensuremath{{{value}}}"
+
+
 def test_macros_give_the_headline_numbers(summary):
     text = paper.macros(summary)
-    assert macro(text, "BaselineTokS") == "60.0"
+    assert macro(text, "BaselineTokS") == math("60.0")
     assert macro(text, "BestName") == r"ngram\_m8"
-    assert macro(text, "BestTokS") == "90.2"  # 90.25 rounds half to even
-    assert macro(text, "BestSpeedup") == r"1.50\times"
-    assert macro(text, "BestSpeedupPct") == r"+50.4\,\%"
-    assert macro(text, "BestSpeedupCI") == r"[1.44, 1.57]\times"
-    assert macro(text, "BestAcceptanceRate") == r"81.2\,\%"
+    assert macro(text, "BestTokS") == math("90.2")  # 90.25 rounds half to even
+    assert macro(text, "BestSpeedup") == math(r"1.50\times")
+    assert macro(text, "BestSpeedupPct") == math(r"+50.4\,\%")
+    assert macro(text, "BestSpeedupCI") == math(r"[1.44, 1.57]\times")
+    assert macro(text, "BestAcceptanceRate") == math(r"81.2\,\%")
     assert macro(text, "RunsPerConfiguration") == "5"
     assert macro(text, "Configurations") == "3"
     names = paper.macro_names(text)
@@ -54,7 +61,7 @@ def test_macros_give_the_headline_numbers(summary):
 def test_missing_speedup_ci_degrades_to_na(summary):
     older = summary.drop(columns=["speedup_ci95_low", "speedup_ci95_high"])
     text = paper.macros(older)
-    assert macro(text, "BestSpeedupCI") == paper.NA
+    assert macro(text, "BestSpeedupCI") == math(paper.NA)
     table = paper.table(older)
     assert "Speedup 95" not in table and r"\toprule" in table
 
@@ -72,7 +79,8 @@ def test_table_is_booktabs_with_one_row_per_configuration(summary):
 def test_no_speculative_configuration_still_compiles():
     only = pd.DataFrame({"configuration": ["baseline"], "baseline": [True], "runs": [3], "tok_s_mean": [50.0]})
     text = paper.macros(only)
-    assert macro(text, "BaselineTokS") == "50.0" and "BestName" not in text
+    assert macro(text, "BaselineTokS") == math("50.0") and "BestName" not in text
+    check_latex_macros(text, "specsweep")
     assert r"\begin{tabular}{lr}" in paper.table(only)
 
 
@@ -100,3 +108,102 @@ def test_runs_per_configuration_is_a_range_when_adaptive_runs_differ(summary):
     assert macro(paper.macros(adaptive), "RunsPerConfiguration") == "5--12"
     assert r"(5--12 runs each;" in paper.table(adaptive)
     assert r"(5 runs each;" in paper.table(summary.assign(runs=5))
+
+
+# What a macro file may contain: each line a comment, a \newcommand or a \csname definition, each body
+# brace-balanced, using only these commands and no unescaped TeX special character.
+NEWCOMMAND = re.compile(r"\\newcommand\{\\([A-Za-z]+)\}(?:\[2\])?\{(.*)\}")
+CSNAME_DEF = re.compile(r"\\expandafter\\def\\csname ([A-Za-z]+)@([A-Za-z0-9._-]+)@([A-Za-z]+)\\endcsname\{(.*)\}")
+ALLOWED_COMMANDS = {"ensuremath", "times", "textit", "csname", "endcsname"}
+ESCAPES = {r"\,", r"\%", r"\_", r"\&", r"\#", r"\$", r"\{", r"\}"}
+
+
+def _balanced(body: str) -> bool:
+    depth = 0
+    for ch in re.sub(r"\\[{}]", "", body):
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def check_latex_macros(text: str, prefix: str) -> list[str]:
+    """Fail on anything TeX would reject or misread; return the macro names defined."""
+    names: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("%"):
+            continue
+        if match := NEWCOMMAND.fullmatch(line):
+            name, body = match[1], match[2]
+            assert name.startswith(prefix), line
+            names.append(name)
+            if "[2]" in line:
+                assert body == rf"\csname {prefix}@#1@#2\endcsname", line
+                continue
+        elif match := CSNAME_DEF.fullmatch(line):
+            assert match[1] == prefix and match[3] in paper.CONFIGURATION_FIELDS, line
+            names.append(f"{match[1]}@{match[2]}@{match[3]}")
+            body = match[4]
+        else:
+            raise AssertionError(f"not a macro definition: {line}")
+        assert _balanced(body), line
+        plain = body
+        for escape in ESCAPES:
+            plain = plain.replace(escape, "")
+        assert set(re.findall(r"\\([A-Za-z]+)", plain)) <= ALLOWED_COMMANDS, line
+        assert not re.search(r"[#$&_^~%]|\\[^A-Za-z]", re.sub(r"\\[A-Za-z]+", "", plain)), line
+    assert len(names) == len(set(names)), "a macro is defined twice"
+    return names
+
+
+def test_every_configuration_gets_macros_with_a_configurable_prefix(summary):
+    text = paper.macros(summary, prefix="mypaper")
+    names = check_latex_macros(text, "mypaper")
+    assert not any(n.startswith("specsweep") for n in names)
+    assert macro_of(text, "mypaperNgramMEightSpeedup") == math(r"1.50\times")
+    assert macro_of(text, "mypaperDraftModelTokS") == math("30.0")
+    assert macro_of(text, "mypaperDraftModelSpeedupCI") == math(r"[0.47, 0.53]\times")
+    assert macro_of(text, "mypaperBaselineSpeedupCI") == math(paper.NA)
+    assert macro_of(text, "mypaperNgramMEightAcceptanceRate") == math(r"81.2\,\%")
+    assert r"\expandafter\def\csname mypaper@ngram_m8@TokS\endcsname{\ensuremath{90.2}}" in text
+    assert r"\newcommand{\mypaperValue}[2]{\csname mypaper@#1@#2\endcsname}" in text
+
+
+def test_names_that_spell_alike_are_reached_through_the_accessor(summary):
+    clash = summary.assign(configuration=["baseline", "ngram-m8", "ngram_m8"])
+    text = paper.macros(clash)
+    check_latex_macros(text, "specsweep")
+    assert "NgramMEight" not in "".join(paper.macro_names(text))
+    assert r"\csname specsweep@ngram-m8@TokS\endcsname" in text and r"\csname specsweep@ngram_m8@TokS" in text
+
+
+def test_the_golden_summary_gives_valid_macros():
+    table = pd.read_csv(Path(__file__).parent / "fixtures" / "summary_golden.csv")
+    names = check_latex_macros(paper.macros(table), "specsweep")
+    assert sum(n.startswith("specsweep@") for n in names) == len(table) * len(paper.CONFIGURATION_FIELDS)
+
+
+def test_macro_part_spells_digits():
+    assert paper.macro_part("ngram-m24") == "NgramMTwoFour"
+    assert paper.macro_part("draft.model_3") == "DraftModelThree"
+
+
+def macro_of(text: str, name: str) -> str:
+    line = next(line for line in text.splitlines() if line.startswith(f"\\newcommand{{\\{name}}}"))
+    return line.split("}{", 1)[1][:-1]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        r"\newcommand{\specsweepX}{\ensuremath{1.0}",  # unbalanced
+        r"\newcommand{\specsweepX}{50%}",  # comment character
+        r"\newcommand{\specsweepX}{a_b}",  # subscript outside math
+        r"\newcommand{\specsweepX2}{1}",  # digit in a macro name
+        r"\newcommand{\specsweepX}{\input{x}}",  # a command the generator never writes
+        "\\newcommand{\\specsweepX}{1}\n\\newcommand{\\specsweepX}{2}",  # defined twice
+    ],
+)
+def test_the_syntax_check_rejects_what_tex_would(bad):
+    with pytest.raises(AssertionError):
+        check_latex_macros(bad, "specsweep")

@@ -167,6 +167,34 @@ def summary_table(
     return add_profile_columns(frame, measured.profiles, profile_parsers)
 
 
+# runs.csv, one row per measured run, in this column order (docs/runs.md gives the same table).
+RUNS_COLUMNS: dict[str, str] = {
+    "configuration": "configuration name (results/<configuration>/)",
+    "run": "run index within the session, 0-based, in the order measured",
+    "prompt_index": "0-based index of the prompt in benchmark.prompts (blank lines and # comments skipped): run i "
+    "uses prompt i modulo the number of prompts, so one index is one text in every configuration",
+    "category": "the prompt's category in the dataset (benchmark.prompts as JSONL; one category for a plain file)",
+    "tokens": "tokens the engine generated (the prompt's max_tokens in a dataset, else benchmark.max_tokens)",
+    "ttft_s": "time to first token as the client saw it (s)",
+    "decode_s": "first to last content event (s)",
+    "e2e_s": "request sent to response complete (s)",
+    "decode_tokens_per_s": "client-measured decode throughput, (tokens - 1) / decode_s (the first token is TTFT's)",
+    "itl_median_s": "median interval between content events (s); an event may carry several tokens",
+    "itl_p90_s": "90th percentile of that interval (s)",
+    "content_events": "stream events that carried generated text",
+    "engine_tok_s": "the engine's own decode throughput for this request (llama.cpp timings.predicted_per_second; "
+    "empty where the engine reports none)",
+    "drafted": "draft tokens proposed during this run (empty without speculation, or when the engine did not "
+    "report them)",
+    "accepted": "draft tokens accepted during this run",
+    "verify_steps": "verification steps during this run",
+    "speculation_source": "where the counts came from: the response's own fields or Prometheus counter deltas "
+    "around the run",
+    "excluded": "why the run is left out of the statistics (the client's decode rate disagreed with the engine's "
+    "own beyond benchmark.rate_tolerance_pct, or could not be timed); empty when it counts",
+}
+
+
 def add_warnings(frame: pd.DataFrame, extra: dict[str, list[str]]) -> pd.DataFrame:
     """Append more warnings (e.g. a profile parser that matched nothing) to each configuration's."""
     frame = frame.copy()
@@ -178,22 +206,34 @@ def add_warnings(frame: pd.DataFrame, extra: dict[str, list[str]]) -> pd.DataFra
 
 
 def runs_table(runs: dict[str, list[Run]]) -> pd.DataFrame:
-    """runs.csv: one row per run, the client's timings, the engine's own decode rate, and why the run is left out
+    """runs.csv: per run, which prompt, the client's timings, the engine's own decode rate, the speculation
+    counts (empty without speculation or when the engine did not report them) and why the run is left out
     of the statistics (empty when it counts)."""
-    return pd.DataFrame(
-        [
-            {
-                "configuration": name,
-                "run": r.run,
-                "tokens": r.tokens,
-                **asdict(r.client),
-                "engine_tok_s": r.engine.get("timings", {}).get("predicted_per_second"),
-                "excluded": r.excluded,
-            }
-            for name, records in runs.items()
-            for r in sorted(records, key=lambda r: r.run)
-        ]
-    )
+    rows = [
+        {
+            "configuration": name,
+            "run": r.run,
+            "prompt_index": r.prompt_index,
+            "category": r.category,
+            "tokens": r.tokens,
+            **asdict(r.client),
+            "engine_tok_s": r.engine.get("timings", {}).get("predicted_per_second"),
+            **(
+                {
+                    "drafted": r.speculation.drafted,
+                    "accepted": r.speculation.accepted,
+                    "verify_steps": r.speculation.verify_steps,
+                    "speculation_source": r.speculation.source,
+                }
+                if r.speculation
+                else {}
+            ),
+            "excluded": r.excluded,
+        }
+        for name, records in runs.items()
+        for r in sorted(records, key=lambda r: r.run)
+    ]
+    return pd.DataFrame(rows).reindex(columns=list(RUNS_COLUMNS))
 
 
 def _row(

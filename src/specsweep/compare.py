@@ -3,9 +3,10 @@
 Configurations are matched by name *and* parameters (engine kind, flags, environment, draft
 model, as recorded in each ``launch.json``): a configuration whose name matches but whose
 parameters differ is listed as such and not compared, because its delta would not mean what it
-says. For each matched configuration: the ratio of mean decode tok/s (after / before) with its
-95 % Fieller interval, the bootstrap interval beside it, and Welch's t-test p-value (see stats.py
-for why these).
+says, unless ``match="name"`` asks to compare such pairs on purpose (a CPU sweep against a GPU one):
+then they are compared and ``differences`` says what differs. For each matched configuration: the
+ratio of mean decode tok/s (after / before) with its 95 % Fieller interval, the bootstrap interval
+beside it, and Welch's t-test p-value (see stats.py for why these).
 """
 
 from __future__ import annotations
@@ -22,10 +23,13 @@ from specsweep import stats
 from specsweep.results import LAUNCH_PATH, ROOT, RUN_PATH, Launch, Run
 
 MATCHED_KEYS = ("kind", "args", "env", "draft_model")
+MATCH_MODES = ("parameters", "name")  # config compare.match
 
 COLUMNS: dict[str, str] = {
     "configuration": "configuration name (the same in both result sets)",
     "status": "compared; parameters differ (what: before -> after), not compared; only in before; only in after",
+    "differences": "parameters that differ (what: before -> after), '; '-separated; with compare.match: name such "
+    "pairs are compared",
     "runs_before": "runs in the first result set",
     "runs_after": "runs in the second result set",
     "tok_s_before": "mean decode tok/s in the first result set",
@@ -80,7 +84,11 @@ def load(path: str | Path) -> ResultSet:
     return ResultSet(str(path), {n: [r for _, r in sorted(v)] for n, v in runs.items()}, parameters)
 
 
-def compare(before: ResultSet, after: ResultSet) -> pd.DataFrame:
+def compare(before: ResultSet, after: ResultSet, match: str = "parameters") -> pd.DataFrame:
+    """One row per configuration name of either set; ``match`` (one of MATCH_MODES) says whether a pair
+    whose parameters differ is compared (``name``) or only listed (``parameters``)."""
+    if match not in MATCH_MODES:
+        raise ValueError(f"compare/match: {match!r}; use one of {', '.join(MATCH_MODES)}")
     rows = []
     names = list(dict.fromkeys([*before.rates, *after.rates]))
     for name in names:
@@ -91,8 +99,14 @@ def compare(before: ResultSet, after: ResultSet) -> pd.DataFrame:
             continue
         differ = _differences(before.parameters.get(name, {}), after.parameters.get(name, {}))
         x, y = after.rates[name], before.rates[name]
-        row.update(runs_before=len(y), runs_after=len(x), tok_s_before=sum(y) / len(y), tok_s_after=sum(x) / len(x))
-        if differ:
+        row.update(
+            runs_before=len(y),
+            runs_after=len(x),
+            tok_s_before=sum(y) / len(y),
+            tok_s_after=sum(x) / len(x),
+            differences="; ".join(differ),
+        )
+        if differ and match == "parameters":
             row["status"] = f"parameters differ ({', '.join(differ)})"
             rows.append(row)
             continue
@@ -135,6 +149,20 @@ def _differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     return found
 
 
+def nothing_compared(frame: pd.DataFrame) -> str | None:
+    """Why no configuration was compared (and what to do), or None when some were."""
+    if (frame["status"] == "compared").any():
+        return None
+    differ = frame["status"].astype(str).str.startswith("parameters differ")
+    if differ.any():
+        return (
+            f"nothing compared: the {int(differ.sum())} configuration(s) in both result sets have different "
+            f"parameters; to compare them by name anyway, add match: name, e.g. --config "
+            f"compare='{{before: A, after: B, match: name}}'"
+        )
+    return "nothing compared: no configuration name is in both result sets (see the status column)"
+
+
 def describe(frame: pd.DataFrame, before: str, after: str) -> list[str]:
     """Console lines: which intervals and test, then one line per configuration."""
     lines = [
@@ -142,6 +170,8 @@ def describe(frame: pd.DataFrame, before: str, after: str) -> list[str]:
         f"         before = {before}",
         f"ratio = mean tok/s after / before; 95 % {stats.SPEEDUP_CI_METHOD} CI; p = {stats.TEST_METHOD}",
     ]
+    if (why := nothing_compared(frame)) is not None:
+        lines.append(f"WARNING: {why}")
     for row in frame.itertuples():
         if row.status != "compared":
             lines.append(f"{row.configuration}: {row.status}")
@@ -153,17 +183,23 @@ def describe(frame: pd.DataFrame, before: str, after: str) -> list[str]:
             f"{row.configuration}: {row.tok_s_before:.1f} -> {row.tok_s_after:.1f} tok/s, "
             f"{row.delta_pct:+.1f} % [CI {100 * (row.ratio_ci95_low - 1):+.1f}, "
             f"{100 * (row.ratio_ci95_high - 1):+.1f} %], p = {row.p_value:.3g} ({verdict})"
+            + (
+                f"; parameters differ: {row.differences}"
+                if isinstance(row.differences, str) and row.differences
+                else ""
+            )
         )
     return lines
 
 
-def write(before: str, after: str, table: str, figure: str, progress: TextIO) -> None:
-    """The compare job: comparison.csv and its figure, and the findings in words."""
+def write(before: str, after: str, table: str, figure: str, progress: TextIO, match: str = "parameters") -> None:
+    """The compare job: comparison.csv and its figure (saying why, when nothing was compared), and the
+    findings in words."""
     from specsweep import figures
     from specsweep.aggregate import write_csv
 
-    frame = compare(load(before), load(after))
+    frame = compare(load(before), load(after), match)
     write_csv(frame, table)
-    figures.save(figures.comparison(frame, before, after), Path(figure).with_suffix(""))
+    figures.save(figures.comparison(frame, before, after, nothing_compared(frame)), Path(figure).with_suffix(""))
     for line in describe(frame, before, after):
         print(line, file=progress)

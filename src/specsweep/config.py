@@ -86,13 +86,18 @@ def validate_schema(raw: dict[str, Any]) -> dict[str, Any]:
     import jsonschema
     from snakemake.utils import validate
 
+    from specsweep.config_errors import unexpected_key_hint
+
     schema = yaml.safe_load(SCHEMA.read_text())
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(raw))
     if error is not None:
         path = "/".join(str(p) for p in error.absolute_path) or "(top level)"
         message = error.message if len(error.message) <= MAX_QUOTED else f"{error.message[:MAX_QUOTED]}... (cut)"
+        key, hint = unexpected_key_hint(error)
         raise ConfigError(
-            f"invalid configuration at '{path}': {message}. See config/README.md for the allowed keys and values."
+            f"invalid configuration at '{path}': {message}{hint}. "
+            "See config/README.md for the allowed keys and values.",
+            key,
         )
     config = copy.deepcopy(raw)
     validate(config, str(SCHEMA), set_default=True)

@@ -5,4 +5,11 @@ from __future__ import annotations
 
 
 class ConfigError(ValueError):
-    """A configuration problem, worded for the user: which key, what is wrong, how to fix it."""
+    """A configuration problem, worded for the user: which key, what is wrong, how to fix it.
+
+    ``key`` is the key path it is about when the message does not start with it (schema errors);
+    ``config_errors`` finds it in the user's files."""
+
+    def __init__(self, message: str, key: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.key = key

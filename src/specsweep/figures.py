@@ -6,6 +6,7 @@ jitter for per-run points.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -21,6 +22,7 @@ import seaborn as sns
 
 from specsweep.aggregate import runs_range
 from specsweep.atomic import atomic_path
+from specsweep.results import FIGURE_FORMATS
 
 matplotlib.rcParams["svg.hashsalt"] = "specsweep"
 METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}, "pdf": {"CreationDate": None}}
@@ -28,7 +30,7 @@ METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}, "
 
 @dataclass(frozen=True)
 class FigureFiles:
-    """The figures job's PNG outputs (an SVG is written beside each)."""
+    """The figures job's PNG outputs (an SVG and a PDF are written beside each)."""
 
     throughput: str
     acceptance: str
@@ -66,7 +68,7 @@ def save_breakdown(summary: pd.DataFrame, profile_parsers: dict[str, Any], png: 
             return
 
 
-def save(figure: plt.Figure, stem: Path, formats: tuple[str, ...] = ("png", "svg")) -> list[Path]:
+def save(figure: plt.Figure, stem: Path, formats: tuple[str, ...] = FIGURE_FORMATS) -> list[Path]:
     stem.parent.mkdir(parents=True, exist_ok=True)
     written = []
     for fmt in formats:
@@ -162,6 +164,9 @@ def acceptance(summary: pd.DataFrame) -> plt.Figure:
     rate_axes.set_ylabel("configuration")
     rate_axes.invert_yaxis()
     speed_axes.barh(names, spec["speedup"], color=["tab:blue" if s >= 1 else "tab:red" for s in spec["speedup"]])
+    if "speedup_ci95_low" in spec and spec["speedup_ci95_low"].notna().any():
+        speedup = spec["speedup"].to_numpy(dtype=float)
+        _interval_bars(speed_axes, speedup, spec["speedup_ci95_low"], spec["speedup_ci95_high"], "95 % CI (Fieller)")
     speed_axes.sharey(rate_axes)
     speed_axes.tick_params(labelleft=False)
     speed_axes.axvline(1.0, color="tab:orange", linestyle="--", label="baseline")
@@ -270,11 +275,22 @@ def _interval_bars(axes: plt.Axes, centers: np.ndarray, low: Any, high: Any, lab
     )
 
 
-def comparison(frame: pd.DataFrame, before: str, after: str) -> plt.Figure:
-    """Per-configuration change of mean tok/s between two result sets, with 95 % Fieller CIs."""
+def comparison(frame: pd.DataFrame, before: str, after: str, empty_reason: str | None = None) -> plt.Figure:
+    """Per-configuration change of mean tok/s between two result sets, with 95 % Fieller CIs; with no
+    compared configuration, the figure says why (``empty_reason``) instead of showing empty axes."""
     sns.set_theme(style="whitegrid", context="notebook")
     rows = frame[frame["status"] == "compared"]
     figure, axes = plt.subplots(figsize=(8, 1.4 + 0.5 * max(len(rows), 1)))
+    if rows.empty:
+        axes.text(
+            0.5,
+            0.5,
+            textwrap.fill(empty_reason or "nothing compared", 70),
+            ha="center",
+            va="center",
+            transform=axes.transAxes,
+            fontsize=9,
+        )
     names = list(rows["configuration"])
     delta = rows["delta_pct"].to_numpy(dtype=float)
     colors = ["tab:blue" if s else "0.6" for s in rows["significant"].fillna(False).astype(bool)]

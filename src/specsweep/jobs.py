@@ -116,7 +116,7 @@ def summarise(smk: Any) -> None:
         )
         measured = aggregate.Measured(configurations, runs, launches, profiles, parse_warnings)
         files = tables.TableFiles(**{f: smk.output[f] for f in tables.TableFiles.__dataclass_fields__})
-        tables.write(tables.build(measured, smk.params.profile_parsers), files, progress)
+        tables.write(tables.build(measured, smk.params.profile_parsers), files, progress, smk.params.macro_prefix)
 
 
 def plot(smk: Any) -> None:
@@ -140,7 +140,9 @@ def compare_results(smk: Any) -> None:
     from specsweep import compare
 
     with progress_to(smk.log[0]) as progress:
-        compare.write(smk.input.before, smk.input.after, smk.output.table, smk.output.figure, progress)
+        compare.write(
+            smk.input.before, smk.input.after, smk.output.table, smk.output.figure, progress, smk.params.match
+        )
 
 
 def sweep_provenance(smk: Any) -> None:

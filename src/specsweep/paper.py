@@ -17,7 +17,20 @@ import pandas as pd
 from specsweep.aggregate import runs_range
 from specsweep.atomic import atomic_write
 
-PREFIX = "specsweep"  # every macro is \specsweep<Name>, letters only as TeX requires
+PREFIX = "specsweep"  # the default of config paper.macro_prefix: every macro is \<prefix><Name>, letters only
+DIGITS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
+# Per configuration (\<prefix><Configuration><Field>): field -> (summary column or CI stem, format, suffix).
+CONFIGURATION_FIELDS: dict[str, tuple[str, str, str]] = {
+    "TokS": ("tok_s_mean", ".1f", ""),
+    "TokSCI": ("tok_s_ci95", ".1f", ""),
+    "Speedup": ("speedup", ".2f", r"\times"),
+    "SpeedupPct": ("speedup_pct", "+.1f", r"\,\%"),
+    "SpeedupCI": ("speedup_ci95", ".2f", r"\times"),
+    "PValue": ("speedup_p_value", ".2g", ""),
+    "AcceptanceRate": ("acceptance_rate", ".1f", r"\,\%"),
+    "AcceptLength": ("accept_length", ".2f", ""),
+    "Runs": ("runs", ".0f", ""),
+}
 NA = r"\textit{n/a}"
 _TEX_SPECIALS = {
     "\\": r"\textbackslash{}",
@@ -61,14 +74,70 @@ def best(summary: pd.DataFrame) -> pd.Series | None:
     return None if ok.empty else ok.loc[ok["tok_s_mean"].idxmax()]
 
 
-def macros(summary: pd.DataFrame) -> str:
+def macro_part(name: str) -> str:
+    """A configuration name as letters, which is all a TeX macro name may hold: ``ngram-m24`` ->
+    ``NgramMTwoFour`` (each word capitalised, each digit spelt out)."""
+    words = [w for w in re.split(r"[^A-Za-z0-9]+", name) if w]
+    return "".join(
+        w[0].upper() + w[1:] for w in ("".join(DIGITS[int(c)] if c.isdigit() else c for c in word) for word in words)
+    )
+
+
+def _math(value: str) -> str:
+    r"""Numbers work in text and in math alike (``\times`` and ``\%`` need math mode in text)."""
+    return f"\\ensuremath{{{value}}}"
+
+
+def _field(row: pd.Series, column: str, spec: str, suffix: str) -> str:
+    if column.endswith("_ci95"):
+        return _ci(row, column, spec, suffix)
+    value = _get(row, column)
+    return _fmt(_percent(value) if column == "acceptance_rate" else value, spec, suffix)
+
+
+def _p_value(value: Any) -> str:
+    number = _number(value)
+    return NA if number is None else "<0.001" if number < 0.001 else f"{number:.3f}"
+
+
+def configuration_macros(summary: pd.DataFrame, taken: dict[str, str], prefix: str = PREFIX) -> list[str]:
+    """``\\<prefix><Configuration><Field>`` for every configuration and field, plus the accessor
+    ``\\<prefix>Value{<configuration name>}{<Field>}``, which also reaches names whose letters clash.
+    ``taken``: the headline macros (name -> value); one of the same name and value is not repeated."""
+    lines = [
+        f"% Per configuration: \\{prefix}<Configuration><Field>, or \\{prefix}Value{{<name>}}{{<Field>}}; "
+        f"Field is one of {', '.join(CONFIGURATION_FIELDS)}.",
+        f"\\newcommand{{\\{prefix}Value}}[2]{{\\csname {prefix}@#1@#2\\endcsname}}",
+    ]
+    parts = [macro_part(str(n)) for n in summary["configuration"]]
+    for (_, row), part in zip(summary.iterrows(), parts, strict=True):
+        name = str(row["configuration"])
+        values = {
+            field: _math(_p_value(_get(row, column)) if field == "PValue" else _field(row, column, spec, suffix))
+            for field, (column, spec, suffix) in CONFIGURATION_FIELDS.items()
+        }
+        named = (
+            bool(part)
+            and parts.count(part) == 1
+            and all(taken.get(part + field, value) == value for field, value in values.items())
+        )
+        if not named:
+            lines.append(f"% {escape(name)}: no named macros (they would clash with other macros); use \\{prefix}Value")
+        for field, value in values.items():
+            lines.append(f"\\expandafter\\def\\csname {prefix}@{name}@{field}\\endcsname{{{value}}}")
+            if named and part + field not in taken:
+                lines.append(f"\\newcommand{{\\{prefix}{part}{field}}}{{{value}}}")
+    return lines
+
+
+def macros(summary: pd.DataFrame, prefix: str = PREFIX) -> str:
     baseline = summary[summary["baseline"].astype(bool)].iloc[0]
     top = best(summary)
     values: dict[str, str] = {
         "BaselineName": escape(baseline["configuration"]),
-        "BaselineTokS": _fmt(baseline["tok_s_mean"], ".1f"),
-        "BaselineTokSCI": _ci(baseline, "tok_s_ci95", ".1f"),
-        "Configurations": str(len(summary)),
+        "BaselineTokS": _math(_fmt(baseline["tok_s_mean"], ".1f")),
+        "BaselineTokSCI": _math(_ci(baseline, "tok_s_ci95", ".1f")),
+        "Configurations": str(len(summary)),  # after grid expansion: one summary row each
         "RunsPerConfiguration": runs_range(summary, "--"),
         "TokensPerRun": _fmt(summary["tokens_per_run"].max(), ".0f") if "tokens_per_run" in summary else NA,
         "EngineVersion": escape(baseline["engine_version"]) if pd.notna(_get(baseline, "engine_version")) else NA,
@@ -76,19 +145,17 @@ def macros(summary: pd.DataFrame) -> str:
     if top is not None:
         values |= {
             "BestName": escape(top["configuration"]),
-            "BestTokS": _fmt(top["tok_s_mean"], ".1f"),
-            "BestTokSCI": _ci(top, "tok_s_ci95", ".1f"),
-            "BestSpeedup": _fmt(_get(top, "speedup"), ".2f", r"\times"),
-            "BestSpeedupPct": _fmt(_get(top, "speedup_pct"), "+.1f", r"\,\%"),
-            "BestSpeedupCI": _ci(top, "speedup_ci95", ".2f", r"\times"),
-            "BestAcceptanceRate": _fmt(_percent(_get(top, "acceptance_rate")), ".1f", r"\,\%"),
-            "BestAcceptLength": _fmt(_get(top, "accept_length"), ".2f"),
+            **{
+                f"Best{field}": _math(_field(top, *CONFIGURATION_FIELDS[field]))
+                for field in ("TokS", "TokSCI", "Speedup", "SpeedupPct", "SpeedupCI", "AcceptanceRate", "AcceptLength")
+            },
         }
     lines = [
         "% Generated by specsweep from results/summary.csv; do not edit (rerun the pipeline).",
-        "% Numbers are plain text; use them in math mode or text as they are (\\times needs math: $...$).",
+        "% Numbers are wrapped in \\ensuremath: write them in text or in math alike.",
     ]
-    lines += [f"\\newcommand{{\\{PREFIX}{name}}}{{{value}}}" for name, value in values.items()]
+    lines += [f"\\newcommand{{\\{prefix}{name}}}{{{value}}}" for name, value in values.items()]
+    lines += configuration_macros(summary, values, prefix)
     return "\n".join(lines) + "\n"
 
 
@@ -148,9 +215,9 @@ def table(summary: pd.DataFrame) -> str:
     )
 
 
-def write(summary_csv: str | Path, macros_path: str | Path, table_path: str | Path) -> None:
+def write(summary_csv: str | Path, macros_path: str | Path, table_path: str | Path, prefix: str = PREFIX) -> None:
     summary = pd.read_csv(summary_csv)
-    atomic_write(macros_path, macros(summary))
+    atomic_write(macros_path, macros(summary, prefix))
     atomic_write(table_path, table(summary))
 
 

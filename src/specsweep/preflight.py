@@ -1,7 +1,8 @@
-"""Checks before anything is built, downloaded or launched, beyond what the schema says: each engine's
-settings, the files the sweep reads (a prompt dataset line by line), each engine's domain checks of its
-configurations, and the load levels against each engine's slots. Every error
-names the key and the fix (``ConfigError``); warnings are printed and returned.
+"""Checks before anything is built, downloaded or launched, beyond what the schema says: the engine kinds
+and log formats a config names (``registered``), each engine's settings, the files the sweep reads (a
+prompt dataset line by line), each engine's domain checks of its configurations, and the load levels
+against each engine's slots. Every error names the key and the fix (``ConfigError``); warnings are
+printed and returned.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from specsweep import inputs
 from specsweep.config import ConfigError, Configuration
 from specsweep.engines import ADAPTERS, adapter_class
 from specsweep.load import check_load
+from specsweep.registered import check_registered
 from specsweep.workload import WorkloadError, read_workload
 
 
 def check(config: dict[str, Any], configurations: dict[str, Configuration], out: TextIO = sys.stderr) -> list[str]:
     """Everything below, in order; the warnings of the domain checks."""
+    check_registered(config)
     check_engine_settings(config)
     check_files(config)
     warnings = check_configurations(configurations, out)

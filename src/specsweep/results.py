@@ -118,6 +118,10 @@ COMPARISON_TABLE = _under(COMPARE_DIR, "comparison.csv")
 REBUILD_CHECK = _under(ARCHIVE_DIR, "rebuild-check.txt")
 
 
+# Every figure is written in each of these: PNG for the report, SVG for the web, PDF for a paper.
+FIGURE_FORMATS = ("png", "svg", "pdf")
+
+
 def figure(name: str, fmt: str = "png") -> str:
     return _under(FIGURES_DIR, f"{name}.{fmt}")
 

@@ -320,11 +320,13 @@ def wait_until_ready(
     timeout_s: float,
     log_path: Path,
     port: int | None = None,
+    waiting: Callable[[float], None] | None = None,
 ) -> float:
     """Poll ``is_ready`` (20 times a second) until it is true; fail fast if the process exits.
 
     With ``port``, readiness also needs the listener on that port to be in the server's own
-    process group, so a stale server on the same port cannot pass for ours.
+    process group, so a stale server on the same port cannot pass for ours. ``waiting`` is called
+    with the seconds waited so far on every poll (progress lines while a model loads).
     """
     started = time.monotonic()
     while True:
@@ -335,6 +337,8 @@ def wait_until_ready(
             )
         if is_ready() and (port is None or owns_port(process.pid, port)):
             return time.monotonic() - started
+        if waiting is not None:
+            waiting(time.monotonic() - started)
         if time.monotonic() - started > timeout_s:
             raise ServerError(
                 f"the server was not ready after {timeout_s:.0f} s (benchmark.ready_timeout_s); "

@@ -36,6 +36,7 @@ from specsweep.load import LoadLevel, levels_of, run_window, window_seed
 from specsweep.locks import measuring
 from specsweep.machine import snapshot as machine_snapshot
 from specsweep.placement import placement
+from specsweep.progress import ReadyWait, eta
 from specsweep.rate_check import DEFAULT_TOLERANCE_PCT, exclusion_reason
 from specsweep.redact import (
     REDACTED,
@@ -297,12 +298,14 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
         with server as process:
             _link_log(paths)
             launch.pid = process.pid
+            timeout_s = float(benchmark["ready_timeout_s"])
             ready_s = wait_until_ready(
                 process,
                 lambda: engine.is_ready(base_url),
-                float(benchmark["ready_timeout_s"]),
+                timeout_s,
                 paths.log,
                 port=port if engine.launches else None,
+                waiting=ReadyWait(name, timeout_s, progress, lambda: log_tail(paths.log, 1)),
             )
             if engine.launches:  # workers and helpers exist now: a later job can stop exactly them
                 stale.track(process.pid)
@@ -331,6 +334,7 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
                 memory.read("while_serving")
             rates: list[float] = []
             declared = len(paths.runs)
+            runs_started = time.monotonic()
             while (run_path := _next_run_path(paths, len(rates), rates, benchmark, launch)) is not None:
                 index = len(rates)
                 label = f"run {index + 1}/{declared}" if index < declared else f"run {index + 1} (adaptive)"
@@ -341,9 +345,10 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
                 record = replace(record, excluded=exclusion_reason(record, tolerance))
                 _write_evidence(paths, run_path, record.to_json())
                 rates.append(record.decode_tokens_per_s)
+                pace = eta(len(rates), declared, time.monotonic() - runs_started) if index < declared else ""
                 print(
                     f"{name}: {label}: {record.decode_tokens_per_s:.1f} tok/s "
-                    f"(TTFT {1000 * record.client.ttft_s:.0f} ms)",
+                    f"(TTFT {1000 * record.client.ttft_s:.0f} ms){'; ' + pace if pace else ''}",
                     file=progress,
                     flush=True,
                 )

@@ -53,7 +53,7 @@ def build(measured: aggregate.Measured, profile_parsers: dict[str, dict[str, Any
     )
 
 
-def write(tables: Tables, files: TableFiles, progress: TextIO) -> None:
+def write(tables: Tables, files: TableFiles, progress: TextIO, macro_prefix: str = paper.PREFIX) -> None:
     """Each table to its file, and what a reader should see first to the console."""
     frame = tables.summary
     aggregate.write_csv(frame, files.summary)
@@ -80,7 +80,7 @@ def write(tables: Tables, files: TableFiles, progress: TextIO) -> None:
     aggregate.write_csv(tables.drift, files.drift)
     for line in drift.describe(tables.drift):
         print(line, file=progress)
-    paper.write(files.summary, files.macros, files.table)
+    paper.write(files.summary, files.macros, files.table, macro_prefix)
     print(f"paper macros and table written to {Path(files.macros).parent}", file=progress)
     model = tables.costmodel
     aggregate.write_csv(model.table if model else pd.DataFrame(), files.costmodel)

@@ -72,7 +72,11 @@ CASES = [
     ("zero-ready-timeout", _set("benchmark/ready_timeout_s", 0), ["'benchmark/ready_timeout_s'"]),
     ("negative-request-timeout", _set("benchmark/request_timeout_s", -5), ["'benchmark/request_timeout_s'"]),
     ("port-out-of-range", _set("engines/llama/port", 70000), ["'engines/llama/port'", "maximum of 65535"]),
-    ("unknown-engine-kind", _set("engines/llama/kind", "tgi"), ["'engines/llama/kind'", "'tgi' is not one of"]),
+    (
+        "unknown-engine-kind",
+        _set("engines/llama/kind", "tgi"),
+        ["engines/llama/kind: 'tgi' is not a registered engine kind (external, llamacpp, sglang, vllm)"],
+    ),
     ("bad-env-name-digit", _set("engines/llama/env", {"1BAD": "x"}), ["'engines/llama/env'", "'1BAD'"]),
     ("bad-env-name-dash", _set("configurations/baseline/env", {"A-B": "x"}), ["configurations/baseline/env", "'A-B'"]),
     ("bad-flag-name", _set("configurations/baseline/args", {"spec": 1}), ["configurations/baseline/args", "'spec'"]),

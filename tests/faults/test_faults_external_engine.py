@@ -15,6 +15,7 @@ from specsweep.config import Configuration
 from specsweep.engines import adapter
 from specsweep.engines.base import EngineResources
 from specsweep.session import Session, SessionPaths, measure
+from specsweep.workload import Prompt
 
 # The final /generate event's meta_info of SGLang 0.5.10 (tests/fixtures/sglang_meta_info.json cites the source).
 META = {
@@ -108,7 +109,7 @@ def test_an_external_sglang_endpoint_records_its_speculation_counts(tmp_path, mo
         failed_root=out / "failed",
     )
     benchmark = {**BENCHMARK, "runs": 1, "warmup_requests": 0, "max_tokens": META["completion_tokens"]}
-    measure(Session(configuration, engine, benchmark, ["hello"], "127.0.0.1", 0, paths), progress=io.StringIO())
+    measure(Session(configuration, engine, benchmark, [Prompt("hello")], "127.0.0.1", 0, paths), progress=io.StringIO())
     run = json.loads(paths.runs[0].read_text())
     assert run["speculation"]["source"] == "response meta_info (0.5.10 keys)"
     assert (run["speculation"]["drafted"], run["speculation"]["accepted"], run["speculation"]["verify_steps"]) == (

@@ -26,6 +26,7 @@ os.environ.setdefault("SPECSWEEP_ROOT", workflow.basedir)
 
 from specsweep import cluster as sweep_cluster
 from specsweep import config as sweep_config
+from specsweep import config_errors
 from specsweep import design as sweep_design
 from specsweep import environment as sweep_environment
 from specsweep import names as sweep_names
@@ -45,6 +46,12 @@ from specsweep.parsers.user import compile_parsers
 # key a later specsweep adds (with its default) does not rerun finished measurements. Jobs read the
 # effective values (defaults filled) from `config`; provenance records those.
 USER_CONFIG = copy.deepcopy(config)
+# The files the user's config came from: errors name the file and line of the key they are about.
+CONFIG_FILES = list(workflow.overwrite_configfiles) or ["config/config.yaml"]
+if misplaced := config_errors.misplaced_targets(workflow.overwrite_configfiles):
+    config_errors.exit_with(
+        config_errors.misplaced_target_message(misplaced, CONFIG_FILES)
+    )
 
 try:
     # Duplicate keys and alias bombs, which YAML itself lets through (silently, or expanding later).
@@ -65,7 +72,9 @@ try:
     ):
         print(f"specsweep warning: {warning}", file=sys.stderr)
 except sweep_config.ConfigError as error:
-    raise WorkflowError(f"configuration error: {error}") from None
+    config_errors.exit_with(
+        config_errors.explain(error, CONFIG_FILES, workflow.config_settings.config)
+    )
 
 # --unlock is safe only when no other run of this folder is alive (after a kill -9 of Snakemake).
 if "--unlock" in sys.argv and (alive := other_runs_in(Path.cwd())):
@@ -267,13 +276,13 @@ LOAD_FIGURES = [
     results_tree.figure(name, fmt)
     for name in ["categories"]
     + (["load_speedup", "load_latency"] if LOAD_LEVELS else [])
-    for fmt in ("png", "svg")
+    for fmt in results_tree.FIGURE_FORMATS
 ]
 LOAD_OUTPUTS = LOAD_TABLES + LOAD_FIGURES
 FIGURES = [
     results_tree.figure(name, fmt)
     for name in ("throughput", "acceptance", "costmodel")
-    for fmt in ("png", "svg")
+    for fmt in results_tree.FIGURE_FORMATS
 ]
 PAPER = [results_tree.PAPER_MACROS, results_tree.PAPER_TABLE]
 # What a rebuild from an archive recomputes (no engine): every output of the summary and figures
@@ -322,6 +331,20 @@ def archive_inputs(wildcards):
         "aggregates": REBUILT,
         "final_outputs": final_outputs(),  # whatever else `all` makes (cost model, drift, ...)
     }
+
+
+def print_conclusion():
+    """onsuccess: when this run made or used results/summary.csv, say what it concludes."""
+    import os
+    import sys
+    from specsweep import conclusion
+
+    made = any(job.rule.name == "summary" for job in workflow.dag.jobs)
+    if made and os.path.exists(
+        results_tree.SUMMARY
+    ):  # --touch, --dry-run: nothing to conclude
+        rows = conclusion.read(results_tree.SUMMARY)
+        print("\n".join(conclusion.lines(rows, results_tree.ROOT)), file=sys.stderr)
 
 
 def summarise_what_finished():
@@ -404,4 +427,6 @@ def check_reserved_names():
             CONFIGURATIONS, sweep_names.reserved_names(written)
         )
     except sweep_config.ConfigError as error:
-        raise WorkflowError(f"configuration error: {error}") from None
+        config_errors.exit_with(
+            config_errors.explain(error, CONFIG_FILES, workflow.config_settings.config)
+        )

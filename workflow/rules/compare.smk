@@ -12,9 +12,12 @@ rule compare:
             category="Comparison",
         ),
         figure_svg=results_tree.comparison_figure("svg"),
+        figure_pdf=results_tree.comparison_figure("pdf"),
     log:
         "logs/compare.log",
     conda:
         "../../envs/specsweep.yaml"
+    params:
+        match=lambda wildcards: config["compare"]["match"],
     script:
         "../../scripts/compare.py"

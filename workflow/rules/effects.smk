@@ -15,6 +15,7 @@ rule effects:
             category="Figures",
         ),
         svg=results_tree.figure("interaction", "svg"),
+        pdf=results_tree.figure("interaction", "pdf"),
     log:
         "logs/effects.log",
     conda:

@@ -11,18 +11,21 @@ rule figures:
             category="Figures",
         ),
         throughput_svg=results_tree.figure("throughput", "svg"),
+        throughput_pdf=results_tree.figure("throughput", "pdf"),
         acceptance=report(
             results_tree.figure("acceptance", "png"),
             caption="../report/acceptance.rst",
             category="Figures",
         ),
         acceptance_svg=results_tree.figure("acceptance", "svg"),
+        acceptance_pdf=results_tree.figure("acceptance", "pdf"),
         costmodel=report(
             results_tree.figure("costmodel", "png"),
             caption="../report/costmodel.rst",
             category="Figures",
         ),
         costmodel_svg=results_tree.figure("costmodel", "svg"),
+        costmodel_pdf=results_tree.figure("costmodel", "pdf"),
     log:
         "logs/figures.log",
     conda:
@@ -44,6 +47,7 @@ rule cycle_breakdown:
             category="Figures",
         ),
         svg=results_tree.figure("cycle_breakdown", "svg"),
+        pdf=results_tree.figure("cycle_breakdown", "pdf"),
     log:
         "logs/cycle_breakdown.log",
     conda:

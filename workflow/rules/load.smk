@@ -9,12 +9,15 @@ LOAD_TABLE_OUTPUTS = {
 LOAD_FIGURE_OUTPUTS = {
     "categories": results_tree.figure("categories", "png"),
     "categories_svg": results_tree.figure("categories", "svg"),
+    "categories_pdf": results_tree.figure("categories", "pdf"),
     **(
         {
             "speedup": results_tree.figure("load_speedup", "png"),
             "speedup_svg": results_tree.figure("load_speedup", "svg"),
+            "speedup_pdf": results_tree.figure("load_speedup", "pdf"),
             "latency": results_tree.figure("load_latency", "png"),
             "latency_svg": results_tree.figure("load_latency", "svg"),
+            "latency_pdf": results_tree.figure("load_latency", "pdf"),
         }
         if LOAD_LEVELS
         else {}

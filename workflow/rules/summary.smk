@@ -12,7 +12,11 @@ rule summary:
             caption="../report/summary.rst",
             category="Summary",
         ),
-        runs=results_tree.RUNS_TABLE,
+        runs=report(
+            results_tree.RUNS_TABLE,
+            caption="../report/runs.rst",
+            category="Summary",
+        ),
         profiles=per_configuration(results_tree.profile_file),
         drift=report(
             results_tree.DRIFT,
@@ -31,7 +35,11 @@ rule summary:
         ),
         costmodel=results_tree.COSTMODEL,
         costmodel_parameters=results_tree.COSTMODEL_PARAMETERS,
-        costmodel_report=results_tree.COSTMODEL_REPORT,
+        costmodel_report=report(
+            results_tree.COSTMODEL_REPORT,
+            caption="../report/costmodel_report.rst",
+            category="Cost model",
+        ),
     log:
         "logs/summary.log",
     conda:
@@ -43,5 +51,6 @@ rule summary:
         log_formats=SERVER_LOG_FORMATS,
         profile_parsers=config.get("profile_parsers", {}),
         warmup_requests=BENCH["warmup_requests"],
+        macro_prefix=config["paper"]["macro_prefix"],
     script:
         "../../scripts/summarise.py"

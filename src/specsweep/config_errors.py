@@ -1,0 +1,158 @@
+"""Where a configuration error is in the user's own file, and what a misspelt key probably meant.
+
+Snakemake reports an exception raised while the workflow is parsed at the workflow line that raised
+it (``workflow/rules/common.smk``); a user needs their file, line and key instead. Every
+``ConfigError`` message starts with the key it is about (``benchmark/runs: ...``), so ``locate``
+finds that key, or its deepest existing parent, in the config files the sweep was given.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import yaml
+
+# The leading key of a ConfigError message: "a/b/--flag: ..." (no spaces inside a key path).
+_LEADING_KEY = re.compile(r"^([A-Za-z0-9_.:{}/-]+): ")
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def key_lines(text: str) -> dict[tuple[str, ...], int]:
+    """Every key path of a YAML document -> the 1-based line where that key is written."""
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError:
+        return {}
+    lines: dict[tuple[str, ...], int] = {}
+
+    def walk(node: Any, path: tuple[str, ...]) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                here = (*path, str(key.value))
+                lines[here] = key.start_mark.line + 1
+                walk(value, here)
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                here = (*path, str(index))
+                lines[here] = item.start_mark.line + 1
+                walk(item, here)
+
+    walk(root, ())
+    return lines
+
+
+def key_of(error: Exception) -> tuple[str, ...]:
+    """The key path an error is about: its ``key``, else the key its message starts with, else ``()``."""
+    if getattr(error, "key", ()):
+        return tuple(error.key)  # type: ignore[attr-defined]
+    match = _LEADING_KEY.match(str(error))
+    return tuple(match[1].split("/")) if match else ()
+
+
+def unexpected_key_hint(error: Any) -> tuple[tuple[str, ...], str]:
+    """For a jsonschema error: the key path it is about and, for an unknown key, the closest allowed one
+    (`` (did you mean 'runs'?)``). Unknown keys are reported at their parent; the path names the key."""
+    path = tuple(str(p) for p in error.absolute_path)
+    allowed = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+    if error.validator != "additionalProperties" or not isinstance(error.instance, dict) or not allowed:
+        return path, ""
+    unexpected = [str(k) for k in error.instance if k not in allowed]
+    if not unexpected:
+        return path, ""
+    return (*path, unexpected[0]), did_you_mean(unexpected[0], allowed)
+
+
+def locate(key: Sequence[str], config_files: Sequence[str | Path]) -> tuple[Path, int] | None:
+    """The file and line of ``key`` (or of its deepest parent that is written) in the last config file
+    holding it: later files override earlier ones, as with Snakemake's ``--configfile a b``."""
+    best: tuple[int, Path, int] | None = None
+    for path in config_files:
+        path = Path(path)
+        try:
+            lines = key_lines(path.read_text())
+        except (OSError, UnicodeDecodeError):
+            continue
+        for depth in range(len(key), 0, -1):
+            line = lines.get(tuple(key[:depth]))
+            if line is not None:
+                if best is None or depth >= best[0]:
+                    best = (depth, path, line)
+                break
+    return None if best is None else (best[1], best[2])
+
+
+def where(error: Exception, config_files: Sequence[str | Path], overrides: dict[str, Any] | None = None) -> str:
+    """``my-sweep.yaml:12: `` (file and line, as compilers write them) for the key the error is about;
+    ``--config: `` when the key was set on the command line (``overrides``, Snakemake's ``--config``, win
+    over files); else ``my-sweep.yaml: `` (a missing key belongs in the last file)."""
+    key = key_of(error)
+    if key and overrides and key[0] in overrides:
+        return "--config: "
+    found = locate(key, config_files) if key else None
+    if found is not None:
+        return f"{shown(found[0])}:{found[1]}: "
+    return f"{shown(config_files[-1])}: " if config_files else ""
+
+
+def shown(path: str | Path) -> str:
+    """A path as the user would write it: relative to the working directory when it lies below it."""
+    path = Path(path)
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def explain(error: Exception, config_files: Sequence[str | Path], overrides: dict[str, Any] | None = None) -> str:
+    """The one message a user sees for a configuration error: their file and line first, as compilers write
+    it, then key, problem and fix (the error's own text)."""
+    return f"{where(error, config_files, overrides)}configuration error: {error}"
+
+
+def exit_with(message: str) -> NoReturn:
+    """Stop the workflow while it is read, with only ``message``: raising would make Snakemake print the
+    workflow file and line that raised (``workflow/rules/common.smk``), which is not where the mistake is."""
+    print(message, file=sys.stderr)
+    raise SystemExit(1)
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """`` (did you mean 'runs'?)`` for the closest candidate, or ``""`` when none is close."""
+    close = closest(word, candidates)
+    return f" (did you mean '{close}'?)" if close else ""
+
+
+def closest(word: str, candidates: Iterable[str]) -> str | None:
+    """The candidate a misspelt ``word`` most probably meant, or None when none is close."""
+    close = difflib.get_close_matches(word, sorted(candidates), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def misplaced_targets(config_files: Sequence[str | Path]) -> list[str]:
+    """Values given to ``--configfile`` that are targets, not config files: the option takes several
+    values, so ``--configfile my.yaml all`` reads ``all`` as a second config file. A value is taken for a
+    target when it lies under the sweep's ``results/``, or is not a .yaml/.yml/.json file and does not exist."""
+    found = []
+    for value in config_files:
+        path = Path(value)
+        if Path(shown(path)).parts[:1] == ("results",) or (
+            path.suffix.lower() not in CONFIG_SUFFIXES and not path.is_file()
+        ):
+            found.append(shown(path))
+    return found
+
+
+def misplaced_target_message(targets: Sequence[str], config_files: Sequence[str | Path]) -> str:
+    """How to write the command: targets before ``--configfile`` (or the option last)."""
+    files = [shown(f) for f in config_files if shown(f) not in targets]
+    command = f"snakemake --cores 1 {' '.join(targets)} --configfile {' '.join(files) or 'my-sweep.yaml'}"
+    return (
+        f"--configfile: {', '.join(repr(t) for t in targets)} looks like a target, not a config file; "
+        f"--configfile takes every value that follows it, so a target written after it is read as a "
+        f"config file. Put targets before the option: {command}"
+    )

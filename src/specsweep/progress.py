@@ -1,0 +1,59 @@
+"""Console lines for the long waits of a session: a server that is still loading, runs still to come.
+
+A model that loads for minutes (the SGLang example allows 30) must not look like a hang, and a
+session of many long runs should say when it will end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TextIO
+
+WAITING_EVERY_S = 5.0
+
+
+class ReadyWait:
+    """Called with the seconds waited so far; prints a line every ``every_s`` while the server loads."""
+
+    def __init__(
+        self,
+        name: str,
+        timeout_s: float,
+        progress: TextIO,
+        last_log_line: Callable[[], str] | None = None,
+        every_s: float = WAITING_EVERY_S,
+    ) -> None:
+        self.name, self.timeout_s, self.progress, self.every_s = name, timeout_s, progress, every_s
+        self.last_log_line = last_log_line  # the server log's last line, shown with each progress line
+        self.next_s = every_s
+
+    def __call__(self, waited_s: float) -> None:
+        if waited_s < self.next_s:
+            return
+        self.next_s = (waited_s // self.every_s + 1) * self.every_s
+        line = (
+            f"{self.name}: still waiting for the server to be ready: {waited_s:.0f} s of {self.timeout_s:.0f} s "
+            f"(benchmark.ready_timeout_s)"
+        )
+        last = self.last_log_line() if self.last_log_line else None
+        if last:
+            line += f"; its log says: {last[:120]}"
+        print(line, file=self.progress, flush=True)
+
+
+def duration(seconds: float) -> str:
+    """``42 s``, ``3 min 05 s``, ``1 h 02 min``."""
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+def eta(done: int, total: int, elapsed_s: float) -> str:
+    """What is left of a session after ``done`` of ``total`` runs took ``elapsed_s``, at their mean pace."""
+    if done >= total:
+        return ""
+    per_run = elapsed_s / done
+    return f"ETA {duration(per_run * (total - done))} for the {total - done} run(s) left ({per_run:.1f} s each)"

