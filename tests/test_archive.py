@@ -158,6 +158,8 @@ def archived(tmp_path_factory) -> Path:
     config = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
     config["benchmark"]["prompts"] = str(REPO / "config" / "prompts.txt")
     config["configurations"]["ngram"]["env"] = {"SPECSWEEP_CONFIG_TOKEN": PLANTED + "-config"}
+    # Engines get a clean environment: the planted caller's secret reaches them only passed through.
+    config["environment"] = {"pass_through": ["SPECSWEEP_TEST_TOKEN"]}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     env = {**os.environ, "SPECSWEEP_TEST_TOKEN": PLANTED}
     done = snakemake(workdir, "all", env=env)

@@ -325,7 +325,7 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
             )
             segments = launch.log_segments = []  # where each request starts in server.log (segments.py)
             for w in range(benchmark["warmup_requests"]):
-                segments.append(segment(WARMUP, w, _log_size(paths.log)))
+                segments.append(segment(WARMUP, w, _log_position(process, paths.log)))
                 with _server_death_named(process, f"warmup request {w + 1}", paths.log):
                     _generate(
                         engine, base_url, prompts[w % len(prompts)].text, benchmark["warmup_max_tokens"], benchmark
@@ -338,7 +338,7 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
             while (run_path := _next_run_path(paths, len(rates), rates, benchmark, launch)) is not None:
                 index = len(rates)
                 label = f"run {index + 1}/{declared}" if index < declared else f"run {index + 1} (adaptive)"
-                segments.append(segment(RUN, index, _log_size(paths.log)))
+                segments.append(segment(RUN, index, _log_position(process, paths.log)))
                 with _server_death_named(process, f"{label} ({index} completed)", paths.log):
                     record = _measured_run(engine, base_url, prompts, index, benchmark)
                 tolerance = float(benchmark.get("rate_tolerance_pct", DEFAULT_TOLERANCE_PCT))
@@ -369,9 +369,9 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
                 if process.poll() is not None:
                     raise ServerError(f"the server exited with status {process.returncode} during the runs")
             print(f"{name}: {launch.repetitions['stopped_because']}", file=progress, flush=True)
-            segments.append(segment(LOAD, None, _log_size(paths.log)))
+            segments.append(segment(LOAD, None, _log_position(process, paths.log)))
             _measure_load(session, prompts, base_url, launch, process, progress)
-            segments.append(segment(TEARDOWN, None, _log_size(paths.log)))
+            segments.append(segment(TEARDOWN, None, _log_position(process, paths.log)))
             launch.status = "completed"
     finally:
         launch.stopped_at = now_iso()
@@ -632,6 +632,13 @@ def _hide(written: Any, values: list[str]) -> Any:
 
 LOG_QUIET_S = 0.05  # the log unchanged this long: the previous request's late lines are written
 LOG_SETTLE_MAX_S = 1.0  # an engine that logs all the time (periodic stats) is not waited for longer
+
+
+def _log_position(process: Any, log: Path) -> int:
+    """Where in the session's server.log the next request's lines will start. An attached endpoint's
+    log is copied into server.log only at the end, from where it stood at attach (``log_start``)."""
+    source = getattr(process, "log_source", None)
+    return _log_size(log) if source is None else max(0, _log_size(source) - process.log_start)
 
 
 def _log_size(log: Path) -> int:

@@ -65,12 +65,16 @@ def test_a_server_that_requires_an_api_key_is_benchmarked_with_one_from_the_envi
     assert "401" not in log  # every request, readiness and /props, /slots, /metrics included, carried the key
     written = [p for p in results_of(spec).rglob("*") if p.is_file() and key.encode() in p.read_bytes()]
     assert written == [] and key not in progress
-    assert json.loads((results_of(spec) / "launch.json").read_text())["env"]["MY_SERVER_AUTH"] == "<redacted>"
+    env = json.loads((results_of(spec) / "launch.json").read_text())["env"]
+    # The engine gets the key as the variable it reads (clean environment: not the caller's variable).
+    assert env["LLAMA_API_KEY"] == "<redacted>" and "MY_SERVER_AUTH" not in env
 
 
 def test_without_the_key_the_session_says_which_key_to_set(tmp_path, standin, model_file, monkeypatch):
-    spec = session_spec(tmp_path, standin, model_file, env={"STANDIN_MODE": ""}, runs=1)
-    monkeypatch.setenv("LLAMA_API_KEY", "sk-only-the-server-knows")  # the server requires a key; no api_key_env
+    # The server requires a key (set for it alone: engines get a clean environment); no api_key_env.
+    spec = session_spec(
+        tmp_path, standin, model_file, env={"STANDIN_MODE": "", "LLAMA_API_KEY": "sk-only-the-server-knows"}, runs=1
+    )
     error, _ = run_session(spec, monkeypatch)
     assert isinstance(error, RuntimeError)
     assert "the server requires an API key (/props answered 401); set engines/llama/api_key_env" in str(error)

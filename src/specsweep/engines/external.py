@@ -107,6 +107,12 @@ class AttachedServer:
     pid = None
     returncode = None
 
+    def __init__(self, log_source: Path | None = None, log_start: int = 0) -> None:
+        # The endpoint's own log and its size at attach: the session's server.log is that log's
+        # growth from there on, so an offset in it is the source's size minus log_start.
+        self.log_source = log_source
+        self.log_start = log_start
+
     def poll(self) -> None:
         return None
 
@@ -122,7 +128,7 @@ def attach(settings: dict[str, Any], log_path: Path) -> Iterator[AttachedServer]
     offset = source_path.stat().st_size if source_path and source_path.exists() else 0
     log_path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        yield AttachedServer()
+        yield AttachedServer(source_path if source_path and source_path.exists() else None, offset)
     finally:
         with open(log_path, "wb") as log:
             if source_path and source_path.exists():
