@@ -27,7 +27,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import PYTHON, REPO, run_child
+from common import PYTHON, REPO, run_child, snakemake_argv
 
 from specsweep.client import stream_post
 from specsweep.latency import request_latency
@@ -99,22 +99,7 @@ def fidelity() -> dict:
     config["configurations"] = {"baseline": {"baseline": True}}
     workdir = Path(tempfile.mkdtemp(prefix="specsweep-load-fidelity-"))
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    run_child(
-        [
-            PYTHON,
-            "-m",
-            "snakemake",
-            "--snakefile",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(workdir),
-            "--configfile",
-            str(workdir / "config.yaml"),
-            "--cores",
-            "1",
-            "results/baseline/launch.json",
-        ]
-    )
+    run_child(snakemake_argv(workdir, "results/baseline/launch.json"))
     levels = []
     for level in FIDELITY_LEVELS:
         window = json.loads((workdir / f"results/baseline/load/c{level}/window_0.json").read_text())

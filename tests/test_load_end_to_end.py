@@ -4,13 +4,12 @@ chat template, through window records to load.csv, requests.csv, categories.csv 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
+from workflow_runs import snakemake
 
 from specsweep.latency import request_latency
 from specsweep.loadsummary import LOAD_COLUMNS
@@ -39,21 +38,7 @@ def sweep(tmp_path_factory) -> Path:
         },
     )
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    argv = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(workdir / "config.yaml"),
-        "--cores",
-        "1",
-        "all",
-    ]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=3600)
+    done = snakemake(workdir, "all")
     assert done.returncode == 0, done.stderr[-4000:]
     return workdir
 
