@@ -5,7 +5,7 @@ each, 64 tokens, -np 16); for every request, the client's decode rate (tokens - 
 first arrival) ÷ the engine's own ``predicted_per_second`` for that request (the same n - 1
 intervals, see fidelity.py). Target: the median within 1 ± 0.005 at every level.
 
-Capacity: the client (specsweep.load.run_window + specsweep.client.stream_post, as in a sweep)
+Capacity: the client (specsweep.measure.load.run_window + specsweep.measure.client.stream_post, as in a sweep)
 against benchmarks/synthetic_server.py, a separate process streaming one-token events at a fixed
 interval and reporting its own send-time decode rate. The aggregate event rate rises (16
 concurrent streams, shorter intervals) until the median per-request timing error |client ÷
@@ -29,10 +29,11 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import PYTHON, REPO, run_child, snakemake_argv
 
-from specsweep.client import stream_post
-from specsweep.latency import request_latency
-from specsweep.load import CONCURRENCY, LoadLevel, run_window
-from specsweep.server import free_port
+from specsweep.analyse.latency import request_latency
+from specsweep.engines.server import free_port
+from specsweep.measure.client import stream_post
+from specsweep.measure.load import run_window
+from specsweep.plan.load_levels import CONCURRENCY, LoadLevel
 
 FIDELITY_LEVELS = [1, 4, 16]
 CAPACITY_STREAMS = 16

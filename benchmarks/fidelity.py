@@ -16,8 +16,8 @@ import json
 import sys
 from pathlib import Path
 
-from specsweep.results import read_run
-from specsweep.stats import describe
+from specsweep.analyse.stats import describe
+from specsweep.record.results import read_run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import REPO

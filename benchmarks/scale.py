@@ -104,9 +104,9 @@ def bench_parse(sizes_mb: list[int]) -> list[dict]:
 def child_aggregate(runs: int) -> None:
     import scipy.stats  # noqa: F401  (stats imports it on first use; the import is not aggregation time)
 
-    from specsweep import aggregate
-    from specsweep.config import Configuration
-    from specsweep.results import Run
+    from specsweep.analyse import aggregate
+    from specsweep.plan.config import Configuration
+    from specsweep.record.results import Run
 
     per = 100  # runs per configuration
     rng = random.Random(7)

@@ -11,7 +11,7 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="session")
 def example_campaign():
     """Loads a config/examples/ campaign as the workflow reads it: validated (defaults filled), expanded."""
-    from specsweep import config as sweep_config
+    from specsweep.plan import config as sweep_config
 
     def load(name: str) -> tuple[dict, dict]:
         config = sweep_config.validate_schema(sweep_config.load(REPO / "config" / "examples" / name))

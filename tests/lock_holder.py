@@ -7,7 +7,7 @@ by every process of the machine).
 import sys
 import time
 
-from specsweep.locks import measuring
+from specsweep.record.locks import measuring
 
 label, seconds = sys.argv[1], float(sys.argv[2])
 with measuring(sys.stderr, label):

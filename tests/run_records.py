@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from specsweep.results import Run
+from specsweep.record.results import Run
 
 
 def run_record(data: dict[str, Any], index: int = 0) -> Run:

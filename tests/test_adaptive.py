@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from specsweep.adaptive import next_step
+from specsweep.measure.adaptive import next_step
 
 
 def test_stops_when_the_interval_is_tight_enough():

@@ -8,8 +8,8 @@ import pytest
 from doc_tables import documented_columns
 from run_records import runs_of
 
-from specsweep.aggregate import COLUMNS, summarise, write_csv
-from specsweep.config import expand, validate_schema
+from specsweep.analyse.aggregate import COLUMNS, summarise, write_csv
+from specsweep.plan.config import expand, validate_schema
 
 
 def _run(index, rate, text="t0", spec=None):
@@ -50,7 +50,7 @@ def test_statistics_speedup_and_acceptance(default_config):
 
 
 def test_csv_is_byte_identical_when_rewritten(default_config, tmp_path):
-    from specsweep import stats
+    from specsweep.analyse import stats
 
     write_csv(_sweep(default_config), tmp_path / "a.csv")
     stats._means_of.cache_clear()  # recompute the seeded bootstrap draws, not reuse them
@@ -67,7 +67,7 @@ def test_docs_give_every_summary_column_with_the_code_meaning_in_order():
 def test_draft_counts_fall_back_to_the_server_log(default_config):
     import pandas as pd
 
-    from specsweep.aggregate import fill_speculation_from_logs
+    from specsweep.analyse.aggregate import fill_speculation_from_logs
 
     frame = _sweep(default_config)
     # ngram-m3 has no speculation fields in its run records: its log's run rows give the counts
@@ -92,7 +92,7 @@ RUN_COUNTS = [5, 5, 5, 7, 7, 7, 100, 3, 2, 1, 0, 4, 5, 30, 5, 12, 12, 12, 30]
 
 
 def _varied_sweep() -> tuple[dict, dict]:
-    from specsweep.config import Configuration
+    from specsweep.plan.config import Configuration
 
     rng = np.random.default_rng(5)
     configurations = {
@@ -126,7 +126,7 @@ def _varied_sweep() -> tuple[dict, dict]:
 def test_a_sweep_gives_every_configuration_the_numbers_it_gets_alone(monkeypatch, block_rows):
     """summarise computes configurations with equal run counts together (stats.describe_many), in blocks of
     rows; each row must equal the one from a sweep of that configuration and the baseline only."""
-    from specsweep import stats
+    from specsweep.analyse import stats
 
     configurations, runs = _varied_sweep()
     if block_rows:  # blocks of 2 rows: several blocks per run count, and the last one short
@@ -144,7 +144,7 @@ def test_a_sweep_gives_every_configuration_the_numbers_it_gets_alone(monkeypatch
 
 def test_an_unknown_draft_count_is_not_summed_as_zero(default_config):
     """SGLang <= 0.5.4 without its server args reports verify steps but no draft count (drafted None)."""
-    from specsweep import costmodel
+    from specsweep.analyse import costmodel
 
     configurations = expand(validate_schema(default_config))
     runs = {name: [_run(i, 60.0 + i) for i in range(5)] for name in configurations}

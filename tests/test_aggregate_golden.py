@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from specsweep.aggregate import summarise, write_csv
-from specsweep.config import Configuration
+from specsweep.analyse.aggregate import summarise, write_csv
+from specsweep.plan.config import Configuration
 
 GOLDEN = Path(__file__).parent / "fixtures" / "summary_golden.csv"
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from workflow_runs import snakemake
 
-from specsweep import archive
+from specsweep.archive import archive
 
 REPO = Path(__file__).resolve().parents[1]
 PLANTED = "planted-9f8e7d6c5b4a-secret"
@@ -141,7 +141,7 @@ def test_code_snapshot_holds_the_workflow():
         "Snakefile",
         "workflow/rules/archive.smk",
         "scripts/pack_archive.py",
-        "src/specsweep/archive.py",
+        "src/specsweep/archive/archive.py",
         "envs/requirements.txt",
         "pyproject.toml",
     ):
@@ -199,7 +199,7 @@ def test_archive_holds_the_sweep_and_verifies(archived):
         "results/engine/llama.json",
         "results/models/smollm2-135m.json",
         "code/Snakefile",
-        "code/src/specsweep/aggregate.py",
+        "code/src/specsweep/analyse/aggregate.py",
     ):
         assert name in files, name
     assert b'"machine_captured": "at launch"' in files["results/ngram/provenance.json"]
@@ -279,8 +279,8 @@ def test_a_swept_secret_env_value_stays_out_of_summary(default_config):
     """Grid axes become summary.csv columns; an env axis named like a secret must not carry its value."""
     from run_records import runs_of
 
-    from specsweep.aggregate import summarise
-    from specsweep.config import expand, validate_schema
+    from specsweep.analyse.aggregate import summarise
+    from specsweep.plan.config import expand, validate_schema
 
     default_config["configurations"]["ngram"]["grid"]["env"] = {"HF_TOKEN": ["sekrit01", "sekrit02"]}
     del default_config["configurations"]["ngram"]["grid"]["name"]  # (the default name holds the value: see config)
@@ -301,8 +301,8 @@ def test_a_swept_secret_env_value_stays_out_of_summary(default_config):
 
 def test_config_redaction_keeps_the_config_valid(default_config):
     """The archived config must still validate: counts named *_tokens stay, secrets go."""
-    from specsweep.config import expand, validate_schema
-    from specsweep.redact import redact_mapping
+    from specsweep.plan.config import expand, validate_schema
+    from specsweep.record.redact import redact_mapping
 
     default_config["engines"]["llama"]["env"] = {"HF_TOKEN": PLANTED}
     default_config["engines"]["llama"]["args"]["--api-key"] = PLANTED

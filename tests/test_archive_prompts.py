@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from specsweep.archive_prompts import member
-from specsweep.cache import sha256_file
+from specsweep.archive.archive_prompts import member
+from specsweep.record.cache import sha256_file
 
 
 def test_a_prompts_file_inside_the_project_is_archived_without_a_word(tmp_path):
@@ -38,7 +38,7 @@ def test_an_excluded_prompts_file_leaves_only_its_sha256(tmp_path):
 
 
 def test_a_jsonl_dataset_keeps_its_suffix_in_the_archive(tmp_path):
-    from specsweep.archive_prompts import MEMBER, member_name
+    from specsweep.archive.archive_prompts import MEMBER, member_name
 
     assert member_name(tmp_path / "set.jsonl") == "config/prompts.jsonl"
     assert member_name(tmp_path / "prompts.txt") == member_name(tmp_path / "prompts") == MEMBER

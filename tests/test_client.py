@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from specsweep.client import timings_from_arrivals
+from specsweep.measure.client import timings_from_arrivals
 
 
 def test_decode_rate_excludes_the_first_token():

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from specsweep import cluster
-from specsweep import config as sweep_config
+from specsweep.measure import cluster
+from specsweep.plan import config as sweep_config
 
 CLUSTER = {"cpus_per_task": 8, "mem_mb": 32000, "exclusive": True}
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from doc_tables import documented_columns
 
-from specsweep import compare
+from specsweep.report import compare
 
 
 def _write_sweep(root, rates, args=None):
@@ -128,7 +128,7 @@ def test_match_by_name_compares_pairs_whose_parameters_differ_on_purpose(tmp_pat
 
 
 def test_nothing_compared_is_said_in_the_log_and_in_the_figure(tmp_path):
-    from specsweep import figures
+    from specsweep.report import figures
 
     cpu = _write_sweep(tmp_path / "cpu", {"baseline": [10.0, 11.0, 12.0]})
     gpu = _write_sweep(tmp_path / "gpu", {"baseline": [100.0, 101.0, 99.0]}, args={"baseline": {"-ngl": 99}})

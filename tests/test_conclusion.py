@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from specsweep import conclusion
+from specsweep.analyse import conclusion
 
 GOLDEN = Path(__file__).parent / "fixtures" / "summary_golden.csv"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from specsweep.config import SCHEMA, ConfigError, expand, swept_parameters, validate_schema
+from specsweep.plan.config import SCHEMA, ConfigError, expand, swept_parameters, validate_schema
 
 REPO = Path(__file__).resolve().parents[1]
 

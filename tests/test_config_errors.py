@@ -11,9 +11,9 @@ import pytest
 from conftest import REPO
 from workflow_runs import snakemake
 
-from specsweep import config_errors
-from specsweep.config import ConfigError, expand, load, validate_schema
-from specsweep.preflight import check
+from specsweep.plan import config_errors
+from specsweep.plan.config import ConfigError, expand, load, validate_schema
+from specsweep.plan.preflight import check
 
 DEFAULT = (REPO / "config" / "config.yaml").read_text()
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from run_records import runs_of
 
-from specsweep import costmodel
-from specsweep.config import Configuration
+from specsweep.analyse import costmodel
+from specsweep.plan.config import Configuration
 
 # The seed's measurement: a verify pass took 18.67 ms at 3 draft tokens and 21.7 ms at 6.
 SEED_A, SEED_B = costmodel.verify_line(3, 0.01867, 6, 0.0217)

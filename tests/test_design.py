@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from specsweep import design
-from specsweep.config import expand, validate_schema
+from specsweep.plan import design
+from specsweep.plan.config import expand, validate_schema
 
 
 def test_bracket_adds_the_end_baseline_ordered_after_everything(default_config):

@@ -7,9 +7,9 @@ import pytest
 from doc_tables import documented_columns
 from run_records import runs_of
 
-from specsweep import drift
-from specsweep.config import expand, validate_schema
-from specsweep.design import with_end_baseline
+from specsweep.analyse import drift
+from specsweep.plan.config import expand, validate_schema
+from specsweep.plan.design import with_end_baseline
 
 
 def _runs(rates):

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from run_records import run_record
 
-from specsweep.config import Configuration
-from specsweep.effects import Cell, Crossing, analyses, estimate, table
-from specsweep.results import Run
+from specsweep.analyse.effects import Cell, Crossing, analyses, estimate, table
+from specsweep.plan.config import Configuration
+from specsweep.record.results import Run
 
 # 2 x 3 design: A (reference a0, level a1) x B (reference b0, levels b1, b2), true cell means with main
 # effects, one non-zero interaction, and unequal run-to-run spread (as speculative configurations have).
@@ -151,7 +151,7 @@ def test_an_incomplete_crossing_is_noted_not_estimated():
 
 
 def test_interaction_figure_has_a_panel_per_response_and_factor_pair(tmp_path):
-    from specsweep import figures
+    from specsweep.report import figures
 
     configurations = {
         c.name: c for c in (configuration(t, s) for s, t in itertools.product(["off", "ngram"], ["t1", "t2"]))
@@ -175,7 +175,7 @@ def test_interaction_figure_has_a_panel_per_response_and_factor_pair(tmp_path):
 def test_every_effects_column_is_documented():
     from pathlib import Path
 
-    from specsweep.effects import COLUMNS
+    from specsweep.analyse.effects import COLUMNS
 
     readme = (Path(__file__).resolve().parents[1] / "config" / "README.md").read_text()
     section = readme[readme.index("## Effects of crossed factors") :]

@@ -18,7 +18,7 @@ import pytest
 import yaml
 from workflow_runs import snakemake
 
-from specsweep.server import group_members
+from specsweep.engines.server import group_members
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.engine
@@ -39,7 +39,7 @@ def sweep(tmp_path_factory) -> Path:
 
 
 def test_the_run_ends_with_its_conclusion(sweep):
-    from specsweep import conclusion
+    from specsweep.analyse import conclusion
 
     expected = conclusion.lines(conclusion.read(sweep / "results" / "summary.csv"))
     printed = (sweep / "snakemake.stderr").read_text()

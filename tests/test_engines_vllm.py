@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from specsweep.config import ConfigError, Configuration
 from specsweep.engines import openai
 from specsweep.engines.base import EngineResources, GenerationRequest, scan_prometheus
 from specsweep.engines.vllm import VLLM
-from specsweep.launchplan import plan
+from specsweep.plan.config import ConfigError, Configuration
+from specsweep.plan.launchplan import plan
 
 REPO = Path(__file__).resolve().parents[1]
 

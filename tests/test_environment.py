@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from specsweep.config import Configuration
-from specsweep.environment import (
+from specsweep.plan.config import Configuration
+from specsweep.plan.environment import (
     CONFIG,
     DEFAULT,
     PASS_THROUGH,

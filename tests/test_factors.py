@@ -7,9 +7,9 @@ import copy
 import pandas as pd
 import pytest
 
-from specsweep import config as sweep_config
-from specsweep.config import ConfigError
-from specsweep.factors import baselines_by_configuration, cross, parse_factors
+from specsweep.plan import config as sweep_config
+from specsweep.plan.config import ConfigError
+from specsweep.plan.factors import baselines_by_configuration, cross, parse_factors
 
 FACTORS = {
     "depth": {
@@ -122,7 +122,7 @@ def test_existing_sweeps_keep_their_identity(default_config):
 def test_summary_compares_each_configuration_with_its_own_baseline(default_config):
     from run_records import runs_of
 
-    from specsweep.aggregate import summarise
+    from specsweep.analyse.aggregate import summarise
 
     configurations = sweep_config.expand(sweep(default_config))
     rates = {

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from specsweep import figures
+from specsweep.report import figures
 
 
 def _summary() -> pd.DataFrame:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from specsweep import gpu
+from specsweep.measure import gpu
 
 FAKE = """#!/bin/sh
 # Stand-in nvidia-smi: memory readings come from a file, one line per call, the last one repeating.

@@ -3,8 +3,8 @@
 import io
 import json
 
-from specsweep.history import keep_previous_session
-from specsweep.results import Launch
+from specsweep.record.history import keep_previous_session
+from specsweep.record.results import Launch
 
 
 def session(folder, launched_at="2026-11-30T23:29:04.123456Z"):

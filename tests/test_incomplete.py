@@ -8,10 +8,12 @@ import json
 import pandas as pd
 from run_records import run_record
 
-from specsweep import aggregate, incomplete, results, tables
-from specsweep.config import expand, validate_schema
-from specsweep.redact import redact_mapping
-from specsweep.results import Launch
+from specsweep.analyse import aggregate, incomplete
+from specsweep.plan.config import expand, validate_schema
+from specsweep.record import results
+from specsweep.record.redact import redact_mapping
+from specsweep.record.results import Launch
+from specsweep.report import tables
 
 BENCHMARK = {"runs": 3, "max_tokens": 500}
 PARSERS = {"eval": {"pattern": r"eval time = (?P<eval_ms>[\d.]+) ms"}}

@@ -5,7 +5,7 @@ import subprocess
 import sys
 import time
 
-from specsweep.job_guard import ancestors, is_snakemake, other_runs_in
+from specsweep.measure.job_guard import ancestors, is_snakemake, other_runs_in
 
 
 def test_snakemake_command_lines_are_recognised():

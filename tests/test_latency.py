@@ -5,13 +5,12 @@ import math
 import numpy as np
 import pytest
 
-from specsweep.latency import (
-    decode_arrivals,
-    encode_arrivals,
+from specsweep.analyse.latency import (
     meets_slo,
     pooled_percentiles,
     request_latency,
 )
+from specsweep.record.arrivals import decode_arrivals, encode_arrivals
 
 
 def test_arrivals_round_trip_to_the_microsecond():

@@ -13,9 +13,9 @@ import pytest
 import yaml
 from workflow_runs import snakemake
 
-from specsweep import config as sweep_config
-from specsweep.config import ConfigError
-from specsweep.preflight import check_files
+from specsweep.plan import config as sweep_config
+from specsweep.plan.config import ConfigError
+from specsweep.plan.preflight import check_files
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "config" / "examples"
@@ -118,8 +118,9 @@ def test_missing_local_model_is_still_rejected(default_config):
 
 def test_plan_names_the_paths_the_sweep_uses(tmp_path, monkeypatch):
     """The plan's model and binary are the ones the model and engine rules record: one definition each."""
-    from specsweep import launchplan, models
     from specsweep.engines.llamacpp_build import user_executable
+    from specsweep.plan import launchplan
+    from specsweep.record import models
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "weights").mkdir()

@@ -6,16 +6,16 @@ import time
 
 import pytest
 
-from specsweep.config import ConfigError, Configuration
 from specsweep.engines import ADAPTERS
-from specsweep.load import (
+from specsweep.measure.load import run_window
+from specsweep.plan.config import ConfigError, Configuration
+from specsweep.plan.load_levels import (
     CONCURRENCY,
     REQUEST_RATE,
     LoadLevel,
     arrival_times,
     check_load,
     levels_of,
-    run_window,
     window_seed,
 )
 

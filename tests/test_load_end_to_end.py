@@ -11,8 +11,8 @@ import pytest
 import yaml
 from workflow_runs import snakemake
 
-from specsweep.latency import request_latency
-from specsweep.loadsummary import LOAD_COLUMNS
+from specsweep.analyse.latency import request_latency
+from specsweep.analyse.loadsummary import LOAD_COLUMNS
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.engine
@@ -60,7 +60,7 @@ def test_window_records_keep_every_arrival(sweep):
 
 
 def test_open_loop_requests_overlap_and_follow_the_seeded_schedule(sweep):
-    from specsweep.load import arrival_times, window_seed
+    from specsweep.plan.load_levels import arrival_times, window_seed
 
     for name in ("baseline", "ngram"):
         record = json.loads((sweep / f"results/{name}/load/r8/window_1.json").read_text())
@@ -101,7 +101,7 @@ def test_prompts_went_through_the_models_chat_template(sweep):
 
 
 def test_single_request_runs_keep_their_arrivals_too(sweep):
-    from specsweep.results import read_run
+    from specsweep.record.results import read_run
 
     for name in ("baseline", "ngram"):
         run = read_run(sweep / f"results/{name}/runs/run_0.json")

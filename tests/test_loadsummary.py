@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specsweep.config import Configuration
-from specsweep.latency import encode_arrivals
-from specsweep.load import CONCURRENCY, LoadLevel
-from specsweep.loadsummary import SINGLE, category_table, crossover, crossover_lines, load_table, request_rows
-from specsweep.results import Run, Window
+from specsweep.analyse.loadsummary import SINGLE, category_table, crossover, crossover_lines, load_table, request_rows
+from specsweep.plan.config import Configuration
+from specsweep.plan.load_levels import CONCURRENCY, LoadLevel
+from specsweep.record.arrivals import encode_arrivals
+from specsweep.record.results import Run, Window
 
 CATEGORIES = ("code", "rewrite")
 
@@ -152,7 +152,7 @@ def test_request_rows_and_category_table():
 def test_every_column_is_documented_with_its_meaning():
     from doc_tables import documented_columns
 
-    from specsweep.loadsummary import CATEGORY_COLUMNS, LOAD_COLUMNS, REQUEST_COLUMNS
+    from specsweep.analyse.loadsummary import CATEGORY_COLUMNS, LOAD_COLUMNS, REQUEST_COLUMNS
 
     for heading, columns in (
         ("## load.csv", LOAD_COLUMNS),
@@ -165,7 +165,7 @@ def test_every_column_is_documented_with_its_meaning():
 def test_window_records_round_trip_through_json(tmp_path):
     import json
 
-    from specsweep.results import load_windows, window_file
+    from specsweep.record.results import load_windows, window_file
 
     window = windows_of()["spec"][0]
     path = tmp_path / window_file("spec", window.label, window.window)

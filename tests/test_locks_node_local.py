@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from specsweep import locks
+from specsweep.record import locks
 
 HOLDER = Path(__file__).with_name("lock_holder.py")
 

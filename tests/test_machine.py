@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from specsweep import machine
+from specsweep.measure import machine
 
 DATA = Path(__file__).parent / "data" / "nvidia-smi"
 # Captured with `nvidia-smi -q` / `nvidia-smi topo -m` on a one-GPU H200 host (driver 580.159.04).

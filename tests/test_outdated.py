@@ -2,7 +2,7 @@
 
 import io
 
-from specsweep.outdated import check_summary, why_outdated
+from specsweep.analyse.outdated import check_summary, why_outdated
 
 
 def test_a_missing_run_file_or_a_provisional_row_makes_the_summary_outdated(tmp_path):

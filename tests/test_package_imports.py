@@ -1,4 +1,4 @@
-"""The package's import graph has no cycle: each module builds only on modules below it.
+"""The package's import graph has no cycle, and the stage folders are layered as the pipeline runs.
 
 Imports inside functions count too: a lazy import hides a cycle from Python, not from a reader.
 """
@@ -63,7 +63,9 @@ def cycle_from(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_package_import_graph_has_no_cycle():
     graph = import_graph()
-    assert len(graph) > 30 and "specsweep.results" in graph["specsweep.drift"]  # the walk sees the package
+    assert (
+        len(graph) > 30 and "specsweep.record.results" in graph["specsweep.analyse.drift"]
+    )  # the walk sees the package
     cycle = cycle_from(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
@@ -74,3 +76,69 @@ def test_the_package_import_graph_has_no_cycle():
 )
 def test_the_cycle_finder_finds_a_cycle_and_only_a_cycle(graph, expected):
     assert cycle_from(graph) == expected
+
+
+# The pipeline's stages in order (docs/architecture.md): a stage imports only stages before it, never one
+# after. The records are below every stage and import none; engines and parsers are the plug-ins of plan
+# and measure (they read the configuration, plan checks them); the statistics are pure maths that the
+# adaptive stopping of measure and every analysis share. jobs and cli, the entry points, sit on top.
+STAGES = ["plan", "measure", "analyse", "report", "archive"]
+PLUG_INS = {"engines", "parsers"}
+PURE = {"specsweep.analyse.stats"}
+
+
+def folder(module: str) -> str:
+    """The stage folder a module is in ("" for the package's top-level modules)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and (PACKAGE / parts[1]).is_dir() else ""
+
+
+def layering_violations(graph: dict[str, set[str]]) -> list[str]:
+    found = []
+    for module, targets in sorted(graph.items()):
+        here = folder(module)
+        for target in sorted(targets):
+            there = folder(target)
+            if there == here or target in PURE or target == "specsweep" or (there == "record" and here != ""):
+                continue
+            if here == "record" or module in PURE:
+                allowed = False
+            elif here in PLUG_INS:
+                allowed = there in PLUG_INS or (there == "plan" and target.rsplit(".", 1)[1] in CONFIGURATION)
+            elif here in STAGES:
+                allowed = there in PLUG_INS or (there in STAGES and STAGES.index(there) < STAGES.index(here))
+            else:  # the entry points (jobs, cli) and the package itself
+                allowed = True
+            if not allowed:
+                found.append(f"{module} -> {target}")
+    return found
+
+
+# What the plug-ins may read of plan: the configuration and the names it checks, nothing planned from it.
+CONFIGURATION = {"config", "errors", "names", "factors", "config_errors"}
+
+
+def test_each_module_lives_in_a_stage_folder():
+    loose = sorted(m for m in import_graph() if folder(m) == "" and m != "specsweep")
+    assert loose == ["specsweep.cli", "specsweep.jobs"]
+
+
+def test_no_stage_imports_a_later_stage_and_the_records_import_no_stage():
+    graph = import_graph()
+    assert "specsweep.plan.config" in graph["specsweep.measure.session"]  # the walk sees the stage folders
+    assert layering_violations(graph) == []
+
+
+@pytest.mark.parametrize(
+    ("edge", "wrong"),
+    [
+        (("specsweep.plan.design", "specsweep.analyse.aggregate"), True),  # back up the pipeline
+        (("specsweep.record.results", "specsweep.measure.client"), True),  # a record depending on a stage
+        (("specsweep.engines.vllm", "specsweep.measure.session"), True),  # a plug-in depending on a stage
+        (("specsweep.analyse.aggregate", "specsweep.measure.placement"), False),
+        (("specsweep.engines.vllm", "specsweep.plan.config"), False),
+    ],
+)
+def test_the_layering_check_tells_a_back_arrow(edge, wrong):
+    module, target = edge
+    assert bool(layering_violations({module: {target}, target: set()})) is wrong

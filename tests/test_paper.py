@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from specsweep import paper
+from specsweep.report import paper
 
 
 @pytest.fixture
@@ -97,7 +97,7 @@ def test_write_is_deterministic(summary, tmp_path):
 
 
 def test_a_zero_acceptance_rate_is_zero_percent_not_missing():
-    from specsweep.paper import _percent
+    from specsweep.report.paper import _percent
 
     assert _percent(0.0) == 0.0 and _percent(0.25) == 25.0
     assert _percent(None) != _percent(None)  # NaN: shown as n/a

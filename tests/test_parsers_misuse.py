@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from specsweep.aggregate import fill_speculation_from_logs
+from specsweep.analyse.aggregate import fill_speculation_from_logs
 from specsweep.parsers import chunked, llamacpp, log_formats, user
 from specsweep.parsers.profile import write_profile
 from specsweep.parsers.user import LINE_BUDGET_S, ParserTooSlow, UserRows

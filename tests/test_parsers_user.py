@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specsweep.config import ConfigError
 from specsweep.parsers import llamacpp
 from specsweep.parsers.user import UserRows, compile_parsers
+from specsweep.plan.config import ConfigError
 
 EAGLE3 = {
     "eagle3_cycle": {

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from run_records import run_record
 
-from specsweep import aggregate, placement
-from specsweep.config import Configuration
-from specsweep.results import Launch
+from specsweep.analyse import aggregate
+from specsweep.measure import placement
+from specsweep.plan.config import Configuration
+from specsweep.record.results import Launch
 
 H200 = {"host": {"hostname": "gpu01"}, "gpus": {"models": ["NVIDIA H200", "NVIDIA H200"], "driver_version": "570.1"}}
 

@@ -7,8 +7,8 @@ import re
 import subprocess
 import time
 
-from specsweep.progress import ReadyWait, duration, eta
-from specsweep.server import wait_until_ready
+from specsweep.engines.server import wait_until_ready
+from specsweep.measure.progress import ReadyWait, duration, eta
 
 
 def test_a_loading_server_gets_a_line_every_few_seconds(tmp_path):

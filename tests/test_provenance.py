@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from specsweep import provenance
-from specsweep.results import Launch
+from specsweep.archive import provenance
+from specsweep.record.results import Launch
 
 
 def test_config_hash_ignores_key_order_and_secret_values():

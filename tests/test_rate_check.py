@@ -1,8 +1,7 @@
 """A run counts only when its client decode rate is defined and agrees with the engine's own."""
 
-from specsweep.client import ClientTimings
-from specsweep.rate_check import exclusion_reason, kept_and_excluded
-from specsweep.results import Run
+from specsweep.measure.rate_check import exclusion_reason, kept_and_excluded
+from specsweep.record.results import ClientTimings, Run
 
 
 def run(client: float, engine: float | None = None, tokens: int = 100, excluded: str | None = None) -> Run:
@@ -40,8 +39,8 @@ def test_excluded_runs_are_split_off_and_the_reason_survives_the_json_form():
 
 
 def test_a_configuration_whose_every_run_is_excluded_says_so_not_missing():
-    from specsweep.aggregate import summarise
-    from specsweep.config import Configuration
+    from specsweep.analyse.aggregate import summarise
+    from specsweep.plan.config import Configuration
 
     base = Configuration(name="base", engine="e", kind="llamacpp", baseline=True, args={}, env={})
     other = Configuration(name="other", engine="e", kind="llamacpp", baseline=False, args={"--x": 1}, env={})
@@ -52,7 +51,7 @@ def test_a_configuration_whose_every_run_is_excluded_says_so_not_missing():
 
 
 def test_runs_csv_lists_every_run_and_says_which_are_excluded():
-    from specsweep.aggregate import runs_table
+    from specsweep.analyse.aggregate import runs_table
 
     table = runs_table({"a": [run(50.0, 50.0), run(4.0, 55.0, excluded="paused")]})
     assert len(table) == 2 and list(table["excluded"].notna()) == [False, True] and table["excluded"][1] == "paused"

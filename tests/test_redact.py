@@ -1,4 +1,4 @@
-from specsweep.redact import REDACTED, redact_argv, redact_env, redact_mapping, redact_values
+from specsweep.record.redact import REDACTED, redact_argv, redact_env, redact_mapping, redact_values
 
 
 def test_env_names_that_look_secret_are_hidden():
@@ -23,7 +23,7 @@ def test_literal_values_and_nested_mappings():
 
 
 def test_names_are_secret_by_word_not_by_substring():
-    from specsweep.redact import is_secret, secret_values
+    from specsweep.record.redact import is_secret, secret_values
 
     for name in (
         "HF_TOKEN",
@@ -50,7 +50,7 @@ def test_names_are_secret_by_word_not_by_substring():
 
 def test_value_redaction_never_alters_data_that_is_not_secret():
     """An environment with SOME_KEY=16 or A_TOKEN=500 must not turn the numbers of an archive into <redacted>."""
-    from specsweep.redact import substitutable
+    from specsweep.record.redact import substitutable
 
     text = "max_tokens: 500\nwarmup_max_tokens: 16\nignore_eos: true\nseed: 42\nrate: 1234.5678\n"
     assert redact_values(text, ["500", "16", "true", "1234.5678", "password", "localhost"]) == text

@@ -14,11 +14,11 @@ from conftest import REPO
 from workflow_runs import snakemake
 
 from specsweep import engines
-from specsweep.config import validate_schema
 from specsweep.engines import ADAPTERS
 from specsweep.engines.base import Engine
-from specsweep.errors import ConfigError
-from specsweep.registered import check_registered
+from specsweep.plan.config import validate_schema
+from specsweep.plan.errors import ConfigError
+from specsweep.plan.registered import check_registered
 
 KINDS = "external, llamacpp, sglang, vllm"
 ENDPOINT = {"kind": "external", "external": {"base_url": "http://127.0.0.1:8080"}}

@@ -6,10 +6,9 @@ import json
 
 import pytest
 
-from specsweep import results
-from specsweep.client import ClientTimings
-from specsweep.results import Launch, Run
-from specsweep.speculation import SpeculationCounts
+from specsweep.record import results
+from specsweep.record.results import ClientTimings, Launch, Run
+from specsweep.record.speculation import SpeculationCounts
 
 RUN = Run(
     run=2,

@@ -6,10 +6,10 @@ import io
 
 import pandas as pd
 
-from specsweep.aggregate import add_profile_columns
+from specsweep.analyse.aggregate import add_profile_columns
+from specsweep.measure.session import _redact_log
 from specsweep.parsers.profile import write_profile
-from specsweep.segments import Segments, segment
-from specsweep.session import _redact_log
+from specsweep.record.segments import Segments, segment
 
 PARSERS = {
     "eagle3_cycle": {
@@ -113,7 +113,7 @@ def test_a_segment_starts_after_the_previous_requests_trailing_lines(tmp_path):
     import threading
     import time
 
-    from specsweep.session import _log_size
+    from specsweep.measure.session import _log_size
 
     log = tmp_path / "server.log"
     log.write_bytes(b"request 0 streamed\n")

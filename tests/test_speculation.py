@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 
-from specsweep.speculation import SpeculationCounts, total
+from specsweep.record.speculation import SpeculationCounts, total
 
 
 def test_ratios_are_derived_from_the_counts():

@@ -2,12 +2,11 @@
 
 import json
 
-from specsweep.client import ClientTimings
-from specsweep.config import Configuration
-from specsweep.incomplete import configuration_status
-from specsweep.redact import redact_mapping
-from specsweep.results import Launch, Run
-from specsweep.staleness import measured_under, stale_reason
+from specsweep.analyse.incomplete import configuration_status
+from specsweep.plan.config import Configuration
+from specsweep.plan.staleness import measured_under, stale_reason
+from specsweep.record.redact import redact_mapping
+from specsweep.record.results import ClientTimings, Launch, Run
 
 BENCHMARK = {"runs": 1, "max_tokens": 16}
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specsweep import stats
+from specsweep.analyse import stats
 
 
 def test_describe_t_interval_matches_the_textbook():
@@ -72,8 +72,8 @@ def test_speedup_significance_and_warnings():
 def test_summary_carries_speedup_ci_p_value_and_warnings(default_config):
     from run_records import runs_of
 
-    from specsweep.aggregate import summarise, warning_lines
-    from specsweep.config import expand, validate_schema
+    from specsweep.analyse.aggregate import summarise, warning_lines
+    from specsweep.plan.config import expand, validate_schema
 
     configurations = expand(validate_schema(default_config))
 

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from specsweep.config import ConfigError
-from specsweep.strict_yaml import YamlError, check_file
+from specsweep.plan.config import ConfigError
+from specsweep.plan.strict_yaml import YamlError, check_file
 
 
 def _file(tmp_path, text):

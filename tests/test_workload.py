@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from specsweep.workload import UNCATEGORISED, Prompt, WorkloadError, categories, read_workload
+from specsweep.plan.workload import Prompt, WorkloadError, categories, read_workload
+from specsweep.record.results import UNCATEGORISED
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-from specsweep.config_errors import misplaced_target_message, misplaced_targets
+from specsweep.plan.config_errors import misplaced_target_message, misplaced_targets
 
 CONFIGFILE_OPTIONS = ("--configfile", "--configfiles")
 

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from specsweep import results
-from specsweep.atomic import DamagedFile, atomic_write, read_json, set_aside, write_json
-from specsweep.design import configuration_for, configurations_for
+from specsweep.plan.design import configuration_for, configurations_for
+from specsweep.record import results
+from specsweep.record.atomic import DamagedFile, atomic_write, read_json, set_aside, write_json
 
 # Every job is a fresh Python that imports this module: each job imports what it uses (pandas, scipy,
 # matplotlib, requests, numpy: 0.1-1.5 s each here), so no job pays for another's.
@@ -54,7 +54,7 @@ def build_engine(smk: Any) -> None:
 
 
 def obtain_model(smk: Any) -> None:
-    from specsweep import models
+    from specsweep.record import models
 
     with progress_to(smk.log[0]) as progress:
         print(f"model {smk.wildcards.model}: obtaining", file=progress)
@@ -64,9 +64,9 @@ def obtain_model(smk: Any) -> None:
 
 
 def bench_configuration(smk: Any) -> None:
-    from specsweep.environment import policy_of
-    from specsweep.job_guard import die_with_snakemake
-    from specsweep.session import SessionPaths, measure_configuration
+    from specsweep.measure.job_guard import die_with_snakemake
+    from specsweep.measure.session import SessionPaths, measure_configuration
+    from specsweep.plan.environment import policy_of
 
     die_with_snakemake()  # never an orphan measuring beside the next run, after a kill -9 of Snakemake
     configuration = configuration_for(smk.config, smk.params.configuration)
@@ -88,9 +88,10 @@ def bench_configuration(smk: Any) -> None:
 
 def summarise(smk: Any) -> None:
     """Every table: profiles from server logs, then summary, runs, drift, paper and cost model (one job)."""
-    from specsweep import aggregate, tables
+    from specsweep.analyse import aggregate
     from specsweep.parsers.profile import write_profiles
-    from specsweep.segments import Segments
+    from specsweep.record.segments import Segments
+    from specsweep.report import tables
 
     configurations = configurations_for(smk.config, smk.params.configurations.values())
     try:
@@ -122,7 +123,7 @@ def summarise(smk: Any) -> None:
 def plot(smk: Any) -> None:
     import pandas as pd
 
-    from specsweep import figures
+    from specsweep.report import figures
 
     configurations = configurations_for(smk.config, smk.params.configurations.values())
     with progress_to(smk.log[0]) as progress:
@@ -137,7 +138,7 @@ def plot(smk: Any) -> None:
 
 
 def compare_results(smk: Any) -> None:
-    from specsweep import compare
+    from specsweep.report import compare
 
     with progress_to(smk.log[0]) as progress:
         compare.write(
@@ -147,7 +148,7 @@ def compare_results(smk: Any) -> None:
 
 def sweep_provenance(smk: Any) -> None:
     """Each configuration's provenance.json, then the sweep's, which cites each by sha256."""
-    from specsweep import provenance
+    from specsweep.archive import provenance
 
     records = {p: read_json(p) for p in [*smk.input.engines, *smk.input.models]}
     launches = {p: results.read_launch(p) for p in smk.input.launches}
@@ -165,7 +166,7 @@ def sweep_provenance(smk: Any) -> None:
 
 def load_tables(smk: Any) -> None:
     """requests.csv and categories.csv always; load.csv with benchmark.load (docs/load.md)."""
-    from specsweep import loadsummary
+    from specsweep.analyse import loadsummary
 
     configurations = configurations_for(smk.config, smk.params.configurations.values())
     with progress_to(smk.log[0]) as progress:
@@ -182,7 +183,7 @@ def load_tables(smk: Any) -> None:
 def load_plots(smk: Any) -> None:
     import pandas as pd
 
-    from specsweep import figures, loadfigures
+    from specsweep.report import figures, loadfigures
 
     with progress_to(smk.log[0]) as progress:
         categories = pd.read_csv(smk.input.categories)
@@ -196,7 +197,7 @@ def load_plots(smk: Any) -> None:
 
 def pack_archive(smk: Any) -> None:
     """Everything of the sweep plus the code that made it, as one deterministic .tar.gz."""
-    from specsweep import archive
+    from specsweep.archive import archive
 
     inputs = {name: [str(p) for p in paths] for name, paths in smk.input.items() if name != "prompts"}
     with progress_to(smk.log[0]) as progress:
@@ -206,14 +207,14 @@ def pack_archive(smk: Any) -> None:
 
 
 def verify_archive(smk: Any) -> None:
-    from specsweep import archive
+    from specsweep.archive import archive
 
     with progress_to(smk.log[0]) as progress:
         archive.write_verification(smk.input[0], smk.output[0], progress)
 
 
 def rebuild_archive(smk: Any) -> None:
-    from specsweep import archive
+    from specsweep.archive import archive
 
     with progress_to(smk.log[0]) as progress:
         archive.write_rebuilt_in_empty_folder(smk.input[0], smk.output[0], progress)
@@ -221,7 +222,7 @@ def rebuild_archive(smk: Any) -> None:
 
 def check_rebuild(smk: Any) -> None:
     """In an unpacked archive: the rebuilt aggregates must equal the archived ones byte for byte."""
-    from specsweep import archive
+    from specsweep.archive import archive
 
     names = [str(p) for p in smk.input if str(p) != archive.MANIFEST]
     with progress_to(smk.log[0]) as progress:
@@ -229,8 +230,8 @@ def check_rebuild(smk: Any) -> None:
 
 
 def plan_configuration(smk: Any) -> None:
-    import specsweep.launchplan as launchplan
-    from specsweep.environment import variables_named
+    import specsweep.plan.launchplan as launchplan
+    from specsweep.plan.environment import variables_named
 
     configuration = configuration_for(smk.config, smk.params.configuration)
     with progress_to(smk.log[0]) as progress:
@@ -245,7 +246,7 @@ def plan_configuration(smk: Any) -> None:
 
 
 def write_commands(smk: Any) -> None:
-    import specsweep.launchplan as launchplan
+    import specsweep.plan.launchplan as launchplan
 
     plans = [read_json(p) for p in smk.input]
     with progress_to(smk.log[0]) as progress:
@@ -256,7 +257,7 @@ def write_commands(smk: Any) -> None:
 def plot_breakdown(smk: Any) -> None:
     import pandas as pd
 
-    from specsweep import figures
+    from specsweep.report import figures
 
     with progress_to(smk.log[0]) as progress:
         figures.save_breakdown(pd.read_csv(smk.input.summary), smk.params.profile_parsers, smk.output.png, progress)
@@ -264,7 +265,8 @@ def plot_breakdown(smk: Any) -> None:
 
 def write_effects(smk: Any) -> None:
     """results/effects.csv and the interaction figure of every crossed design (config factors)."""
-    from specsweep import aggregate, effects, figures
+    from specsweep.analyse import aggregate, effects
+    from specsweep.report import figures
 
     configurations = configurations_for(smk.config, smk.params.configurations.values())
     runs = {name: [] for name in configurations} | results.load_runs(smk.input.runs)

@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from specsweep.config import Configuration
 from specsweep.engines.base import EngineResources
 from specsweep.engines.llamacpp import LlamaCpp
-from specsweep.session import Session, SessionPaths, measure
-from specsweep.workload import Prompt
+from specsweep.measure.session import Session, SessionPaths, measure
+from specsweep.plan.config import Configuration
+from specsweep.plan.workload import Prompt
 
 PROMPTS = [Prompt("Write a short story about a lighthouse keeper."), Prompt("Explain how a bicycle works.")]
 

@@ -13,12 +13,12 @@ from typing import Any, ClassVar
 import pytest
 from conftest import run_session, session_spec, snakemake, write_config
 
-from specsweep.config import ConfigError, Configuration, expand, validate_schema
 from specsweep.engines.base import EngineResources
 from specsweep.engines.llamacpp import LlamaCpp
 from specsweep.engines.sglang import SGLang
 from specsweep.engines.vllm import VLLM
-from specsweep.preflight import check_configurations
+from specsweep.plan.config import ConfigError, Configuration, expand, validate_schema
+from specsweep.plan.preflight import check_configurations
 
 
 def _configuration(kind: str, args: dict | None = None, env: dict | None = None) -> Configuration:

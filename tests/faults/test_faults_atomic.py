@@ -20,9 +20,12 @@ import pandas as pd
 import pytest
 from conftest import wait_for
 
-from specsweep import aggregate, archive, atomic, figures, paper
-from specsweep.atomic import write_json
-from specsweep.server import StaleGroup
+from specsweep.analyse import aggregate
+from specsweep.archive import archive
+from specsweep.engines.server import StaleGroup
+from specsweep.record import atomic
+from specsweep.record.atomic import write_json
+from specsweep.report import figures, paper
 
 
 class Exploding:
@@ -87,8 +90,8 @@ def test_a_write_that_fails_before_it_is_durable_never_replaces_the_file(tmp_pat
 CHILD = """
 import sys, pandas as pd
 from pathlib import Path
-from specsweep import aggregate
-from specsweep.atomic import write_json
+from specsweep.analyse import aggregate
+from specsweep.record.atomic import write_json
 path, kind = Path(sys.argv[1]), sys.argv[2]
 big = list(range(3_000_000))
 while True:  # rewrite a large file for ever: the parent kills us somewhere in the middle

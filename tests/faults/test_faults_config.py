@@ -10,8 +10,8 @@ import yaml
 from conftest import REPO, leftovers
 from workflow_runs import snakemake
 
-from specsweep.config import ConfigError, expand, load, validate_schema
-from specsweep.preflight import check
+from specsweep.plan.config import ConfigError, expand, load, validate_schema
+from specsweep.plan.preflight import check
 
 SCHEMA_FIX = "See config/README.md"
 

@@ -34,10 +34,10 @@ from conftest import (
 )
 from workflow_runs import snakemake_argv
 
-from specsweep.aggregate import summarise
-from specsweep.atomic import DamagedFile
-from specsweep.config import ConfigError, Configuration, validate_schema
-from specsweep.results import read_run
+from specsweep.analyse.aggregate import summarise
+from specsweep.plan.config import ConfigError, Configuration, validate_schema
+from specsweep.record.atomic import DamagedFile
+from specsweep.record.results import read_run
 
 SUMMARY = Path("results/summary.csv")
 
@@ -217,7 +217,7 @@ def test_a_schema_error_quotes_a_huge_value_only_in_part(default_config):
 
 
 def test_a_corrupt_run_file_is_named_in_the_error(tmp_path):
-    from specsweep.results import load_runs
+    from specsweep.record.results import load_runs
 
     path = tmp_path / "results" / "cfg" / "runs" / "run_0.json"
     path.parent.mkdir(parents=True)
@@ -299,7 +299,7 @@ def test_a_paused_client_run_is_excluded_kept_and_counted(tmp_path, standin, mod
 def test_a_sweep_waiting_on_the_machine_lock_says_who_holds_it_and_for_how_long(
     tmp_path, standin, model_file, monkeypatch
 ):
-    from specsweep.locks import holding, measure_lock_path
+    from specsweep.record.locks import holding, measure_lock_path
 
     spec = session_spec(tmp_path, standin, model_file)
     monkeypatch.setenv("SPECSWEEP_CACHE", spec["cache"])  # the lock of the driver's cache on this node
@@ -392,7 +392,7 @@ def test_kill_9_of_snakemake_takes_its_job_along_and_the_documented_recovery_wor
 def test_the_archive_is_called_verified_only_after_its_own_rebuild_succeeds(sweep):
     """`snakemake archive` packs, checks the manifest, then runs the archive README's rebuild command in an
     empty folder; the archived config keeps every number (no value redaction of non-secret keys)."""
-    from specsweep import archive
+    from specsweep.archive import archive
 
     done = sweep.steps["archive"]
     assert done.returncode == 0, done.stderr[-3000:]

@@ -22,8 +22,8 @@ from conftest import (
     wait_for,
 )
 
-from specsweep.cache import cache_root
-from specsweep.server import ServerError
+from specsweep.engines.server import ServerError
+from specsweep.record.cache import cache_root
 
 pytestmark = pytest.mark.engine
 SERVERS = sorted(cache_root().glob("llama.cpp/*/build/bin/llama-server"))

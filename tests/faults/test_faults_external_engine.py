@@ -11,11 +11,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from conftest import BENCHMARK, REPO
 
-from specsweep.config import Configuration
 from specsweep.engines import adapter
 from specsweep.engines.base import EngineResources
-from specsweep.session import Session, SessionPaths, measure
-from specsweep.workload import Prompt
+from specsweep.measure.session import Session, SessionPaths, measure
+from specsweep.plan.config import Configuration
+from specsweep.plan.workload import Prompt
 
 # The final /generate event's meta_info of SGLang 0.5.10 (tests/fixtures/sglang_meta_info.json cites the source).
 META = {

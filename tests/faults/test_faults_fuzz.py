@@ -12,10 +12,10 @@ import json
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from specsweep.client import parse_event
 from specsweep.engines.base import scan_prometheus
 from specsweep.engines.llamacpp import LlamaCpp
 from specsweep.engines.openai import LLAMACPP_COUNTERS
+from specsweep.measure.client import parse_event
 from specsweep.parsers import llamacpp as llamacpp_log
 
 DRAFTS_TOTAL = LLAMACPP_COUNTERS[0]

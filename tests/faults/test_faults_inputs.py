@@ -14,13 +14,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from conftest import BENCHMARK, REPO
 
-from specsweep.config import ConfigError, Configuration, validate_schema
 from specsweep.engines.base import EngineResources
 from specsweep.engines.external import External
-from specsweep.preflight import check_files
-from specsweep.server import ServerError
-from specsweep.session import Session, SessionPaths, measure
-from specsweep.workload import Prompt, read_workload
+from specsweep.engines.server import ServerError
+from specsweep.measure.session import Session, SessionPaths, measure
+from specsweep.plan.config import ConfigError, Configuration, validate_schema
+from specsweep.plan.preflight import check_files
+from specsweep.plan.workload import Prompt, read_workload
 
 
 def _check(config: dict) -> str:

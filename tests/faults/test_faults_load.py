@@ -6,8 +6,8 @@ import json
 
 from conftest import failed_dirs, leftovers, run_session, session_spec
 
-from specsweep.server import ServerError
-from specsweep.session import RunError
+from specsweep.engines.server import ServerError
+from specsweep.measure.session import RunError
 
 LOAD = {"requests_per_window": 2, "windows": 2, "seed": 1, "slo": {}}
 

@@ -11,9 +11,9 @@ import pytest
 import yaml
 from conftest import REPO, snakemake, write_config
 
-from specsweep import names
-from specsweep.config import ConfigError, expand, validate_schema
 from specsweep.parsers.user import compile_parsers
+from specsweep.plan import names
+from specsweep.plan.config import ConfigError, expand, validate_schema
 
 
 def _rename(section: str, old: str, new: str):

@@ -12,7 +12,7 @@ import time
 
 from conftest import kill_all, leftovers, results_of, run_session, session_spec, spawn_driver, wait_for
 
-from specsweep.server import StaleGroup
+from specsweep.engines.server import StaleGroup
 
 
 def _wrapper(tmp_path, standin, marker: str):

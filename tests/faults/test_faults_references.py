@@ -13,8 +13,8 @@ import subprocess
 import pytest
 from conftest import results_of, run_session, session_spec
 
-from specsweep.config import ConfigError, expand, validate_schema
-from specsweep.launchplan import plan, shell_line
+from specsweep.plan.config import ConfigError, expand, validate_schema
+from specsweep.plan.launchplan import plan, shell_line
 
 
 def _referencing(default_config: dict) -> dict:

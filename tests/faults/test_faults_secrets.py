@@ -9,8 +9,8 @@ import traceback
 
 from conftest import failed_dirs, results_of, run_session, session_spec
 
-from specsweep.redact import without_secrets
-from specsweep.server import ServerError
+from specsweep.engines.server import ServerError
+from specsweep.record.redact import without_secrets
 
 
 def test_a_server_failing_at_start_does_not_carry_its_secrets_into_the_error(

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import HOSTILE_ARGS, PWNED, SWEEP_SECRETS, run_session, session_spec, snakemake, write_config
 
-from specsweep.config import expand, validate_schema
-from specsweep.launchplan import plan
+from specsweep.plan.config import expand, validate_schema
+from specsweep.plan.launchplan import plan
 
 SECRETS = list(SWEEP_SECRETS.values())
 

@@ -25,9 +25,9 @@ from conftest import (
     wait_for,
 )
 
-from specsweep.client import RequestError
-from specsweep.server import ServerError
-from specsweep.session import RunError
+from specsweep.engines.server import ServerError
+from specsweep.measure.client import RequestError
+from specsweep.measure.session import RunError
 
 
 def test_clean_session_with_forked_worker_and_ignored_sigterm_leaves_nothing(
@@ -150,7 +150,7 @@ def test_readiness_is_not_fooled_by_a_stale_server_on_the_same_port(tmp_path, st
     # Ours binds late (as a loading engine may) and then fails: the stale one answers 200 meanwhile.
     from specsweep.engines.base import EngineResources
     from specsweep.engines.llamacpp import LlamaCpp
-    from specsweep.server import StaleGroup, managed_server, wait_until_ready
+    from specsweep.engines.server import StaleGroup, managed_server, wait_until_ready
 
     port = _free_port()
     other = _listening_standin(standin, port, tmp_path)
@@ -233,7 +233,7 @@ def test_sigkill_of_the_job_script_is_cleaned_up_by_the_next_session(tmp_path, s
 
 def test_stale_record_of_a_reused_process_group_is_not_killed(tmp_path):
     # The recorded pgid now belongs to an unrelated process (started before the record): leave it alone.
-    from specsweep.server import StaleGroup
+    from specsweep.engines.server import StaleGroup
 
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     try:

@@ -30,7 +30,7 @@ from conftest import (
     wait_for,
 )
 
-from specsweep.server import group_members
+from specsweep.engines.server import group_members
 
 
 def planned_jobs(text: str) -> dict[str, int]:

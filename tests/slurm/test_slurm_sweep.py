@@ -19,7 +19,7 @@ import pytest
 import yaml
 from conftest import REPO, cancel_our_jobs, slurm_job_ids, slurm_snakemake_argv
 
-from specsweep.server import group_members
+from specsweep.engines.server import group_members
 
 pytestmark = pytest.mark.engine
 CONFIGURATIONS = ["baseline", "ngram"]

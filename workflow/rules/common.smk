@@ -24,22 +24,22 @@ except ImportError as error:
 # envs/specsweep.yaml (--sdm conda) installs this checkout into the conda env from here.
 os.environ.setdefault("SPECSWEEP_ROOT", workflow.basedir)
 
-from specsweep import cluster as sweep_cluster
-from specsweep import config as sweep_config
-from specsweep import config_errors
-from specsweep import design as sweep_design
-from specsweep import environment as sweep_environment
-from specsweep import names as sweep_names
-from specsweep import provenance as sweep_provenance
-from specsweep import results as results_tree
-from specsweep import strict_yaml
-from specsweep import history as sweep_history
-from specsweep import outdated as sweep_outdated
-from specsweep.job_guard import other_runs_in
-from specsweep.redact import fingerprint, redact_mapping
-from specsweep import preflight
+from specsweep.measure import cluster as sweep_cluster
+from specsweep.plan import config as sweep_config
+from specsweep.plan import config_errors
+from specsweep.plan import design as sweep_design
+from specsweep.plan import environment as sweep_environment
+from specsweep.plan import names as sweep_names
+from specsweep.archive import provenance as sweep_provenance
+from specsweep.record import results as results_tree
+from specsweep.plan import strict_yaml
+from specsweep.record import history as sweep_history
+from specsweep.analyse import outdated as sweep_outdated
+from specsweep.measure.job_guard import other_runs_in
+from specsweep.record.redact import fingerprint, redact_mapping
+from specsweep.plan import preflight
 from specsweep.engines import log_format_of as engine_log_format
-from specsweep.load import levels_of
+from specsweep.plan.load_levels import levels_of
 from specsweep.parsers.user import compile_parsers
 
 # What the user set, before schema defaults: Snakemake params identify a job by these alone, so a
@@ -337,7 +337,7 @@ def print_conclusion():
     """onsuccess: when this run made or used results/summary.csv, say what it concludes."""
     import os
     import sys
-    from specsweep import conclusion
+    from specsweep.analyse import conclusion
 
     made = any(job.rule.name == "summary" for job in workflow.dag.jobs)
     if made and os.path.exists(
@@ -350,7 +350,7 @@ def print_conclusion():
 def summarise_what_finished():
     """onerror: list every configuration in results/summary.csv, failed ones with their evidence."""
     import sys
-    from specsweep import incomplete
+    from specsweep.analyse import incomplete
 
     try:
         incomplete.write_summary(

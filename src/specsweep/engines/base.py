@@ -12,8 +12,8 @@ from typing import Any, ClassVar, TextIO
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from specsweep.config import ConfigError, Configuration
-from specsweep.speculation import SpeculationCounts
+from specsweep.plan.config import ConfigError, Configuration
+from specsweep.record.speculation import SpeculationCounts
 
 
 @dataclass(frozen=True)

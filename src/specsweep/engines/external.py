@@ -15,10 +15,10 @@ from typing import Any, ClassVar
 
 import requests
 
-from specsweep.config import Configuration
 from specsweep.engines import openai
 from specsweep.engines.base import Engine, EngineResources
-from specsweep.server import ServerError
+from specsweep.engines.server import ServerError
+from specsweep.plan.config import Configuration
 
 
 class External(openai.OpenAICompletions, Engine):

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, TextIO
 
-from specsweep.config import ConfigError, Configuration
 from specsweep.engines import llamacpp_build, openai
 from specsweep.engines.base import Engine, GenerationRequest, check_loaded_model, render_flags
-from specsweep.speculation import SpeculationCounts, count
+from specsweep.plan.config import ConfigError, Configuration
+from specsweep.record.speculation import SpeculationCounts, count
 
 
 class LlamaCpp(Engine):

@@ -20,12 +20,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from specsweep.atomic import atomic_write
-from specsweep.cache import cache_root, sha256_bytes
-from specsweep.clock import now_iso
-from specsweep.fetch import pypi_distribution
-from specsweep.locks import exclusive, measuring
-from specsweep.server import process_group
+from specsweep.engines.server import process_group
+from specsweep.record.atomic import atomic_write
+from specsweep.record.cache import cache_root, sha256_bytes
+from specsweep.record.clock import now_iso
+from specsweep.record.fetch import pypi_distribution
+from specsweep.record.locks import exclusive, measuring
 
 # Flags every variant shares; why each one is needed is in docs/engines.md.
 COMMON_FLAGS = [

@@ -15,7 +15,7 @@ from typing import Any
 import requests
 
 from specsweep.engines.base import GenerationRequest
-from specsweep.speculation import SpeculationCounts, count
+from specsweep.record.speculation import SpeculationCounts, count
 
 COMPLETIONS = "/v1/completions"
 # Exposed counter names (vllm/v1/metrics/loggers.py; llama.cpp tools/server/server-context.cpp).

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from specsweep.config import ConfigError, Configuration
 from specsweep.engines.base import Engine, GenerationRequest, check_loaded_model, render_flags
-from specsweep.speculation import SpeculationCounts
+from specsweep.plan.config import ConfigError, Configuration
+from specsweep.record.speculation import SpeculationCounts
 
 VERIFY_CALLS = "sglang:spec_verify_calls_total"  # 0.5.23 (tokenizer-side counter)
 GENERATION_TOKENS = "sglang:generation_tokens_total"

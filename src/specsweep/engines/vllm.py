@@ -20,9 +20,9 @@ from typing import Any, ClassVar
 
 import requests
 
-from specsweep.config import ConfigError, Configuration
 from specsweep.engines import openai
 from specsweep.engines.base import Engine, check_loaded_model, render_flags
+from specsweep.plan.config import ConfigError, Configuration
 
 SPEC_CONFIG = "--speculative-config"
 NO_PREFIX_CACHE = "--no-enable-prefix-caching"

@@ -14,12 +14,12 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from specsweep.atomic import atomic_open
 from specsweep.parsers import chunked, log_formats
 from specsweep.parsers.chunked import CsvLines
 from specsweep.parsers.fields import LogRows, whole_lines
 from specsweep.parsers.user import UserRows, compile_parsers
-from specsweep.segments import Segments, lines_with_offsets
+from specsweep.record.atomic import atomic_open
+from specsweep.record.segments import Segments, lines_with_offsets
 
 _Result = TypeVar("_Result")
 LARGE_LOG_BYTES = 100 * 10**6  # logs this large get a line before parsing starts
@@ -135,7 +135,7 @@ def write_profiles(
     ``segments`` where its session's requests start in its log (none for logs measured before)."""
     import pandas as pd
 
-    from specsweep.results import configuration_of_file
+    from specsweep.record.results import configuration_of_file
 
     profiles, warnings = {}, {}
     for log, output in outputs.items():

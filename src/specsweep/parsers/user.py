@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from specsweep import names
-from specsweep.config import ConfigError
-from specsweep.segments import LogLine, Segments
+from specsweep.plan import names
+from specsweep.plan.config import ConfigError
+from specsweep.record.segments import LogLine, Segments
 
 
 @dataclass(frozen=True)

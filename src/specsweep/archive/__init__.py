@@ -1,0 +1,1 @@
+"""Archive: provenance of the sweep and the deterministic archive that rebuilds it."""

@@ -1,0 +1,77 @@
+"""The windows of requests that measure a load level (``specsweep.plan.load_levels``).
+
+The client is one process: one thread per request in flight, each blocked on its socket (no
+polling); the open loop's scheduler sleeps until each arrival.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from specsweep.plan.load_levels import CONCURRENCY, LoadLevel, arrival_times
+
+
+@dataclass(frozen=True)
+class Sent:
+    """One request of a window: its index, when it was sent (s after the window started), its result."""
+
+    index: int
+    sent_s: float
+    result: Any
+
+
+def run_window(level: LoadLevel, requests: int, send: Callable[[int], Any], seed: int) -> tuple[list[Sent], float]:
+    """Send ``requests`` requests at ``level``; ``send(i)`` performs request i (blocking) and returns what
+    it measured. Returns the requests in index order and the window's duration (first send to last end).
+    The first exception of any request is raised after every thread has finished."""
+    started = time.perf_counter()
+    done: list[Sent] = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def one(index: int) -> None:
+        sent = time.perf_counter() - started
+        try:
+            result = send(index)
+        except BaseException as error:  # re-raised in the caller's thread
+            with lock:
+                errors.append(error)
+            return
+        with lock:
+            done.append(Sent(index, sent, result))
+
+    if level.kind == CONCURRENCY:
+        pending = iter(range(requests))
+
+        def closed_loop() -> None:
+            while not errors:
+                with lock:
+                    index = next(pending, None)
+                if index is None:
+                    return
+                one(index)
+
+        threads = [threading.Thread(target=closed_loop, daemon=True) for _ in range(int(level.value))]
+        for thread in threads:
+            thread.start()
+    else:
+        threads = []
+        for index, at in enumerate(arrival_times(level.value, requests, seed)):
+            delay = at - (time.perf_counter() - started)
+            if delay > 0:
+                time.sleep(delay)  # the scheduler sleeps; requests in flight block on their sockets
+            if errors:
+                break
+            thread = threading.Thread(target=one, args=(index,), daemon=True)
+            thread.start()
+            threads.append(thread)
+    for thread in threads:
+        thread.join()
+    duration = time.perf_counter() - started
+    if errors:
+        raise errors[0]
+    return sorted(done, key=lambda s: s.index), duration

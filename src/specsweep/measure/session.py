@@ -1,0 +1,722 @@
+"""Measure one configuration: launch, wait, check, warm up, run N generations, stop.
+
+This is the body of the one-job-per-configuration rule. Everything a run produces is
+written as soon as it exists, and on failure the partial results are copied to
+``failed/<timestamp>/`` beside the outputs, where Snakemake does not delete them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, TextIO
+
+from specsweep.engines import adapter, provenance_packages
+from specsweep.engines.base import Engine, EngineResources, GenerationRequest, render_flags
+from specsweep.engines.external import attach
+from specsweep.engines.server import (
+    ServerError,
+    StaleGroup,
+    describe_listeners,
+    exit_description,
+    exposure_warning,
+    free_port,
+    log_tail,
+    managed_server,
+    port_in_use,
+    wait_until_ready,
+)
+from specsweep.engines.server import _Terminated as Terminated  # one exception for a termination signal
+from specsweep.measure import gpu
+from specsweep.measure.adaptive import next_step
+from specsweep.measure.client import StreamedResponse, stream_post, timings_from_arrivals
+from specsweep.measure.load import run_window
+from specsweep.measure.machine import snapshot as machine_snapshot
+from specsweep.measure.placement import placement
+from specsweep.measure.progress import ReadyWait, eta
+from specsweep.measure.rate_check import DEFAULT_TOLERANCE_PCT, exclusion_reason
+from specsweep.plan import references
+from specsweep.plan.config import Configuration
+from specsweep.plan.environment import Policy
+from specsweep.plan.load_levels import LoadLevel, levels_of, window_seed
+from specsweep.plan.workload import Prompt, read_workload
+from specsweep.record import results
+from specsweep.record.arrivals import encode_arrivals
+from specsweep.record.atomic import ErrorReserve, atomic_write, keep_copy, write_json
+from specsweep.record.cache import sha256_bytes
+from specsweep.record.clock import now_iso, now_stamp
+from specsweep.record.locks import measuring
+from specsweep.record.redact import (
+    REDACTED,
+    redact_argv,
+    redact_env,
+    redact_mapping,
+    redact_values,
+    secret_arg_values,
+    secret_values,
+    without_secrets,
+)
+from specsweep.record.results import (
+    Launch,
+    Run,
+    Window,
+    WindowRequest,
+    extra_run_file,
+    extra_runs_dir,
+    with_extra_runs,
+)
+from specsweep.record.segments import LOAD, RUN, TEARDOWN, WARMUP, segment
+from specsweep.record.speculation import count as count_or_none
+
+
+class RunError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class SessionPaths:
+    log: Path
+    launch: Path
+    runs: list[Path]
+    stale_pgid: Path
+    failed_root: Path
+    # load windows by level label (empty without benchmark.load)
+    windows: dict[str, list[Path]] = field(default_factory=dict)
+
+    @property
+    def shadow(self) -> Path:
+        """Hard links to the session's evidence under names Snakemake does not know: on a cluster,
+        Snakemake on the node deletes a cancelled job's outputs while the session is still keeping them."""
+        return self.failed_root.parent / ".session"
+
+    @classmethod
+    def of(cls, name: str, runs: int, windows: list[str] | None = None) -> SessionPaths:
+        """A configuration's session files in the results tree (the bench rule's outputs and more)."""
+        return cls(
+            log=Path(results.server_log(name)),
+            launch=Path(results.launch_file(name)),
+            runs=[Path(results.run_file(name, i)) for i in range(runs)],
+            stale_pgid=Path(results.stale_pgid_file(name)),
+            failed_root=Path(results.failed_dir(name)),
+            windows=_by_level(windows or []),
+        )
+
+    def all_windows(self) -> list[Path]:
+        return [path for level in self.windows.values() for path in level]
+
+
+def _by_level(windows: list[str]) -> dict[str, list[Path]]:
+    """The bench rule's window outputs (results.window_file) grouped by level label, in order."""
+    grouped: dict[str, list[Path]] = {}
+    for window in map(Path, windows):
+        grouped.setdefault(window.parent.name, []).append(window)
+    return grouped
+
+
+def measure_configuration(
+    configuration: Configuration,
+    settings: dict[str, Any],
+    engine_record: dict[str, Any],
+    model_records: dict[str, dict[str, Any]],
+    benchmark: dict[str, Any],
+    prompts: Path,
+    paths: SessionPaths,
+    progress: TextIO = sys.stderr,
+    environment: Policy | None = None,
+) -> None:
+    """The bench job: the engine adapter given its built executable and obtained models, then ``measure``.
+    ``environment``: the sweep's pass-through list and swept variables (environment.policy_of)."""
+    executable = engine_record.get("executable")
+    if executable and not Path(executable).is_file():
+        raise FileNotFoundError(
+            f"{executable} is gone from the cache; rebuild it with `snakemake --cores 1 --forcerun engine all`"
+        )
+    resources = EngineResources(
+        executable=executable,
+        model=model_records[settings["model"]]["path"] if settings.get("model") else None,
+        draft_model=model_records[configuration.draft_model]["path"] if configuration.draft_model else None,
+    )
+    engine = adapter(configuration.kind, settings, resources)
+    session = Session(
+        configuration,
+        engine,
+        benchmark,
+        read_workload(prompts),
+        settings["host"],
+        settings["port"],
+        paths,
+        environment or Policy(),
+    )
+    measure(session, progress)
+
+
+@dataclass(frozen=True)
+class Session:
+    """One server session: the configuration on its engine, what each run does, and where results go."""
+
+    configuration: Configuration
+    engine: Engine
+    benchmark: dict[str, Any]
+    prompts: list[Prompt]
+    host: str
+    port: int  # 0: a free one, picked at launch
+    paths: SessionPaths
+    # what the engine's environment is made of (default: nothing passed through, only this configuration's
+    # variables count as swept)
+    environment: Policy = field(default_factory=Policy)
+
+
+def measure(session: Session, progress: TextIO = sys.stderr) -> None:
+    """Run the whole session for one configuration; raise with a clear message on any failure."""
+    name, paths = session.configuration.name, session.paths
+    stale = StaleGroup(paths.stale_pgid)
+    configuration, engine = session.configuration, session.engine
+    # Whatever a failure says (a server echoing its argv into the log tail) passes through these first.
+    engine.check_api_key(configuration.engine)
+    references.resolve(configuration)  # a from_env variable that is not set: said before anything starts
+    secrets = (
+        secret_values({**os.environ, **configuration.env})
+        + secret_arg_values(render_flags(configuration.args, {}))
+        + [engine.api_key() or ""]
+        + references.values_of(configuration)
+    )
+    if (pgid := stale.stop_if_running(float(session.benchmark["stop_grace_s"]))) is not None:
+        print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
+    with measuring(progress, name), _first_termination_only() as terminating:
+        reserve = ErrorReserve(paths.failed_root.parent)
+        try:
+            _session(session, stale, progress)
+        except BaseException as raised:
+            terminating.append(raised)  # from now on a SIGTERM must not cut the post-mortem short
+            error = without_secrets(raised, secrets)
+            print(f"{name}: FAILED ({error})", file=progress, flush=True)  # the original error, whatever follows
+            try:
+                kept = _keep_for_post_mortem(paths, error, reserve)
+                print(f"{name}: partial results kept in {kept}", file=progress, flush=True)
+            except OSError as keeping:  # e.g. a full disk: said, and the original error is still the one raised
+                print(f"{name}: WARNING: could not keep all partial results ({keeping})", file=progress, flush=True)
+            if error is raised:
+                raise
+            raise error from None
+        finally:
+            reserve.release()
+            shutil.rmtree(paths.shadow, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _first_termination_only() -> Iterator[list[BaseException]]:
+    """SIGTERM/SIGHUP stop the session once; later ones are ignored so its evidence is kept.
+
+    A cancelled or timed-out Slurm job signals every process of its step, and Snakemake on the node
+    then signals its job again: without this the second SIGTERM killed the session after the engine
+    was stopped but before ``failed/`` was written. A signal that arrives while an exception is on its
+    way out (the first termination, stopping the engine, writing launch.json) is ignored too; append
+    to the list to ignore every further one.
+    """
+    terminating: list[BaseException] = []
+
+    def once(signum: int, _frame: object) -> None:
+        if not terminating and sys.exc_info()[1] is None:
+            terminating.append(Terminated(f"received {signal.Signals(signum).name}"))
+            raise terminating[0]
+
+    previous = {s: signal.signal(s, once) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield terminating
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
+    configuration, engine, benchmark, prompts = (
+        session.configuration,
+        session.engine,
+        session.benchmark,
+        session.prompts,
+    )
+    host, port, paths = session.host, session.port, session.paths
+    name = configuration.name
+    if engine.launches:  # an external endpoint is already listening: nothing to pick or check
+        port = port or free_port(host)
+        if port_in_use(host, port):
+            raise ServerError(
+                f"{host}:{port} is already in use by {describe_listeners(port)}; stop it, or set "
+                f"engines/{configuration.engine}/port: 0 to pick a free port"
+            )
+    base_url = engine.base_url(host, port)
+    # Secrets given as {from_env: NAME} are read here, in the job, and redacted wherever argv or env is written.
+    launched = references.resolve(configuration)
+    hidden = [*references.values_of(configuration), engine.api_key() or ""]
+    argv = engine.command(launched, host, port)
+    # the engine's clean environment (environment.py), with what the adapter itself sets (an API key)
+    built, inherited = session.environment.build(
+        replace(launched, env={**launched.env, **engine.launch_env()}), os.environ
+    )
+    env = built.values
+    # An external endpoint is bound by someone else: only a server we launch can be exposed by us.
+    warnings = [w for w in [exposure_warning(host, configuration.engine)] if w and engine.launches] + inherited
+    for warning in warnings:
+        print(f"{name}: WARNING: {warning}", file=progress, flush=True)
+    launch = Launch(
+        configuration=redact_mapping(configuration.as_params()),  # its env may hold a token
+        benchmark=redact_mapping(benchmark),  # with the configuration: what these runs were measured under
+        argv=_hide(redact_argv(argv), hidden),
+        port=port,
+        host=host,
+        env_set=redact_env(configuration.env),
+        env_unset=list(configuration.unset_env),
+        env=_hide(redact_env(env), hidden),
+        env_origin=built.origins,
+        launched_at=now_iso(),
+        warnings=warnings,
+        machine=machine_snapshot(
+            engine_packages=provenance_packages()
+        ),  # code, software, host and GPUs as they are while measured
+    )
+    launch.placement = placement(launch.machine)  # node, GPU models, driver, Slurm job
+    shutil.rmtree(paths.shadow, ignore_errors=True)  # a killed session's links
+    _write_evidence(paths, paths.launch, launch.to_json())
+    paths.log.unlink(missing_ok=True)
+    shutil.rmtree(extra_runs_dir(paths.runs[0].parent), ignore_errors=True)  # a previous session's extras
+    memory = _gpu_memory_record(configuration, benchmark)
+    if memory is not None:
+        memory.read("before_launch")
+    try:
+        print(f"{name}: launching {engine.kind} on {base_url}", file=progress, flush=True)
+        server = (
+            managed_server(argv, env, paths.log, stale, float(benchmark["stop_grace_s"]))
+            if engine.launches
+            else attach(engine.settings, paths.log)
+        )
+        with server as process:
+            _link_log(paths)
+            launch.pid = process.pid
+            timeout_s = float(benchmark["ready_timeout_s"])
+            ready_s = wait_until_ready(
+                process,
+                lambda: engine.is_ready(base_url),
+                timeout_s,
+                paths.log,
+                port=port if engine.launches else None,
+                waiting=ReadyWait(name, timeout_s, progress, lambda: log_tail(paths.log, 1)),
+            )
+            if engine.launches:  # workers and helpers exist now: a later job can stop exactly them
+                stale.track(process.pid)
+            launch.ready_s = round(ready_s, 3)
+            launch.engine = engine.check_started(base_url, configuration)
+            launch.status = "ready"
+            _write_evidence(paths, paths.launch, launch.to_json())
+            if launch.engine.get("warning"):
+                print(f"{name}: WARNING: {launch.engine['warning']}", file=progress, flush=True)
+            if benchmark.get("chat_template"):  # rendered by this server: the served model's template
+                prompts = [replace(p, text=engine.apply_chat_template(base_url, p.text)) for p in prompts]
+                launch.chat_template = {"first_prompt": prompts[0].text}
+            print(
+                f"{name}: ready after {ready_s:.1f} s; {benchmark['warmup_requests']} warmup request(s)",
+                file=progress,
+                flush=True,
+            )
+            segments = launch.log_segments = []  # where each request starts in server.log (segments.py)
+            for w in range(benchmark["warmup_requests"]):
+                segments.append(segment(WARMUP, w, _log_position(process, paths.log)))
+                with _server_death_named(process, f"warmup request {w + 1}", paths.log):
+                    _generate(
+                        engine, base_url, prompts[w % len(prompts)].text, benchmark["warmup_max_tokens"], benchmark
+                    )
+            if memory is not None:
+                memory.read("while_serving")
+            rates: list[float] = []
+            declared = len(paths.runs)
+            runs_started = time.monotonic()
+            while (run_path := _next_run_path(paths, len(rates), rates, benchmark, launch)) is not None:
+                index = len(rates)
+                label = f"run {index + 1}/{declared}" if index < declared else f"run {index + 1} (adaptive)"
+                segments.append(segment(RUN, index, _log_position(process, paths.log)))
+                with _server_death_named(process, f"{label} ({index} completed)", paths.log):
+                    record = _measured_run(engine, base_url, prompts, index, benchmark)
+                tolerance = float(benchmark.get("rate_tolerance_pct", DEFAULT_TOLERANCE_PCT))
+                record = replace(record, excluded=exclusion_reason(record, tolerance))
+                _write_evidence(paths, run_path, record.to_json())
+                rates.append(record.decode_tokens_per_s)
+                pace = eta(len(rates), declared, time.monotonic() - runs_started) if index < declared else ""
+                print(
+                    f"{name}: {label}: {record.decode_tokens_per_s:.1f} tok/s "
+                    f"(TTFT {1000 * record.client.ttft_s:.0f} ms){'; ' + pace if pace else ''}",
+                    file=progress,
+                    flush=True,
+                )
+                if record.excluded:
+                    print(
+                        f"{name}: WARNING: {label} is excluded from the statistics (kept in {run_path}): "
+                        f"{record.excluded}",
+                        file=progress,
+                        flush=True,
+                    )
+                if record.counters_quantised and not any("quantised" in w for w in launch.warnings):
+                    launch.warnings.append(
+                        f"/metrics prints {', '.join(record.counters_quantised)} past 10^6 with 6 significant "
+                        f"digits: per-run differences are quantised, so they are not used (the response's own "
+                        f"counts are; verify steps stay unknown)"
+                    )
+                    print(f"{name}: WARNING: {launch.warnings[-1]}", file=progress, flush=True)
+                if process.poll() is not None:
+                    raise ServerError(f"the server exited with status {process.returncode} during the runs")
+            print(f"{name}: {launch.repetitions['stopped_because']}", file=progress, flush=True)
+            segments.append(segment(LOAD, None, _log_position(process, paths.log)))
+            _measure_load(session, prompts, base_url, launch, process, progress)
+            segments.append(segment(TEARDOWN, None, _log_position(process, paths.log)))
+            launch.status = "completed"
+    finally:
+        launch.stopped_at = now_iso()
+        if launch.status != "completed":
+            launch.status = "failed"
+        unreleased = _check_gpu_release(memory, benchmark, launch)
+        try:
+            # the log first: redaction moves the recorded segment starts, which launch.json then holds
+            # (the shadow link is the unredacted original once the log is rewritten: redacted too)
+            in_log, shifted_by_log = secret_values(env) + secret_arg_values(argv) + hidden, paths.log.exists()
+            _redact_log(paths.log, in_log, launch.log_segments or [])
+            _redact_log(_shadow_of(paths, paths.log), in_log, [] if shifted_by_log else launch.log_segments or [])
+            _write_evidence(paths, paths.launch, launch.to_json())
+        except OSError as problem:  # e.g. a full disk: while a failure propagates, it must stay the error raised
+            if launch.completed:
+                raise
+            print(f"{name}: WARNING: could not record the failure in {paths.launch} ({problem})", file=progress)
+    if unreleased is not None:
+        raise unreleased
+
+
+def _next_run_path(
+    paths: SessionPaths, index: int, rates: list[float], benchmark: dict[str, Any], launch: Launch
+) -> Path | None:
+    """The declared runs first; then, with ``benchmark.adaptive``, extra runs until its target."""
+    if index < len(paths.runs):
+        return paths.runs[index]
+    adaptive = benchmark.get("adaptive")
+    if adaptive:
+        decision = next_step(rates, float(adaptive["ci_half_width_pct"]), int(adaptive["max_runs"]))
+        if decision.more:
+            return extra_run_file(paths.runs[0].parent, index)
+        reason = decision.reason
+    else:
+        reason = f"{index} runs (benchmark.runs; no adaptive repetitions)"
+    launch.repetitions = {"runs": index, "stopped_because": reason}
+    return None
+
+
+def _gpu_memory_record(configuration: Configuration, benchmark: dict[str, Any]) -> gpu.MemoryRecord | None:
+    """Watch the GPUs this configuration may use (its CUDA_VISIBLE_DEVICES, else all), if any exist."""
+    mode = benchmark.get("gpu_memory_check", "auto")
+    if mode == "never" or (mode == "auto" and not gpu.available()):
+        return None
+    if not gpu.available():
+        raise RuntimeError(
+            "benchmark.gpu_memory_check is 'always' but nvidia-smi is not on PATH; "
+            "install the NVIDIA driver tools or set it to 'auto'"
+        )
+    visible = configuration.env.get("CUDA_VISIBLE_DEVICES", "")
+    watched = (
+        [int(i) for i in visible.split(",")]
+        if visible and all(i.strip().isdigit() for i in visible.split(","))
+        else None
+    )
+    return gpu.MemoryRecord(gpus=watched)
+
+
+def _check_gpu_release(
+    memory: gpu.MemoryRecord | None, benchmark: dict[str, Any], launch: Launch
+) -> gpu.GpuMemoryNotReleased | None:
+    """After teardown: wait until GPU memory is back to its pre-launch level; record the readings."""
+    if memory is None or "before_launch" not in memory.phases:
+        return None
+    try:
+        memory.wait_released(
+            float(benchmark.get("gpu_release_timeout_s", 30)), int(benchmark.get("gpu_release_tolerance_mib", 64))
+        )
+        return None
+    except gpu.GpuMemoryNotReleased as error:
+        launch.status = "failed"
+        return error
+    finally:
+        launch.gpu_memory = memory.as_dict()
+
+
+@contextlib.contextmanager
+def _server_death_named(process: subprocess.Popen[bytes], phase: str, log: Path) -> Iterator[None]:
+    """A request that fails because the server died says so (with the log tail), not just 'connection reset'."""
+    try:
+        yield
+    except Exception as error:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=1.0)  # the client may notice the dropped connection before the exit is reaped
+        if process.returncode is None:
+            raise
+        raise ServerError(
+            f"the server died during {phase} with {exit_description(process.returncode)}: "
+            f"{error}; last lines of {log}:\n{log_tail(log)}"
+        ) from error
+
+
+def _generate(engine: Engine, base_url: str, prompt: str, max_tokens: int, benchmark: dict[str, Any]):
+    path, payload = engine.generation(
+        GenerationRequest(
+            prompt=prompt,
+            max_tokens=max_tokens,
+            temperature=benchmark["temperature"],
+            ignore_eos=benchmark["ignore_eos"],
+            seed=benchmark["seed"],
+        )
+    )
+    return stream_post(base_url, path, payload, float(benchmark["request_timeout_s"]), engine.auth_headers())
+
+
+def _measured_run(engine: Engine, base_url: str, prompts: list[Prompt], index: int, benchmark: dict[str, Any]) -> Run:
+    prompt = prompts[index % len(prompts)]
+    max_tokens = prompt.tokens_wanted(benchmark["max_tokens"])
+    engine.flush_cache(base_url)
+    before = engine.scrape_counters(base_url)
+    started_at = now_iso()
+    response = _generate(engine, base_url, prompt.text, max_tokens, benchmark)
+    after = engine.scrape_counters(base_url)
+    delta = {k: after[k] - before.get(k, 0.0) for k in after}
+    # Deltas of counters printed with 6 significant digits are quantised: kept on record, never used.
+    quantised = sorted(engine.quantised & set(delta))
+    usable = {k: v for k, v in delta.items() if k not in quantised}
+    fields, tokens, per_event = _checked_response(engine, response, max_tokens, f"run {index}")
+    streamed = sum(per_event)
+    arrivals = [t for n, t in zip(per_event, response.arrivals_s, strict=True) if n]
+    timings = timings_from_arrivals(arrivals, tokens, response.total_s)
+    text = engine.response_text(response.events)
+    spec = engine.speculation(fields, usable, tokens)
+    return Run(
+        run=index,
+        prompt_index=index % len(prompts),
+        category=prompt.category,
+        started_at=started_at,
+        tokens=tokens,
+        streamed_tokens=streamed,
+        client=timings,
+        engine=fields,
+        counter_delta=delta,
+        counters_quantised=quantised,
+        speculation=spec,
+        text_sha256=sha256_bytes(text),
+        text_chars=len(text),
+        malformed_events=response.malformed,
+        arrivals_us=encode_arrivals(arrivals),
+    )
+
+
+def _checked_response(
+    engine: Engine, response: StreamedResponse, max_tokens: int, label: str
+) -> tuple[dict[str, Any], int, list[int]]:
+    """The engine's own report of a finished request, its token count and tokens per event; raise
+    when the stream ended without the report or generated a different number of tokens."""
+    fields = engine.engine_fields(response.events)
+    tokens = engine.tokens_generated(fields)
+    per_event = engine.tokens_per_event(response.events)
+    if tokens is None:
+        raise RunError(
+            f"{label}: the stream ended after {len(response.events)} events without the engine's "
+            f"final report (the server closed the connection early?)"
+        )
+    if tokens != max_tokens:
+        raise RunError(
+            f"{label}: the engine generated {tokens} tokens, not the {max_tokens} asked for (benchmark.max_tokens "
+            f"or the prompt's max_tokens; streamed {sum(per_event)}); is ignore_eos honoured and the context (per "
+            f"slot) large enough?"
+        )
+    return fields, tokens, per_event
+
+
+def _measure_load(
+    session: Session,
+    prompts: list[Prompt],
+    base_url: str,
+    launch: Launch,
+    process: subprocess.Popen[bytes],
+    progress: TextIO,
+) -> None:
+    """Every load level's windows, after the single-request runs, on the same server."""
+    levels = levels_of(session.benchmark)
+    if not levels:
+        return
+    name, paths = session.configuration.name, session.paths
+    slots = count_or_none((launch.engine or {}).get("total_slots"))
+    wanted = max((level.in_flight or 0 for level in levels), default=0)
+    if slots is not None and slots < wanted:  # llama.cpp -np unset: the server chose its slots itself
+        raise RunError(
+            f"the server has {slots} slot(s) (/props total_slots) but benchmark.load.concurrency asks for "
+            f"{wanted}; set -np {wanted} (or more) in the configuration's args"
+        )
+    for level in levels:
+        for window, path in enumerate(paths.windows[level.label]):
+            label = f"load {level.label} window {window + 1}/{len(paths.windows[level.label])}"
+            with _server_death_named(process, label, paths.log):
+                record = _measured_window(session, prompts, base_url, level, window)
+            write_json(path, record.to_json())
+            print(
+                f"{name}: {label}: {record.output_tokens_per_s:.1f} output tok/s, "
+                f"{len(record.requests)} requests in {record.duration_s:.1f} s",
+                file=progress,
+                flush=True,
+            )
+            if process.poll() is not None:
+                raise ServerError(f"the server exited with status {process.returncode} during {label}")
+
+
+def _measured_window(session: Session, prompts: list[Prompt], base_url: str, level: LoadLevel, window: int) -> Window:
+    """One window of requests at ``level``. Request i of window w uses prompt (w * requests + i) mod n:
+    the same prompts, in the same order, for every configuration."""
+    engine, benchmark = session.engine, session.benchmark
+    load = benchmark["load"]
+    requests = int(load["requests_per_window"])
+
+    def send(index: int) -> WindowRequest:
+        prompt_index = (window * requests + index) % len(prompts)
+        prompt = prompts[prompt_index]
+        max_tokens = prompt.tokens_wanted(benchmark["max_tokens"])
+        response = _generate(engine, base_url, prompt.text, max_tokens, benchmark)
+        fields, tokens, per_event = _checked_response(
+            engine, response, max_tokens, f"{level.label} window {window} request {index}"
+        )
+        arrivals = [t for n, t in zip(per_event, response.arrivals_s, strict=True) if n]
+        spec = engine.speculation(fields, {}, tokens)  # per request: the response's own counts only
+        return WindowRequest(
+            index=index,
+            sent_s=0.0,  # set by the window, which knows when it sent the request
+            prompt_index=prompt_index,
+            category=prompt.category,
+            tokens=tokens,
+            e2e_s=response.total_s,
+            arrivals_us=encode_arrivals(arrivals),
+            event_tokens=[n for n in per_event if n],
+            text_sha256=sha256_bytes(engine.response_text(response.events)),
+            engine_decode_tok_s=(fields.get("timings") or {}).get("predicted_per_second"),
+            drafted=spec.drafted if spec else None,
+            accepted=spec.accepted if spec else None,
+            malformed_events=response.malformed,
+        )
+
+    engine.flush_cache(base_url)
+    before = engine.scrape_counters(base_url)
+    started_at = now_iso()
+    sent, duration = run_window(level, requests, send, window_seed(int(load["seed"]), window))
+    after = engine.scrape_counters(base_url)
+    return Window(
+        level=level.as_dict(),
+        window=window,
+        started_at=started_at,
+        duration_s=duration,
+        requests=[replace(s.result, sent_s=s.sent_s) for s in sent],
+        # window totals: per request they cannot be told apart while requests overlap
+        counter_delta={k: after[k] - before.get(k, 0.0) for k in after},
+    )
+
+
+def _hide(written: Any, values: list[str]) -> Any:
+    """An environment (mapping) or argv (list) with every element equal to one of ``values`` redacted: the API
+    key and from_env secrets, whatever the name of the variable or flag that carries them."""
+    secret = {v for v in values if v}
+    if isinstance(written, dict):
+        return {k: REDACTED if v in secret else v for k, v in written.items()}
+    return [REDACTED if v in secret else v for v in written]
+
+
+LOG_QUIET_S = 0.05  # the log unchanged this long: the previous request's late lines are written
+LOG_SETTLE_MAX_S = 1.0  # an engine that logs all the time (periodic stats) is not waited for longer
+
+
+def _log_position(process: Any, log: Path) -> int:
+    """Where in the session's server.log the next request's lines will start. An attached endpoint's
+    log is copied into server.log only at the end, from where it stood at attach (``log_start``)."""
+    source = getattr(process, "log_source", None)
+    return _log_size(log) if source is None else max(0, _log_size(source) - process.log_start)
+
+
+def _log_size(log: Path) -> int:
+    """Where the lines of the next request will start: the server log's size once it has been quiet for
+    LOG_QUIET_S (engines log from their own threads, so a request's last lines may trail its response).
+    Called between requests only, never while a run is timed."""
+    size = _size(log)
+    quiet_since = started = time.monotonic()
+    while time.monotonic() - quiet_since < LOG_QUIET_S and time.monotonic() - started < LOG_SETTLE_MAX_S:
+        time.sleep(LOG_QUIET_S / 5)
+        if (now := _size(log)) != size:
+            size, quiet_since = now, time.monotonic()
+    return size
+
+
+def _size(log: Path) -> int:
+    try:
+        return log.stat().st_size
+    except FileNotFoundError:  # an external endpoint without a readable log
+        return 0
+
+
+def _redact_log(log: Path, secrets: list[str], segments: list[dict[str, Any]]) -> None:
+    """Replace secret values in the log (as bytes: nothing else changes), and move the recorded segment
+    starts by what the replacements before them added or removed."""
+    if secrets and log.exists():
+        raw = log.read_bytes()
+        redacted = redact_values(raw, secrets)
+        if redacted != raw:
+            for entry in segments:
+                entry["start"] = len(redact_values(raw[: entry["start"]], secrets))
+            atomic_write(log, redacted)
+
+
+def _shadow_of(paths: SessionPaths, path: Path) -> Path:
+    return paths.shadow / path.relative_to(paths.failed_root.parent)
+
+
+def _link_log(paths: SessionPaths) -> None:
+    """A hard link to the server log, which the server appends to: the link sees everything."""
+    link = _shadow_of(paths, paths.log)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.unlink(missing_ok=True)
+    # already deleted, or a filesystem without hard links: then only the output itself can be kept
+    with contextlib.suppress(OSError):
+        os.link(paths.log, link)
+
+
+def _write_evidence(paths: SessionPaths, path: Path, record: dict[str, Any]) -> None:
+    """Write an output record, and first the same record into ``paths.shadow`` (from memory: the output
+    may be deleted at any time)."""
+    shadow = _shadow_of(paths, path)
+    shadow.parent.mkdir(parents=True, exist_ok=True)
+    write_json(shadow, record)
+    write_json(path, record)
+
+
+def _keep_for_post_mortem(paths: SessionPaths, error: BaseException, reserve: ErrorReserve) -> Path:
+    """Link the session's files into ``failed/<timestamp>/`` (Snakemake deletes the originals next), and the
+    traceback into its error.txt first; neither needs free space (a hard link, the reserved error file)."""
+    kept = paths.failed_root / now_stamp()
+    kept.mkdir(parents=True, exist_ok=True)
+    reserve.write(kept / "error.txt", "".join(traceback.format_exception(error)))
+    problems = []
+    for path in [paths.log, paths.launch, *with_extra_runs(paths.runs), *paths.all_windows()]:
+        target = kept / path.relative_to(paths.failed_root.parent)
+        # the shadow first: Snakemake may delete the output at any moment, even mid-copy
+        sources = [s for s in (_shadow_of(paths, path), path) if s.exists()]
+        for source in sources:
+            try:
+                keep_copy(source, target)
+                break
+            except OSError as problem:
+                if source is sources[-1]:
+                    problems.append(f"{path}: {problem}")
+    if problems:
+        raise OSError(f"kept in {kept} except {'; '.join(problems)}")
+    return kept

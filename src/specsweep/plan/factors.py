@@ -1,0 +1,181 @@
+"""Designed experiments: factors whose levels are named bundles of settings, crossed into configurations.
+
+A factor (config ``factors:``) has named levels; each level sets several engine flags and/or
+environment variables at once, and ``null`` means "not set": the flag is not passed, the variable
+is removed from the engine's environment. A configurations entry lists the factors it crosses
+(``factors: [depth, nccl]``); every combination of their levels is one configuration, named by the
+entry's ``name`` template (``"eagle3-{depth}-{nccl}"``, placeholders are factor names and stand for
+level names). A level marked ``baseline: true`` makes every configuration that has it a baseline.
+
+Each non-baseline configuration is compared with the baseline that has the same level of every
+factor the two share (apart from the factors that make that configuration a baseline), or with the
+one it names (``compared_with``). Every problem is a ``ConfigError`` naming the configuration and key.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from specsweep.plan.errors import ConfigError
+
+PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+@dataclass(frozen=True)
+class Level:
+    """One named level of a factor: flags (None = not passed) and variables (None = unset)."""
+
+    factor: str
+    name: str
+    args: Mapping[str, Any]
+    env: Mapping[str, Any]
+    baseline: bool = False
+
+    def settings(self) -> dict[str, Any]:
+        """Every key this level sets or unsets, as "--flag" / "env:NAME"."""
+        return {**self.args, **{f"env:{k}": v for k, v in self.env.items()}}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One combination of levels: the configuration's name, its levels and what they set together."""
+
+    name: str
+    levels: dict[str, str]
+    args: dict[str, Any]
+    env: dict[str, Any]
+    baseline_factors: tuple[str, ...]
+
+
+def parse_factors(raw: Mapping[str, Mapping[str, Mapping[str, Any] | None]]) -> dict[str, list[Level]]:
+    """``config["factors"]`` (schema-validated) as levels in the order written.
+
+    A level is a mapping of flags (``--flag: value``), ``env: {NAME: value}`` and ``baseline: true``;
+    an empty level (``off: {}`` or ``off:``) sets nothing.
+    """
+    factors: dict[str, list[Level]] = {}
+    for factor, levels in raw.items():
+        factors[factor] = []
+        for level_name, level in levels.items():
+            level = level or {}
+            args = {k: v for k, v in level.items() if k.startswith("-")}
+            factors[factor].append(
+                Level(
+                    factor=factor,
+                    name=level_name,
+                    args=args,
+                    env=dict(level.get("env") or {}),
+                    baseline=bool(level.get("baseline", False)),
+                )
+            )
+    return factors
+
+
+def cross(entry: str, names: Sequence[str], factors: Mapping[str, list[Level]], template: str | None) -> list[Point]:
+    """Every combination of the levels of factors ``names`` for configurations entry ``entry``.
+
+    Two factors may not set the same flag or variable (one of them would silently win); the
+    name template may only use the factors crossed.
+    """
+    where = f"configurations/{entry}"
+    for factor in names:
+        if factor not in factors:
+            raise ConfigError(
+                f"{where}/factors: '{factor}' is not defined under 'factors' "
+                f"(defined: {', '.join(sorted(factors)) or 'none'})"
+            )
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{where}/factors: a factor is listed twice ({', '.join(names)})")
+    if template is not None:
+        unknown = [p for p in PLACEHOLDER.findall(template) if p not in names]
+        if unknown:
+            raise ConfigError(
+                f"{where}/name: '{template}' has placeholder {{{unknown[0]}}}, which is not a factor "
+                f"of this entry; use one of {', '.join('{' + n + '}' for n in names)}"
+            )
+    points = []
+    for combination in itertools.product(*(factors[n] for n in names)):
+        levels = {level.factor: level.name for level in combination}
+        name = _name(entry, template, levels)
+        owner: dict[str, str] = {}
+        for level in combination:
+            for key in level.settings():
+                if key in owner:
+                    raise ConfigError(
+                        f"{where}: configuration '{name}': factors '{owner[key]}' and '{level.factor}' "
+                        f"both set {key.removeprefix('env:')}; put it in one factor only"
+                    )
+                owner[key] = level.factor
+        points.append(
+            Point(
+                name=name,
+                levels=levels,
+                args={k: v for level in combination for k, v in level.args.items()},
+                env={k: v for level in combination for k, v in level.env.items()},
+                baseline_factors=tuple(level.factor for level in combination if level.baseline),
+            )
+        )
+    return points
+
+
+def _name(entry: str, template: str | None, levels: dict[str, str]) -> str:
+    if template is None:
+        return "-".join([entry, *levels.values()])
+    return PLACEHOLDER.sub(lambda match: levels[match.group(1)], template)
+
+
+class Comparable(Protocol):
+    """What baseline matching needs of a configuration (config.Configuration has it)."""
+
+    name: str
+    baseline: bool
+    levels: dict[str, str]
+    baseline_factors: Sequence[str]
+    compared_with: str | None
+
+
+def baseline_of(candidate: Comparable, configurations: Mapping[str, Comparable]) -> str | None:
+    """The baseline ``candidate`` is compared with (None for a baseline itself).
+
+    The one it names, else the only baseline, else the one baseline that has the candidate's level
+    of every factor both have, the factors that make the baseline a baseline excepted.
+    """
+    if candidate.baseline:
+        return None
+    baselines = [c for c in configurations.values() if c.baseline]
+    where = f"configuration '{candidate.name}'"
+    if candidate.compared_with is not None:
+        if candidate.compared_with not in {b.name for b in baselines}:
+            raise ConfigError(
+                f"{where}: compared_with '{candidate.compared_with}' is not a baseline configuration "
+                f"(baselines: {', '.join(b.name for b in baselines) or 'none'})"
+            )
+        return candidate.compared_with
+    if len(baselines) == 1:
+        return baselines[0].name
+    matching = [
+        b.name
+        for b in baselines
+        if all(
+            b.levels[factor] == level
+            for factor, level in candidate.levels.items()
+            if factor in b.levels and factor not in b.baseline_factors
+        )
+    ]
+    if len(matching) == 1:
+        return matching[0]
+    levels = ", ".join(f"{f}={v}" for f, v in candidate.levels.items()) or "no factor levels"
+    found = f"several do ({', '.join(matching)})" if matching else "none does"
+    raise ConfigError(
+        f"{where} ({levels}): it needs exactly one baseline sharing its other factor levels, but "
+        f"{found}; add that baseline, or name one with 'compared_with:' in its configurations entry"
+    )
+
+
+def baselines_by_configuration(configurations: Mapping[str, Comparable]) -> dict[str, str | None]:
+    """``baseline_of`` for every configuration (raises on the first that has none or several)."""
+    return {name: baseline_of(c, configurations) for name, c in configurations.items()}

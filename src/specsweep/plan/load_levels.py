@@ -1,0 +1,108 @@
+"""Load levels: what ``benchmark.load`` asks for, the seeded schedules, and the checks before launch.
+
+Two kinds of level (``benchmark.load`` in the config):
+
+* ``concurrency: N`` - closed loop: N requests in flight, the next sent as soon as one finishes;
+* ``request_rate: R`` - open loop: Poisson arrivals at R requests/s from a seeded generator, so a
+  rerun (and every configuration) sends the same schedule.
+
+A measured repetition is a window of ``requests_per_window`` requests (``specsweep.measure.load``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from specsweep.engines import ADAPTERS
+from specsweep.engines.base import Engine
+from specsweep.plan.config import ConfigError, Configuration
+
+CONCURRENCY = "concurrency"
+REQUEST_RATE = "request_rate"
+
+
+@dataclass(frozen=True)
+class LoadLevel:
+    kind: str  # CONCURRENCY or REQUEST_RATE
+    value: float
+
+    @property
+    def label(self) -> str:
+        """Path component and table key: c4, r2.5."""
+        number = int(self.value) if float(self.value).is_integer() else self.value
+        return f"{'c' if self.kind == CONCURRENCY else 'r'}{number}"
+
+    @property
+    def in_flight(self) -> int | None:
+        """Requests the server must hold at once (None: depends on the arrivals)."""
+        return int(self.value) if self.kind == CONCURRENCY else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "value": self.value, "label": self.label}
+
+
+def levels_of(benchmark: dict[str, Any]) -> list[LoadLevel]:
+    """The load levels of a validated config, concurrency first (empty without ``benchmark.load``)."""
+    load = benchmark.get("load") or {}
+    return [LoadLevel(CONCURRENCY, int(n)) for n in load.get(CONCURRENCY, [])] + [
+        LoadLevel(REQUEST_RATE, float(r)) for r in load.get(REQUEST_RATE, [])
+    ]
+
+
+def check_slots(
+    configurations: dict[str, Configuration],
+    levels: list[LoadLevel],
+    slots_of: Callable[[Configuration], tuple[str, int] | None],
+    requests_per_window: int,
+) -> None:
+    """Before anything starts: every configuration's engine can hold the highest concurrency at once."""
+    wanted = max((level.in_flight or 0 for level in levels), default=0)
+    if wanted > requests_per_window:
+        raise ConfigError(
+            f"benchmark/load/requests_per_window: {requests_per_window} requests cannot keep "
+            f"concurrency {wanted} in flight; set it to at least {wanted}"
+        )
+    for configuration in configurations.values():
+        setting = slots_of(configuration)
+        if setting is not None and setting[1] < wanted:
+            flag, slots = setting
+            raise ConfigError(
+                f"configuration {configuration.name}: {flag} {slots} serves {slots} request(s) at once "
+                f"but benchmark/load/concurrency asks for {wanted}; set {flag} to at least {wanted} "
+                f"(engines/{configuration.engine}/args or configurations/{configuration.group}/args), "
+                f"or lower the concurrency"
+            )
+
+
+def arrival_times(rate: float, requests: int, seed: int) -> list[float]:
+    """Poisson arrivals: the first request at 0 s, then exponential gaps of mean 1/rate, seeded."""
+    generator = random.Random(seed)
+    times = [0.0]
+    for _ in range(requests - 1):
+        times.append(times[-1] + generator.expovariate(rate))
+    return times
+
+
+def window_seed(seed: int, window: int) -> int:
+    """Each window has its own schedule; the same one for every configuration and every rerun."""
+    return seed * 1000 + window
+
+
+def check_load(benchmark: dict[str, Any], configurations: dict[str, Configuration]) -> None:
+    """The load section and the chat-template option against each configuration's engine, before any launch."""
+    if benchmark.get("chat_template"):
+        for configuration in configurations.values():
+            if ADAPTERS[configuration.kind].apply_chat_template is Engine.apply_chat_template:
+                raise ConfigError(
+                    f"benchmark/chat_template: engine kind {configuration.kind} (configuration "
+                    f"{configuration.name}) cannot render the model's chat template here; set "
+                    f"chat_template: false, or put the template into the prompts"
+                )
+    levels = levels_of(benchmark)
+    if levels:
+        check_slots(
+            configurations, levels, lambda c: ADAPTERS[c.kind].slots(c), int(benchmark["load"]["requests_per_window"])
+        )

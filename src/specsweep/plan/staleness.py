@@ -1,0 +1,35 @@
+"""Whether the measurements on disk were made under the parameters the config asks for now.
+
+A configuration that was not measured again after its parameters changed (a sweep that failed
+before reaching it) still has its old runs on disk. The provisional summary labels such a row with
+the parameters it was measured under (from its ``launch.json``) and calls it ``stale``, not ``ok``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from specsweep.plan.config import NOT_IDENTITY, Configuration
+from specsweep.record.redact import redact_mapping
+from specsweep.record.results import Launch
+
+
+def _comparable(params: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in redact_mapping(params).items() if k not in NOT_IDENTITY}
+
+
+def stale_reason(launch: Launch, configuration: Configuration, benchmark: dict[str, Any]) -> str | None:
+    """What differs between the launch record and the config now (None when nothing that identifies a job does)."""
+    now, then = _comparable(configuration.as_params()), _comparable(launch.configuration)
+    changed = sorted(k for k in now.keys() | then.keys() if now.get(k) != then.get(k))
+    # benchmark settings the launch recorded (older launch records have none: not evidence of a change)
+    measured, current = launch.benchmark or {}, redact_mapping(benchmark)
+    changed += sorted(f"benchmark/{k}" for k in measured.keys() & current.keys() if measured[k] != current[k])
+    return f"measured under other {', '.join(changed)}" if changed else None
+
+
+def measured_under(launch: Launch) -> Configuration:
+    """The configuration as its launch record says it was measured (secrets redacted)."""
+    known = {f.name for f in fields(Configuration)}
+    return Configuration(**{k: v for k, v in launch.configuration.items() if k in known})

@@ -1,0 +1,91 @@
+"""The prompts a sweep sends: a text file (one prompt a line) or a JSONL dataset with categories.
+
+A JSONL line is an object ``{"prompt": str, "category": str, "max_tokens": int}``; only
+``prompt`` is required (category defaults to ``uncategorised``, max_tokens to
+``benchmark.max_tokens``). Request ``i`` of a sweep uses prompt ``i mod n``, so a set written
+with its categories interleaved covers every category in any ``n_categories`` consecutive requests.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from specsweep.plan.inputs import not_a_text_file
+from specsweep.record.results import UNCATEGORISED
+
+
+class WorkloadError(ValueError):
+    """A dataset problem, naming the file, the line and the fix."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    text: str
+    category: str = UNCATEGORISED
+    max_tokens: int | None = None  # None: benchmark.max_tokens
+
+    def tokens_wanted(self, default: int) -> int:
+        return self.max_tokens if self.max_tokens is not None else default
+
+
+def read_workload(path: Path, require_prompts: bool = True) -> list[Prompt]:
+    """Every prompt of ``path`` (``.jsonl``: a dataset; anything else: one prompt a line). Lines starting
+    with ``#`` are comments in both."""
+    if (why := not_a_text_file(path)) is not None:
+        raise WorkloadError(
+            f"{path}: not a UTF-8 text file: {why}; benchmark/prompts needs one prompt a line "
+            f"(or one JSON object a line, .jsonl)"
+        )
+    prompts = _read_jsonl(path) if path.suffix == ".jsonl" else _read_lines(path)
+    if require_prompts and not prompts:
+        raise WorkloadError(
+            f"{path}: no prompts (a text file has one prompt a line, blank lines and # comments "
+            f"ignored; a .jsonl file has one object with a 'prompt' key a line)"
+        )
+    return prompts
+
+
+def _read_lines(path: Path) -> list[Prompt]:
+    lines = [line.strip() for line in path.read_text(encoding="utf-8", errors="replace").splitlines()]
+    return [Prompt(line) for line in lines if line and not line.startswith("#")]
+
+
+def _read_jsonl(path: Path) -> list[Prompt]:
+    prompts = []
+    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        where = f"{path}, line {number}"
+        try:
+            entry = json.loads(line)
+        except ValueError as error:
+            raise WorkloadError(
+                f'{where}: not JSON ({error}); write one object a line, e.g. {{"prompt": "...", "category": "code"}}'
+            ) from None
+        if not isinstance(entry, dict):
+            raise WorkloadError(f"{where}: a line must be a JSON object with a 'prompt' key")
+        unknown = set(entry) - {"prompt", "category", "max_tokens"}
+        if unknown:
+            raise WorkloadError(
+                f"{where}: unknown key(s) {', '.join(sorted(unknown))}; allowed: prompt, category, max_tokens"
+            )
+        text, category, max_tokens = entry.get("prompt"), entry.get("category", UNCATEGORISED), entry.get("max_tokens")
+        if not isinstance(text, str) or not text.strip():
+            raise WorkloadError(f"{where}: 'prompt' must be a non-empty string")
+        if not isinstance(category, str) or not category.strip():
+            raise WorkloadError(f"{where}: 'category' must be a non-empty string")
+        if max_tokens is not None and (
+            isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
+        ):
+            raise WorkloadError(
+                f"{where}: 'max_tokens' must be a positive integer (or left out for benchmark.max_tokens)"
+            )
+        prompts.append(Prompt(text, category.strip(), max_tokens))
+    return prompts
+
+
+def categories(prompts: list[Prompt]) -> list[str]:
+    """Categories in the order they first appear."""
+    return list(dict.fromkeys(p.category for p in prompts))

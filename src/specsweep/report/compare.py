@@ -1,0 +1,205 @@
+"""Compare two result sets (two sweeps' results folders, or archives), configuration by configuration.
+
+Configurations are matched by name *and* parameters (engine kind, flags, environment, draft
+model, as recorded in each ``launch.json``): a configuration whose name matches but whose
+parameters differ is listed as such and not compared, because its delta would not mean what it
+says, unless ``match="name"`` asks to compare such pairs on purpose (a CPU sweep against a GPU one):
+then they are compared and ``differences`` says what differs. For each matched configuration: the
+ratio of mean decode tok/s (after / before) with its 95 % Fieller interval, the bootstrap interval
+beside it, and Welch's t-test p-value (see stats.py for why these).
+"""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, TextIO
+
+import pandas as pd
+
+from specsweep.analyse import stats
+from specsweep.record.results import LAUNCH_PATH, ROOT, RUN_PATH, Launch, Run
+
+MATCHED_KEYS = ("kind", "args", "env", "draft_model")
+MATCH_MODES = ("parameters", "name")  # config compare.match
+
+COLUMNS: dict[str, str] = {
+    "configuration": "configuration name (the same in both result sets)",
+    "status": "compared; parameters differ (what: before -> after), not compared; only in before; only in after",
+    "differences": "parameters that differ (what: before -> after), '; '-separated; with compare.match: name such "
+    "pairs are compared",
+    "runs_before": "runs in the first result set",
+    "runs_after": "runs in the second result set",
+    "tok_s_before": "mean decode tok/s in the first result set",
+    "tok_s_after": "mean decode tok/s in the second result set",
+    "ratio": "tok_s_after / tok_s_before",
+    "delta_pct": "(ratio - 1) * 100",
+    "ratio_ci95_low": "95 % Fieller interval of the ratio of means, lower bound",
+    "ratio_ci95_high": "95 % Fieller interval of the ratio of means, upper bound",
+    "ratio_boot95_low": "95 % percentile-bootstrap interval of the ratio of means, lower bound (seeded)",
+    "ratio_boot95_high": "95 % percentile-bootstrap interval of the ratio of means, upper bound",
+    "p_value": "two-sided Welch t-test p-value, after vs before",
+    "significant": "true when p_value < 0.05 (empty when no test was possible)",
+    "warnings": "reasons not to trust the row (fewer than 3 runs, CV > 10 %, CI straddles 1)",
+}
+
+
+@dataclass
+class ResultSet:
+    source: str
+    rates: dict[str, list[float]]  # configuration -> decode tok/s per run, in run order
+    parameters: dict[str, dict[str, Any]]  # configuration -> matched parameters
+
+
+def load(path: str | Path) -> ResultSet:
+    """A results folder, a folder holding results/, or a .tar/.tar.gz archive of a sweep."""
+    path = Path(path)
+    files: dict[str, bytes] = {}
+    if path.is_dir():
+        results = path / ROOT if (path / ROOT).is_dir() else path  # a sweep folder or its results/
+        for member in results.rglob("*.json"):
+            name = f"{ROOT}/{member.relative_to(results).as_posix()}"
+            if RUN_PATH.search(name) or LAUNCH_PATH.search(name):
+                files[name] = member.read_bytes()
+    elif path.is_file() and tarfile.is_tarfile(path):
+        with tarfile.open(path) as archive:
+            for member in archive.getmembers():
+                if member.isfile() and (RUN_PATH.search(member.name) or LAUNCH_PATH.search(member.name)):
+                    files[PurePosixPath(member.name).as_posix()] = archive.extractfile(member).read()
+    else:
+        raise FileNotFoundError(f"{path}: not a results folder or a sweep archive (.tar.gz)")
+    runs: dict[str, list[tuple[int, float]]] = {}
+    parameters: dict[str, dict[str, Any]] = {}
+    for name, data in sorted(files.items()):
+        if match := RUN_PATH.search(name):
+            record = Run.from_json(json.loads(data))
+            runs.setdefault(match[1], []).append((int(match[2]), record.decode_tokens_per_s))
+        elif match := LAUNCH_PATH.search(name):
+            configuration = Launch.from_json(json.loads(data)).configuration
+            parameters[match[1]] = {k: configuration.get(k) for k in MATCHED_KEYS}
+    if not runs:
+        raise ValueError(f"{path}: no results/<configuration>/runs/run_<i>.json found")
+    return ResultSet(str(path), {n: [r for _, r in sorted(v)] for n, v in runs.items()}, parameters)
+
+
+def compare(before: ResultSet, after: ResultSet, match: str = "parameters") -> pd.DataFrame:
+    """One row per configuration name of either set; ``match`` (one of MATCH_MODES) says whether a pair
+    whose parameters differ is compared (``name``) or only listed (``parameters``)."""
+    if match not in MATCH_MODES:
+        raise ValueError(f"compare/match: {match!r}; use one of {', '.join(MATCH_MODES)}")
+    rows = []
+    names = list(dict.fromkeys([*before.rates, *after.rates]))
+    for name in names:
+        row: dict[str, Any] = {"configuration": name}
+        if name not in after.rates or name not in before.rates:
+            row["status"] = "only in before" if name in before.rates else "only in after"
+            rows.append(row)
+            continue
+        differ = _differences(before.parameters.get(name, {}), after.parameters.get(name, {}))
+        x, y = after.rates[name], before.rates[name]
+        row.update(
+            runs_before=len(y),
+            runs_after=len(x),
+            tok_s_before=sum(y) / len(y),
+            tok_s_after=sum(x) / len(x),
+            differences="; ".join(differ),
+        )
+        if differ and match == "parameters":
+            row["status"] = f"parameters differ ({', '.join(differ)})"
+            rows.append(row)
+            continue
+        ratio = stats.ratio(x, y)
+        warnings = stats.warnings_for(stats.describe(x), ratio) + [
+            f"before: {w}" for w in stats.warnings_for(stats.describe(y))
+        ]
+        row.update(
+            status="compared",
+            ratio=ratio.ratio,
+            delta_pct=100 * (ratio.ratio - 1),
+            ratio_ci95_low=ratio.ci_low,
+            ratio_ci95_high=ratio.ci_high,
+            ratio_boot95_low=ratio.boot_low,
+            ratio_boot95_high=ratio.boot_high,
+            p_value=ratio.p_value,
+            significant=ratio.significant,
+            warnings="; ".join(warnings),
+        )
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    return frame.reindex(columns=list(COLUMNS))
+
+
+def _differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """What differs between two configurations' parameters, e.g. ``args -c: 1024 -> 2048``."""
+    found = []
+    for key in MATCHED_KEYS:
+        old, new = before.get(key), after.get(key)
+        if old == new:
+            continue
+        if isinstance(old, dict) and isinstance(new, dict):
+            found += [
+                f"{key} {k}: {old.get(k)} -> {new.get(k)}"
+                for k in sorted(set(old) | set(new), key=str)
+                if old.get(k) != new.get(k)
+            ]
+        else:
+            found.append(f"{key}: {old} -> {new}")
+    return found
+
+
+def nothing_compared(frame: pd.DataFrame) -> str | None:
+    """Why no configuration was compared (and what to do), or None when some were."""
+    if (frame["status"] == "compared").any():
+        return None
+    differ = frame["status"].astype(str).str.startswith("parameters differ")
+    if differ.any():
+        return (
+            f"nothing compared: the {int(differ.sum())} configuration(s) in both result sets have different "
+            f"parameters; to compare them by name anyway, add match: name, e.g. --config "
+            f"compare='{{before: A, after: B, match: name}}'"
+        )
+    return "nothing compared: no configuration name is in both result sets (see the status column)"
+
+
+def describe(frame: pd.DataFrame, before: str, after: str) -> list[str]:
+    """Console lines: which intervals and test, then one line per configuration."""
+    lines = [
+        f"compare: after = {after}",
+        f"         before = {before}",
+        f"ratio = mean tok/s after / before; 95 % {stats.SPEEDUP_CI_METHOD} CI; p = {stats.TEST_METHOD}",
+    ]
+    if (why := nothing_compared(frame)) is not None:
+        lines.append(f"WARNING: {why}")
+    for row in frame.itertuples():
+        if row.status != "compared":
+            lines.append(f"{row.configuration}: {row.status}")
+            continue
+        verdict = (
+            "no test possible" if pd.isna(row.significant) else "significant" if row.significant else "not significant"
+        )
+        lines.append(
+            f"{row.configuration}: {row.tok_s_before:.1f} -> {row.tok_s_after:.1f} tok/s, "
+            f"{row.delta_pct:+.1f} % [CI {100 * (row.ratio_ci95_low - 1):+.1f}, "
+            f"{100 * (row.ratio_ci95_high - 1):+.1f} %], p = {row.p_value:.3g} ({verdict})"
+            + (
+                f"; parameters differ: {row.differences}"
+                if isinstance(row.differences, str) and row.differences
+                else ""
+            )
+        )
+    return lines
+
+
+def write(before: str, after: str, table: str, figure: str, progress: TextIO, match: str = "parameters") -> None:
+    """The compare job: comparison.csv and its figure (saying why, when nothing was compared), and the
+    findings in words."""
+    from specsweep.analyse.aggregate import write_csv
+    from specsweep.report import figures
+
+    frame = compare(load(before), load(after), match)
+    write_csv(frame, table)
+    figures.save(figures.comparison(frame, before, after, nothing_compared(frame)), Path(figure).with_suffix(""))
+    for line in describe(frame, before, after):
+        print(line, file=progress)
