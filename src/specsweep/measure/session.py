@@ -238,52 +238,12 @@ def _first_termination_only() -> Iterator[list[BaseException]]:
 
 
 def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
-    configuration, engine, benchmark, prompts = (
-        session.configuration,
-        session.engine,
-        session.benchmark,
-        session.prompts,
-    )
-    host, port, paths = session.host, session.port, session.paths
-    name = configuration.name
-    if engine.launches:  # an external endpoint is already listening: nothing to pick or check
-        port = port or free_port(host)
-        if port_in_use(host, port):
-            raise ServerError(
-                f"{host}:{port} is already in use by {describe_listeners(port)}; stop it, or set "
-                f"engines/{configuration.engine}/port: 0 to pick a free port"
-            )
-    base_url = engine.base_url(host, port)
-    # Secrets given as {from_env: NAME} are read here, in the job, and redacted wherever argv or env is written.
-    launched = references.resolve(configuration)
-    hidden = [*references.values_of(configuration), engine.api_key() or ""]
-    argv = engine.command(launched, host, port)
-    # the engine's clean environment (environment.py), with what the adapter itself sets (an API key)
-    built, inherited = session.environment.build(
-        replace(launched, env={**launched.env, **engine.launch_env()}), os.environ
-    )
-    env = built.values
-    # An external endpoint is bound by someone else: only a server we launch can be exposed by us.
-    warnings = [w for w in [exposure_warning(host, configuration.engine)] if w and engine.launches] + inherited
-    for warning in warnings:
-        print(f"{name}: WARNING: {warning}", file=progress, flush=True)
-    launch = Launch(
-        configuration=redact_mapping(configuration.as_params()),  # its env may hold a token
-        benchmark=redact_mapping(benchmark),  # with the configuration: what these runs were measured under
-        argv=_hide(redact_argv(argv), hidden),
-        port=port,
-        host=host,
-        env_set=redact_env(configuration.env),
-        env_unset=list(configuration.unset_env),
-        env=_hide(redact_env(env), hidden),
-        env_origin=built.origins,
-        launched_at=now_iso(),
-        warnings=warnings,
-        machine=machine_snapshot(
-            engine_packages=provenance_packages()
-        ),  # code, software, host and GPUs as they are while measured
-    )
-    launch.placement = placement(launch.machine)  # node, GPU models, driver, Slurm job
+    """Launch (or attach), wait until ready, warm up, measure the runs and the load levels, stop."""
+    configuration, engine, benchmark = session.configuration, session.engine, session.benchmark
+    paths, name = session.paths, configuration.name
+    port = _free_checked_port(session)
+    base_url = engine.base_url(session.host, port)
+    launch, argv, env, hidden = _launch_record(session, port, progress)
     shutil.rmtree(paths.shadow, ignore_errors=True)  # a killed session's links
     _write_evidence(paths, paths.launch, launch.to_json())
     paths.log.unlink(missing_ok=True)
@@ -301,99 +261,187 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
         with server as process:
             _link_log(paths)
             launch.pid = process.pid
-            timeout_s = float(benchmark["ready_timeout_s"])
-            ready_s = wait_until_ready(
-                process,
-                lambda: engine.is_ready(base_url),
-                timeout_s,
-                paths.log,
-                port=port if engine.launches else None,
-                waiting=ReadyWait(name, timeout_s, progress, lambda: log_tail(paths.log, 1)),
-            )
-            if engine.launches:  # workers and helpers exist now: a later job can stop exactly them
-                stale.track(process.pid)
-            launch.ready_s = round(ready_s, 3)
-            launch.engine = engine.check_started(base_url, configuration)
-            launch.status = "ready"
-            _write_evidence(paths, paths.launch, launch.to_json())
-            if launch.engine.get("warning"):
-                print(f"{name}: WARNING: {launch.engine['warning']}", file=progress, flush=True)
-            if benchmark.get("chat_template"):  # rendered by this server: the served model's template
-                prompts = [replace(p, text=engine.apply_chat_template(base_url, p.text)) for p in prompts]
-                launch.chat_template = {"first_prompt": prompts[0].text}
-            print(
-                f"{name}: ready after {ready_s:.1f} s; {benchmark['warmup_requests']} warmup request(s)",
-                file=progress,
-                flush=True,
-            )
-            segments = launch.log_segments = []  # where each request starts in server.log (segments.py)
-            for w in range(benchmark["warmup_requests"]):
-                segments.append(segment(WARMUP, w, _log_position(process, paths.log)))
-                with _server_death_named(process, f"warmup request {w + 1}", paths.log):
-                    _generate(
-                        engine, base_url, prompts[w % len(prompts)].text, benchmark["warmup_max_tokens"], benchmark
-                    )
+            prompts = _until_ready(session, process, stale, base_url, port, launch, progress)
+            _warm_up(session, process, base_url, prompts, launch)
             if memory is not None:
                 memory.read("while_serving")
-            rates: list[float] = []
-            declared = len(paths.runs)
-            runs_started = time.monotonic()
-            while (run_path := _next_run_path(paths, len(rates), rates, benchmark, launch)) is not None:
-                index = len(rates)
-                label = f"run {index + 1}/{declared}" if index < declared else f"run {index + 1} (adaptive)"
-                segments.append(segment(RUN, index, _log_position(process, paths.log)))
-                with _server_death_named(process, f"{label} ({index} completed)", paths.log):
-                    record = _measured_run(engine, base_url, prompts, index, benchmark)
-                tolerance = float(benchmark.get("rate_tolerance_pct", DEFAULT_TOLERANCE_PCT))
-                record = replace(record, excluded=exclusion_reason(record, tolerance))
-                _write_evidence(paths, run_path, record.to_json())
-                rates.append(record.decode_tokens_per_s)
-                pace = eta(len(rates), declared, time.monotonic() - runs_started) if index < declared else ""
-                print(
-                    f"{name}: {label}: {record.decode_tokens_per_s:.1f} tok/s "
-                    f"(TTFT {1000 * record.client.ttft_s:.0f} ms){'; ' + pace if pace else ''}",
-                    file=progress,
-                    flush=True,
-                )
-                if record.excluded:
-                    print(
-                        f"{name}: WARNING: {label} is excluded from the statistics (kept in {run_path}): "
-                        f"{record.excluded}",
-                        file=progress,
-                        flush=True,
-                    )
-                if record.counters_quantised and not any("quantised" in w for w in launch.warnings):
-                    launch.warnings.append(
-                        f"/metrics prints {', '.join(record.counters_quantised)} past 10^6 with 6 significant "
-                        f"digits: per-run differences are quantised, so they are not used (the response's own "
-                        f"counts are; verify steps stay unknown)"
-                    )
-                    print(f"{name}: WARNING: {launch.warnings[-1]}", file=progress, flush=True)
-                if process.poll() is not None:
-                    raise ServerError(f"the server exited with status {process.returncode} during the runs")
-            print(f"{name}: {launch.repetitions['stopped_because']}", file=progress, flush=True)
-            segments.append(segment(LOAD, None, _log_position(process, paths.log)))
+            _measure_runs(session, process, base_url, prompts, launch, progress)
+            launch.log_segments.append(segment(LOAD, None, _log_position(process, paths.log)))
             _measure_load(session, prompts, base_url, launch, process, progress)
-            segments.append(segment(TEARDOWN, None, _log_position(process, paths.log)))
+            launch.log_segments.append(segment(TEARDOWN, None, _log_position(process, paths.log)))
             launch.status = "completed"
     finally:
         launch.stopped_at = now_iso()
         if launch.status != "completed":
             launch.status = "failed"
         unreleased = _check_gpu_release(memory, benchmark, launch)
-        try:
-            # the log first: redaction moves the recorded segment starts, which launch.json then holds
-            # (the shadow link is the unredacted original once the log is rewritten: redacted too)
-            in_log, shifted_by_log = secret_values(env) + secret_arg_values(argv) + hidden, paths.log.exists()
-            _redact_log(paths.log, in_log, launch.log_segments or [])
-            _redact_log(_shadow_of(paths, paths.log), in_log, [] if shifted_by_log else launch.log_segments or [])
-            _write_evidence(paths, paths.launch, launch.to_json())
-        except OSError as problem:  # e.g. a full disk: while a failure propagates, it must stay the error raised
-            if launch.completed:
-                raise
-            print(f"{name}: WARNING: could not record the failure in {paths.launch} ({problem})", file=progress)
+        _record_stopped(session, launch, argv, env, hidden, progress)
     if unreleased is not None:
         raise unreleased
+
+
+def _free_checked_port(session: Session) -> int:
+    """The port to launch on: the configured one if it is free, or a free one (port 0 or unset)."""
+    configuration, engine, host, port = session.configuration, session.engine, session.host, session.port
+    if engine.launches:  # an external endpoint is already listening: nothing to pick or check
+        port = port or free_port(host)
+        if port_in_use(host, port):
+            raise ServerError(
+                f"{host}:{port} is already in use by {describe_listeners(port)}; stop it, or set "
+                f"engines/{configuration.engine}/port: 0 to pick a free port"
+            )
+    return port
+
+
+def _launch_record(
+    session: Session, port: int, progress: TextIO
+) -> tuple[Launch, list[str], dict[str, str], list[str]]:
+    """What is launched (argv, env, the values to hide) and the launch record that describes it, redacted."""
+    configuration, engine, benchmark, host = session.configuration, session.engine, session.benchmark, session.host
+    # Secrets given as {from_env: NAME} are read here, in the job, and redacted wherever argv or env is written.
+    launched = references.resolve(configuration)
+    hidden = [*references.values_of(configuration), engine.api_key() or ""]
+    argv = engine.command(launched, host, port)
+    # the engine's clean environment (environment.py), with what the adapter itself sets (an API key)
+    built, inherited = session.environment.build(
+        replace(launched, env={**launched.env, **engine.launch_env()}), os.environ
+    )
+    env = built.values
+    # An external endpoint is bound by someone else: only a server we launch can be exposed by us.
+    warnings = [w for w in [exposure_warning(host, configuration.engine)] if w and engine.launches] + inherited
+    for warning in warnings:
+        print(f"{configuration.name}: WARNING: {warning}", file=progress, flush=True)
+    launch = Launch(
+        configuration=redact_mapping(configuration.as_params()),  # its env may hold a token
+        benchmark=redact_mapping(benchmark),  # with the configuration: what these runs were measured under
+        argv=_hide(redact_argv(argv), hidden),
+        port=port,
+        host=host,
+        env_set=redact_env(configuration.env),
+        env_unset=list(configuration.unset_env),
+        env=_hide(redact_env(env), hidden),
+        env_origin=built.origins,
+        launched_at=now_iso(),
+        warnings=warnings,
+        machine=machine_snapshot(
+            engine_packages=provenance_packages()
+        ),  # code, software, host and GPUs as they are while measured
+    )
+    launch.placement = placement(launch.machine)  # node, GPU models, driver, Slurm job
+    return launch, argv, env, hidden
+
+
+def _until_ready(
+    session: Session,
+    process: Any,
+    stale: StaleGroup,
+    base_url: str,
+    port: int,
+    launch: Launch,
+    progress: TextIO,
+) -> list[Prompt]:
+    """Wait until the server answers, check what it serves, and return the prompts as it will get them."""
+    configuration, engine, benchmark, paths = session.configuration, session.engine, session.benchmark, session.paths
+    name, prompts = configuration.name, session.prompts
+    timeout_s = float(benchmark["ready_timeout_s"])
+    ready_s = wait_until_ready(
+        process,
+        lambda: engine.is_ready(base_url),
+        timeout_s,
+        paths.log,
+        port=port if engine.launches else None,
+        waiting=ReadyWait(name, timeout_s, progress, lambda: log_tail(paths.log, 1)),
+    )
+    if engine.launches:  # workers and helpers exist now: a later job can stop exactly them
+        stale.track(process.pid)
+    launch.ready_s = round(ready_s, 3)
+    launch.engine = engine.check_started(base_url, configuration)
+    launch.status = "ready"
+    _write_evidence(paths, paths.launch, launch.to_json())
+    if launch.engine.get("warning"):
+        print(f"{name}: WARNING: {launch.engine['warning']}", file=progress, flush=True)
+    if benchmark.get("chat_template"):  # rendered by this server: the served model's template
+        prompts = [replace(p, text=engine.apply_chat_template(base_url, p.text)) for p in prompts]
+        launch.chat_template = {"first_prompt": prompts[0].text}
+    print(
+        f"{name}: ready after {ready_s:.1f} s; {benchmark['warmup_requests']} warmup request(s)",
+        file=progress,
+        flush=True,
+    )
+    return prompts
+
+
+def _warm_up(session: Session, process: Any, base_url: str, prompts: list[Prompt], launch: Launch) -> None:
+    engine, benchmark, paths = session.engine, session.benchmark, session.paths
+    segments = launch.log_segments = []  # where each request starts in server.log (segments.py)
+    for w in range(benchmark["warmup_requests"]):
+        segments.append(segment(WARMUP, w, _log_position(process, paths.log)))
+        with _server_death_named(process, f"warmup request {w + 1}", paths.log):
+            _generate(engine, base_url, prompts[w % len(prompts)].text, benchmark["warmup_max_tokens"], benchmark)
+
+
+def _measure_runs(
+    session: Session, process: Any, base_url: str, prompts: list[Prompt], launch: Launch, progress: TextIO
+) -> None:
+    """The declared runs, and adaptive extra ones; each run record is written as soon as it is measured."""
+    engine, benchmark, paths, name = session.engine, session.benchmark, session.paths, session.configuration.name
+    rates: list[float] = []
+    declared = len(paths.runs)
+    runs_started = time.monotonic()
+    while (run_path := _next_run_path(paths, len(rates), rates, benchmark, launch)) is not None:
+        index = len(rates)
+        label = f"run {index + 1}/{declared}" if index < declared else f"run {index + 1} (adaptive)"
+        launch.log_segments.append(segment(RUN, index, _log_position(process, paths.log)))
+        with _server_death_named(process, f"{label} ({index} completed)", paths.log):
+            record = _measured_run(engine, base_url, prompts, index, benchmark)
+        tolerance = float(benchmark.get("rate_tolerance_pct", DEFAULT_TOLERANCE_PCT))
+        record = replace(record, excluded=exclusion_reason(record, tolerance))
+        _write_evidence(paths, run_path, record.to_json())
+        rates.append(record.decode_tokens_per_s)
+        pace = eta(len(rates), declared, time.monotonic() - runs_started) if index < declared else ""
+        print(
+            f"{name}: {label}: {record.decode_tokens_per_s:.1f} tok/s "
+            f"(TTFT {1000 * record.client.ttft_s:.0f} ms){'; ' + pace if pace else ''}",
+            file=progress,
+            flush=True,
+        )
+        if record.excluded:
+            print(
+                f"{name}: WARNING: {label} is excluded from the statistics (kept in {run_path}): {record.excluded}",
+                file=progress,
+                flush=True,
+            )
+        if record.counters_quantised and not any("quantised" in w for w in launch.warnings):
+            launch.warnings.append(
+                f"/metrics prints {', '.join(record.counters_quantised)} past 10^6 with 6 significant "
+                f"digits: per-run differences are quantised, so they are not used (the response's own "
+                f"counts are; verify steps stay unknown)"
+            )
+            print(f"{name}: WARNING: {launch.warnings[-1]}", file=progress, flush=True)
+        if process.poll() is not None:
+            raise ServerError(f"the server exited with status {process.returncode} during the runs")
+    print(f"{name}: {launch.repetitions['stopped_because']}", file=progress, flush=True)
+
+
+def _record_stopped(
+    session: Session, launch: Launch, argv: list[str], env: dict[str, str], hidden: list[str], progress: TextIO
+) -> None:
+    """After the stop: the log redacted and the final launch record written, without hiding the first error."""
+    paths = session.paths
+    try:
+        # the log first: redaction moves the recorded segment starts, which launch.json then holds
+        # (the shadow link is the unredacted original once the log is rewritten: redacted too)
+        in_log, shifted_by_log = secret_values(env) + secret_arg_values(argv) + hidden, paths.log.exists()
+        _redact_log(paths.log, in_log, launch.log_segments or [])
+        _redact_log(_shadow_of(paths, paths.log), in_log, [] if shifted_by_log else launch.log_segments or [])
+        _write_evidence(paths, paths.launch, launch.to_json())
+    except OSError as problem:  # e.g. a full disk: while a failure propagates, it must stay the error raised
+        if launch.completed:
+            raise
+        print(
+            f"{session.configuration.name}: WARNING: could not record the failure in {paths.launch} ({problem})",
+            file=progress,
+        )
 
 
 def _next_run_path(
