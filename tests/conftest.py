@@ -2,13 +2,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 import yaml
 from checkout_guard import CheckoutGuard
-from support import quick_scontrol
+from support import RealEngine, quick_scontrol
 
 REPO = Path(__file__).resolve().parents[1]
 SLURM_TESTS = REPO / "tests" / "slurm"
@@ -52,3 +53,9 @@ def example_campaign():
 @pytest.fixture
 def default_config() -> dict:
     return yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+
+
+@pytest.fixture(scope="session")
+def real_engine() -> RealEngine:
+    """The engine tests' llama-server and model, built and fetched first when the cache lacks them."""
+    return RealEngine.obtain(sys.stderr)

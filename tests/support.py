@@ -1,5 +1,6 @@
 """Helpers that the fault suite (tests/faults) and the cluster suite (tests/slurm) share: the stand-in
-engine and its sweep config, the process-table walk, polling; and the session's quick ``scontrol``.
+engine and its sweep config, the process-table walk, polling; the real engine of the engine tests; and
+the session's quick ``scontrol``.
 
 Their conftest files keep the fixtures and re-export these under the names tests import them by.
 """
@@ -13,10 +14,12 @@ import signal
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import psutil
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 STANDIN = REPO / "tests" / "standin_engine.py"
@@ -109,3 +112,36 @@ def quick_scontrol(folder: Path) -> Path:
     exe.write_text(QUICK_SCONTROL)
     exe.chmod(0o755)
     return exe
+
+
+@dataclass(frozen=True)
+class RealEngine:
+    """The llama-server and model of tests/data/config.yaml (the default config's pins, one shared cache)."""
+
+    server: Path
+    model: Path
+
+    @staticmethod
+    def _config() -> tuple[dict[str, Any], dict[str, Any]]:
+        config = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
+        return config["engines"]["llama"], config["models"]["smollm2-135m"]
+
+    @classmethod
+    def planned(cls) -> RealEngine:
+        """Where they are, or will be once ``obtain`` has run (nothing is built or fetched)."""
+        from specsweep.engines.llamacpp import LlamaCpp
+        from specsweep.record.models import model_path
+
+        engine, model = cls._config()
+        return cls(Path(str(LlamaCpp.planned_executable(engine))), model_path(model))
+
+    @classmethod
+    def obtain(cls, progress: TextIO) -> RealEngine:
+        """Built and fetched as the engine and model rules do, when the cache lacks them (~11 min the first
+        time on 2 cores): a real-engine test never skips for want of them."""
+        from specsweep.engines.llamacpp import LlamaCpp
+        from specsweep.record import models
+
+        engine, model = cls._config()
+        record = LlamaCpp.engine_record("llama", engine, progress)
+        return cls(Path(record["executable"]), Path(models.obtain("smollm2-135m", model, progress)["path"]))
