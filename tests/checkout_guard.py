@@ -78,6 +78,7 @@ class Watch:
         if self.fd < 0:
             raise OSError(ctypes.get_errno(), "inotify_init1")
         self.folders: dict[int, Path] = {}
+        self.unwatched: list[Path] = []  # past fs.inotify.max_user_watches: only the snapshot sees these
         self._add(root)
         for name in GUARDED:
             for folder in [root / name, *_below(root / name)]:
@@ -88,6 +89,8 @@ class Watch:
         wd = self.libc.inotify_add_watch(self.fd, os.fsencode(folder), IN_OPEN | CHANGES)
         if wd >= 0:
             self.folders[wd] = folder
+        else:
+            self.unwatched.append(folder)
 
     def touched(self) -> list[str]:
         """What was opened or changed under the guarded paths since the last call (new folders are watched)."""
@@ -129,7 +132,12 @@ class CheckoutGuard:
     def __init__(self, root: Path, watch: bool = sys.platform == "linux") -> None:
         self.root = root
         self.before = snapshot(root)
-        self.watch = Watch(root) if watch else None
+        self.watch, self.note = None, ""
+        if watch:
+            try:
+                self.watch = Watch(root)
+            except OSError as error:  # e.g. fs.inotify.max_user_instances reached by other processes
+                self.note = f"checkout guard: no inotify ({error}), only the session's snapshot is compared"
 
     def _touched(self) -> list[str]:
         return self.watch.touched() if self.watch else []
@@ -155,10 +163,14 @@ class CheckoutGuard:
         )
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        terminal = session.config.pluginmanager.get_plugin("terminalreporter")
         if self.watch:
             self.watch.close()
+            if self.watch.unwatched:
+                self.note = f"checkout guard: {len(self.watch.unwatched)} folders not watched (inotify's limit)"
+        if self.note and terminal:
+            terminal.write_line(self.note, yellow=True)
         if changed := differences(self.before, snapshot(self.root)):
-            session.config.pluginmanager.get_plugin("terminalreporter").write_line(
-                self.message("the test session", changed), red=True
-            )
+            if terminal:
+                terminal.write_line(self.message("the test session", changed), red=True)
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
