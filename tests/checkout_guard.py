@@ -118,8 +118,11 @@ class Watch:
             path = folder / name if name else folder
             if mask & IN_ISDIR and mask & (IN_CREATE | IN_MOVED_TO):
                 self._add(path)
+            rank = next((i for i, (bits, _) in enumerate(RANK) if mask & bits), None)
+            if rank is None:
+                continue  # IN_IGNORED: a watched folder went away (its removal is its parent's event)
             shown = f"{path.relative_to(self.root)}{'/' if mask & IN_ISDIR else ''}"
-            found[shown] = max(found.get(shown, 0), next(i for i, (bits, _) in enumerate(RANK) if mask & bits))
+            found[shown] = max(found.get(shown, 0), rank)
         return [f"{path}: {RANK[rank][1]}" for path, rank in sorted(found.items())]
 
     def close(self) -> None:

@@ -33,6 +33,11 @@ def test_reads_a_log():
 def test_runs_snakemake_in_the_checkout():
     (ROOT / ".snakemake" / "locks").mkdir(parents=True)
 
+def test_removes_a_folder():
+    import shutil
+
+    shutil.rmtree(ROOT / "logs" / "bench")
+
 def test_dates_a_summary_back():
     os.utime(ROOT / "results" / "old.csv", (0, 0))
 
@@ -78,6 +83,7 @@ def test_each_test_that_uses_the_checkout_fails_naming_the_paths(tmp_path):
         ("test_reads_a_log", "logs/bench/cfg.log: opened"),
         ("test_runs_snakemake_in_the_checkout", ".snakemake/: created"),
         ("test_dates_a_summary_back", "results/old.csv: changed"),
+        ("test_removes_a_folder", "logs/bench/: removed"),
     ]:
         assert f"ERROR test_uses.py::{test} - Failed" in out, out
         assert f"test_uses.py::{test} (or a process running beside it) used the checkout's own" in out
