@@ -100,7 +100,13 @@ if [ "$*" = "show config" ] && command -v pgrep >/dev/null && ! pgrep -x slurmct
     echo "slurm_load_ctl_conf error: Unable to contact slurm controller (tests/support.py: none runs here)" >&2
     exit 1
 fi
-PATH=${PATH#"$(dirname "$0")":}
+here=$(cd "$(dirname "$0")" && pwd)
+rest=
+IFS=:
+for folder in $PATH; do [ "$folder" = "$here" ] || rest=${rest:+$rest:}$folder; done
+unset IFS
+PATH=$rest
+export PATH
 exec scontrol "$@"
 """
 

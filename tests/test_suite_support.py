@@ -50,7 +50,8 @@ def test_the_quick_scontrol_answers_the_plugin_at_once_and_hands_on_the_rest(tmp
     (real / "scontrol").write_text('#!/bin/sh\necho "real scontrol $*"\n')
     (real / "scontrol").chmod(0o755)
     quick = quick_scontrol(tmp_path / "quick")
-    env = {**os.environ, "PATH": f"{quick.parent}{os.pathsep}{real}{os.pathsep}{os.environ['PATH']}"}
+    # (the quick one need not be first: it hands on to the next scontrol on PATH after itself)
+    env = {**os.environ, "PATH": f"{tmp_path}{os.pathsep}{quick.parent}{os.pathsep}{real}{os.pathsep}/usr/bin:/bin"}
 
     def scontrol(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["scontrol", *args], capture_output=True, text=True, timeout=30, env=env)
