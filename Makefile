@@ -24,7 +24,7 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/pytest
 
-# The quick loop (about 1-2 min on 2 cores): unit tests, no real engine, no Slurm, no fault suite, no whole
+# The quick loop (about 1 min on 2 cores): unit tests, no real engine, no Slurm, no fault suite, no whole
 # workflow. `make test` runs these and everything else.
 test-fast: $(STAMP)
 	$(BIN)/pytest -m "not engine and not slurm and not workflow" --ignore=tests/faults --ignore=tests/slurm
