@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PIP := $(BIN)/pip --quiet --disable-pip-version-check
 
-.PHONY: venv run test test-slurm lint format bench clean
+.PHONY: venv run test test-fast test-faults test-slurm lint format bench clean
 
 $(STAMP): envs/requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,15 @@ run: $(STAMP)
 # single-host Slurm (tests/slurm: installed with apt-get, started and stopped by the tests).
 test: $(STAMP)
 	$(BIN)/pytest
+
+# The quick loop (about 1 min on 2 cores): unit tests, no real engine, no Slurm, no fault suite, no whole
+# workflow. `make test` runs these and everything else.
+test-fast: $(STAMP)
+	$(BIN)/pytest -m "not engine and not slurm and not workflow" --ignore=tests/faults --ignore=tests/slurm
+
+# Only the fault suite on the stand-in engine (tests/faults; its real-engine tests too, once the engine is built).
+test-faults: $(STAMP)
+	$(BIN)/pytest tests/faults
 
 # Only the cluster tests: installs (apt-get, root), starts and stops a single-host Slurm by itself.
 test-slurm: $(STAMP)

@@ -1,11 +1,41 @@
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 import yaml
+from checkout_guard import CheckoutGuard
+from support import RealEngine, quick_scontrol
 
 REPO = Path(__file__).resolve().parents[1]
+SLURM_TESTS = REPO / "tests" / "slurm"
+SCONTROL_DIR = pytest.StashKey[Path]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # No test reads or writes the checkout's results/, logs/ or .snakemake/ (tests/checkout_guard.py).
+    config.pluginmanager.register(CheckoutGuard(REPO), "checkout-guard")
+    # Every process the suite starts finds the quick scontrol first (tests/support.py says why).
+    config.stash[SCONTROL_DIR] = folder = Path(tempfile.mkdtemp(prefix="specsweep-tests-bin-"))
+    quick_scontrol(folder)
+    os.environ["PATH"] = f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if folder := config.stash.get(SCONTROL_DIR, None):
+        os.environ["PATH"] = os.environ["PATH"].removeprefix(f"{folder}{os.pathsep}")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # A mark in tests/slurm/conftest.py would not reach its tests (pytest reads pytestmark of test modules).
+    for item in items:
+        if SLURM_TESTS in item.path.parents:
+            item.add_marker(pytest.mark.slurm)
 
 
 @pytest.fixture(scope="session")
@@ -23,3 +53,9 @@ def example_campaign():
 @pytest.fixture
 def default_config() -> dict:
     return yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+
+
+@pytest.fixture(scope="session")
+def real_engine() -> RealEngine:
+    """The engine tests' llama-server and model, built and fetched first when the cache lacks them."""
+    return RealEngine.obtain(sys.stderr)

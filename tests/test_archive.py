@@ -339,6 +339,7 @@ def test_there_are_example_archives():
     assert EXAMPLE_ARCHIVES, "docs/examples/ holds no archive: the test below would check nothing"
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("path", EXAMPLE_ARCHIVES, ids=[p.parent.name for p in EXAMPLE_ARCHIVES])
 def test_a_committed_example_archive_rebuilds_in_an_empty_folder_with_its_own_command(path, tmp_path):
     log = io.StringIO()

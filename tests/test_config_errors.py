@@ -36,6 +36,11 @@ def _sub(pattern: str, replacement: str) -> str:
     return text
 
 
+def _prompts_from_the_repository(text: str) -> str:
+    """The config ``text`` with its prompts file as an absolute path, to run in a folder of its own."""
+    return re.sub(r"^  prompts: (\S+)", lambda m: f"  prompts: {REPO / m[1]}", text, count=1, flags=re.M)
+
+
 def _line_of(text: str, needle: str) -> int:
     return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
 
@@ -120,7 +125,7 @@ def test_did_you_mean_only_when_close():
 
 def test_snakemake_prints_the_users_file_not_the_workflows(tmp_path):
     text = _sub(r"^  runs:", "  rnus:")
-    text = re.sub(r"^  prompts: (\S+)", lambda m: f"  prompts: {REPO / m[1]}", text, count=1, flags=re.M)
+    text = _prompts_from_the_repository(text)
     (tmp_path / "my-sweep.yaml").write_text(text)
     done = snakemake(tmp_path, "-n", configfile=tmp_path / "my-sweep.yaml", cores=None)
     assert done.returncode == 1
@@ -152,7 +157,10 @@ def test_the_specsweep_command_explains_a_target_after_configfile(tmp_path):
         "takes every value that follows it, so a target written after it is read as a config "
         "file. Put targets before the option: snakemake --cores 1 all --configfile my-sweep.yaml\n"
     )
-    # a correct command is handed to Snakemake unchanged
+    # a correct command is handed to Snakemake unchanged (in a folder of its own: the checkout's results/
+    # are the user's, and after `make run` a dry run there has nothing to do)
+    default = tmp_path / "default.yaml"
+    default.write_text(_prompts_from_the_repository(DEFAULT))
     dry = subprocess.run(
         [
             sys.executable,
@@ -162,12 +170,12 @@ def test_the_specsweep_command_explains_a_target_after_configfile(tmp_path):
             str(REPO / "Snakefile"),
             "-n",
             "--configfile",
-            str(REPO / "config" / "config.yaml"),
+            str(default),
         ],
         capture_output=True,
         text=True,
         timeout=300,
-        cwd=REPO,
+        cwd=tmp_path,
     )
     assert dry.returncode == 0 and "This was a dry-run" in dry.stdout + dry.stderr
 

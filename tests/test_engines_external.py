@@ -22,9 +22,7 @@ import requests
 import yaml
 from workflow_runs import snakemake
 
-from specsweep.engines.llamacpp import LlamaCpp
 from specsweep.engines.server import free_port
-from specsweep.record.models import model_path
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.engine
@@ -41,13 +39,9 @@ TIMING = {
 
 
 @pytest.fixture(scope="module")
-def hand_started_server(tmp_path_factory):
+def hand_started_server(tmp_path_factory, real_engine):
     """A llama-server started the way a user would, outside specsweep: own process group, 127.0.0.1."""
-    base = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
-    binary = LlamaCpp.planned_executable(base["engines"]["llama"])
-    model = str(model_path(base["models"]["smollm2-135m"]))
-    if not (Path(binary).is_file() and Path(model).is_file()):
-        pytest.skip("run tests/test_end_to_end.py first: it builds llama-server and fetches the model")
+    binary, model = str(real_engine.server), str(real_engine.model)
     log = tmp_path_factory.mktemp("external") / "llama-server.log"
     port = free_port("127.0.0.1")
     with open(log, "wb") as out:

@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import psutil
 import pytest
 import yaml
+from support import (  # noqa: F401 (the fault tests import REPO and wait_for from here)
+    REPO,
+    executable_standin,
+    failed_dirs_in,
+    kill_all,
+    leftovers,
+    standin_config,
+    standin_model,
+    wait_for,
+)
 from workflow_runs import snakemake as run_snakemake
 
-REPO = Path(__file__).resolve().parents[2]
-STANDIN = REPO / "tests" / "standin_engine.py"
 DRIVER = Path(__file__).with_name("drive_session.py")
 
 # The stand-in's runs last ~30 ms, where one scheduling delay on a loaded machine is 10 % of the rate:
@@ -41,32 +45,6 @@ BENCHMARK: dict[str, Any] = {
 }
 
 
-def leftovers(marker: str | Path) -> list[psutil.Process]:
-    """Every live process whose command line mentions ``marker`` (walks the whole process table)."""
-    found = []
-    for process in psutil.process_iter(["cmdline", "status"]):
-        if process.pid == os.getpid() or process.info["status"] == psutil.STATUS_ZOMBIE:
-            continue
-        if str(marker) in " ".join(process.info["cmdline"] or []):
-            found.append(process)
-    return found
-
-
-def wait_for(condition: Callable[[], Any], timeout_s: float, step_s: float = 0.05) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if value := condition():
-            return value
-        time.sleep(step_s)
-    return condition()
-
-
-def kill_all(processes: list[psutil.Process]) -> None:
-    for process in processes:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(os.getpgid(process.pid), signal.SIGKILL)
-
-
 @pytest.fixture
 def standin(tmp_path: Path) -> Path:
     """An executable copy of the stand-in engine, named per test so the process walk finds only ours."""
@@ -79,9 +57,7 @@ def standin(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def model_file(tmp_path: Path) -> Path:
-    path = tmp_path / "model.gguf"
-    path.write_bytes(b"GGUF stand-in")
-    return path
+    return standin_model(tmp_path / "model.gguf")
 
 
 def session_spec(
@@ -164,8 +140,7 @@ def results_of(spec: dict[str, Any]) -> Path:
 
 
 def failed_dirs(spec: dict[str, Any]) -> list[Path]:
-    root = results_of(spec) / "failed"
-    return sorted(root.iterdir()) if root.exists() else []
+    return failed_dirs_in(results_of(spec))
 
 
 def launch_status(spec: dict[str, Any]) -> str | None:
@@ -179,21 +154,16 @@ def launch_status(spec: dict[str, Any]) -> str | None:
 
 
 def write_config(workdir: Path, standin: Path, model: Path, configurations: dict[str, Any], **benchmark: Any) -> None:
-    config = {
-        "engines": {"llama": {"kind": "llamacpp", "model": "tiny", "executable": str(standin)}},
-        "models": {"tiny": {"path": str(model)}},
-        "benchmark": {
-            "runs": 3,
-            "max_tokens": 16,
-            "warmup_max_tokens": 4,
-            "stop_grace_s": 0.5,
-            "request_timeout_s": 20,
-            "rate_tolerance_pct": STANDIN_RATE_TOLERANCE_PCT,
-            "prompts": str(REPO / "config" / "prompts.txt"),
-            **benchmark,
-        },
-        "configurations": configurations,
+    benchmark = {
+        "runs": 3,
+        "max_tokens": 16,
+        "warmup_max_tokens": 4,
+        "stop_grace_s": 0.5,
+        "request_timeout_s": 20,
+        "rate_tolerance_pct": STANDIN_RATE_TOLERANCE_PCT,
+        **benchmark,
     }
+    config = standin_config(standin, model, configurations, benchmark)
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
 
 
@@ -201,15 +171,6 @@ def snakemake(workdir: Path, *args: str, env: dict[str, str] | None = None) -> s
     # Its own cache, so its own measuring lock: the stand-in does not load the machine.
     env = {**os.environ, **(env or {}), "SPECSWEEP_CACHE": str(workdir / "cache")}
     return run_snakemake(workdir, *args, env=env, timeout=600)
-
-
-def executable_standin(folder: Path) -> Path:
-    """An executable copy of the stand-in engine; its path tells our processes from anyone else's."""
-    folder.mkdir(parents=True, exist_ok=True)
-    exe = folder / "standin-llama-server"
-    exe.write_text(f"#!{sys.executable}\n" + STANDIN.read_text())
-    exe.chmod(0o755)
-    return exe
 
 
 class Sweep:
@@ -226,8 +187,7 @@ class Sweep:
     def __init__(self, workdir: Path, secrets: dict[str, str], configurations: dict[str, Any]) -> None:
         self.workdir = workdir
         self.standin = executable_standin(workdir / "bin")
-        model = workdir / "model.gguf"
-        model.write_bytes(b"GGUF stand-in")
+        model = standin_model(workdir / "model.gguf")
         fault = workdir / "fault-on"
         fault.touch()
         configurations = {

@@ -21,23 +21,20 @@ from conftest import (
     spawn_driver,
     wait_for,
 )
+from support import RealEngine
 
 from specsweep.engines.server import ServerError
 from specsweep.record.cache import cache_root
 
 pytestmark = pytest.mark.engine
-SERVERS = sorted(cache_root().glob("llama.cpp/*/build/bin/llama-server"))
-MODELS = sorted(cache_root().glob("models/*/SmolLM2-135M-Instruct.Q4_1.gguf"))
-if not SERVERS or not MODELS:
-    pytest.skip("llama-server or the model is not in the cache yet (make test builds them)", allow_module_level=True)
 ARGS = {"-c": 1024, "-np": 1, "-t": 1, "--metrics": True}
 
 
 @pytest.fixture
-def model(tmp_path: Path) -> Path:
+def model(tmp_path: Path, real_engine: RealEngine) -> Path:
     """The model, linked under tmp_path so the process walk tells our servers from other developers'."""
     link = tmp_path / "model.gguf"
-    link.symlink_to(MODELS[-1])
+    link.symlink_to(real_engine.model)
     yield link
     left = leftovers(tmp_path)
     for process in left:
@@ -46,7 +43,9 @@ def model(tmp_path: Path) -> Path:
 
 
 def _spec(tmp_path: Path, model: Path, **overrides):
-    spec = session_spec(tmp_path, SERVERS[-1], model, args={**ARGS, **overrides.pop("args", {})}, **overrides)
+    spec = session_spec(
+        tmp_path, RealEngine.planned().server, model, args={**ARGS, **overrides.pop("args", {})}, **overrides
+    )
     spec["cache"] = str(cache_root())  # the real machine-wide lock: other jobs may be measuring
     return spec
 

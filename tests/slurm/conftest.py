@@ -7,28 +7,22 @@ that is skipped proves nothing.
 
 from __future__ import annotations
 
-import contextlib
-import json
+import functools
 import os
 import re
-import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
+import support
 import yaml
+from support import REPO, kill_all
 
-REPO = Path(__file__).resolve().parents[2]
 CLUSTER = Path(__file__).with_name("cluster.sh")
 PROFILE = REPO / "profiles" / "slurm"
-STANDIN = REPO / "tests" / "standin_engine.py"
-
-pytestmark = pytest.mark.slurm
+# (tests/conftest.py marks every test here `slurm`)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -105,30 +99,10 @@ def squeue_ids() -> set[int]:
     return {int(line) for line in out.split()}
 
 
-def wait_for(condition: Callable[[], Any], timeout_s: float, step_s: float = 0.25) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if value := condition():
-            return value
-        time.sleep(step_s)
-    return condition()
-
-
-def processes_running(marker: str | Path) -> list[psutil.Process]:
-    """Live processes whose command line mentions ``marker`` (ours only: the path is per test)."""
-    found = []
-    for process in psutil.process_iter(["cmdline", "status"]):
-        if process.pid == os.getpid() or process.info["status"] == psutil.STATUS_ZOMBIE:
-            continue
-        if str(marker) in " ".join(process.info["cmdline"] or []):
-            found.append(process)
-    return found
-
-
-def kill_all(processes: list[psutil.Process]) -> None:
-    for process in processes:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(os.getpgid(process.pid), signal.SIGKILL)
+# Polled every 0.25 s here: the cluster tests' conditions ask squeue and sacct.
+wait_for = functools.partial(support.wait_for, step_s=0.25)
+# Live processes whose command line mentions the marker (ours only: the path is per test).
+processes_running = support.leftovers
 
 
 def cancel_our_jobs(console: str) -> None:
@@ -139,27 +113,18 @@ def cancel_our_jobs(console: str) -> None:
 
 def standin_sweep(workdir: Path, configurations: dict[str, Any], **cluster: Any) -> Path:
     """A sweep on the stand-in engine (tests/standin_engine.py) in ``workdir``; returns its executable."""
-    exe = workdir / "bin" / "standin-llama-server"
-    exe.parent.mkdir(parents=True, exist_ok=True)
-    exe.write_text(f"#!{sys.executable}\n" + STANDIN.read_text())
-    exe.chmod(0o755)
-    model = workdir / "model.gguf"
-    model.write_bytes(b"GGUF stand-in")
-    config = {
-        "engines": {"llama": {"kind": "llamacpp", "model": "tiny", "executable": str(exe)}},
-        "models": {"tiny": {"path": str(model)}},
-        "benchmark": {
-            "runs": 2,
-            "max_tokens": 16,
-            "warmup_max_tokens": 4,
-            "stop_grace_s": 0.5,
-            "ready_timeout_s": 300,
-            "request_timeout_s": 20,
-            "prompts": str(REPO / "config" / "prompts.txt"),
-        },
-        "cluster": {"cpus_per_task": 1, "mem_mb": 500, **cluster},
-        "configurations": configurations,
+    exe = support.executable_standin(workdir / "bin")
+    model = support.standin_model(workdir / "model.gguf")
+    benchmark = {
+        "runs": 2,
+        "max_tokens": 16,
+        "warmup_max_tokens": 4,
+        "stop_grace_s": 0.5,
+        "ready_timeout_s": 300,
+        "request_timeout_s": 20,
     }
+    config = support.standin_config(exe, model, configurations, benchmark)
+    config["cluster"] = {"cpus_per_task": 1, "mem_mb": 500, **cluster}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     return exe
 
@@ -176,9 +141,8 @@ def standin_workdir(tmp_path: Path):
 
 
 def failed_dirs(workdir: Path, name: str) -> list[Path]:
-    root = workdir / "results" / name / "failed"
-    return sorted(root.iterdir()) if root.exists() else []
+    return support.failed_dirs_in(workdir / "results" / name)
 
 
 def launch_record(workdir: Path, name: str) -> dict[str, Any]:
-    return json.loads((workdir / "results" / name / "launch.json").read_text())
+    return support.launch_json(workdir / "results" / name)

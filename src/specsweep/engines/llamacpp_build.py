@@ -152,33 +152,16 @@ def ensure_llama_server(
 def _build(
     pin: SourcePin, sdist: Path, home: Path, key: str, variant: str, flags: list[str], jobs: int, progress: TextIO
 ) -> BuildRecord:
+    """Unpack, configure, build llama-server alone; the sources are removed, the record says how it was made."""
     if home.exists():
         shutil.rmtree(home)  # a previous build was interrupted: start clean
     source_root = home / "src"
-    print(f"llama-server {key}: unpacking {sdist.name}", file=progress)
-    with tarfile.open(sdist) as archive:
-        archive.extractall(source_root, filter="data")
-    top = next(source_root.iterdir())
-    source = top / pin.subdir
+    source = _unpack(sdist, source_root, pin, key, progress)
     build_dir = home / "build"
-    log_path = home / "build.log"
     cmake, ninja = _tool("cmake"), _tool("ninja")
-    with open(log_path, "w") as log:
+    with open(home / "build.log", "w") as log:
         started = time.monotonic()
-        configure = [
-            cmake,
-            "-S",
-            str(source),
-            "-B",
-            str(build_dir),
-            "-G",
-            "Ninja",
-            f"-DCMAKE_MAKE_PROGRAM={ninja}",
-            *flags,
-        ]
-        with process_group(configure, STOP_GRACE_S, stdout=log, stderr=subprocess.STDOUT) as process:
-            if process.wait() != 0:
-                raise subprocess.CalledProcessError(process.returncode, configure)
+        _configure(cmake, ninja, source, build_dir, flags, log)
         configured = time.monotonic()
         print(
             f"llama-server {key}: configured in {configured - started:.1f} s; building llama-server with {jobs} jobs",
@@ -202,6 +185,22 @@ def _build(
         host={"machine": platform.machine(), "system": platform.platform()},
         tools={"cmake": _version(cmake), "ninja": _version(ninja), "cxx": _version(os.environ.get("CXX", "c++"))},
     )
+
+
+def _unpack(sdist: Path, source_root: Path, pin: SourcePin, key: str, progress: TextIO) -> Path:
+    """The sdist extracted under ``source_root``; the CMake project in it (``pin.subdir``)."""
+    print(f"llama-server {key}: unpacking {sdist.name}", file=progress)
+    with tarfile.open(sdist) as archive:
+        archive.extractall(source_root, filter="data")
+    return next(source_root.iterdir()) / pin.subdir
+
+
+def _configure(cmake: str, ninja: str, source: Path, build_dir: Path, flags: list[str], log: TextIO) -> None:
+    """``cmake -G Ninja`` with the recipe's flags, its output in the build log."""
+    configure = [cmake, "-S", str(source), "-B", str(build_dir), "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}", *flags]
+    with process_group(configure, STOP_GRACE_S, stdout=log, stderr=subprocess.STDOUT) as process:
+        if process.wait() != 0:
+            raise subprocess.CalledProcessError(process.returncode, configure)
 
 
 STOP_GRACE_S = 2.0

@@ -57,53 +57,63 @@ class UserParser:
 
 def compile_parsers(spec: dict[str, Any] | None) -> list[UserParser]:
     """Check and compile the ``profile_parsers`` section; errors name the key and the fix."""
-    parsers = []
-    for name, entry in (spec or {}).items():
-        key = f"profile_parsers/{name}"
-        names.check(name, key, names.COLUMN_NAME, f"{names.COLUMN_NAME_RULE} (it prefixes summary.csv columns)")
-        try:
-            regex = re.compile(entry["pattern"])
-        except re.error as error:
+    return [_compile_parser(name, entry) for name, entry in (spec or {}).items()]
+
+
+def _compile_parser(name: str, entry: dict[str, Any]) -> UserParser:
+    """One ``profile_parsers/<name>`` entry: its name, its pattern, then what it says of the pattern's groups."""
+    key = f"profile_parsers/{name}"
+    names.check(name, key, names.COLUMN_NAME, f"{names.COLUMN_NAME_RULE} (it prefixes summary.csv columns)")
+    regex = _pattern(key, entry["pattern"])
+    groups = list(regex.groupindex)
+    for part in ("units", "breakdown", "identifiers", "keep"):
+        unknown = [g for g in entry.get(part, []) if g not in groups]
+        if unknown:
             raise ConfigError(
-                f"{key}/pattern: not a valid regular expression ({error}); "
-                f"quote it in single quotes in YAML so backslashes stay as written"
-            ) from None
-        groups = list(regex.groupindex)
-        if not groups:
-            raise ConfigError(f"{key}/pattern: has no named group; write each value as (?P<column>...)")
-        for part in ("units", "breakdown", "identifiers", "keep"):
-            unknown = [g for g in entry.get(part, []) if g not in groups]
-            if unknown:
-                raise ConfigError(
-                    f"{key}/{part}: {', '.join(unknown)} is not a named group of the pattern "
-                    f"(groups: {', '.join(groups)})"
-                )
-        units = dict(entry.get("units", {}))
-        breakdown = tuple(entry.get("breakdown", []))
-        if len({units.get(g) for g in breakdown}) > 1:
-            raise ConfigError(
-                f"{key}/breakdown: the parts of a cycle must share one unit in 'units' "
-                f"(found {', '.join(f'{g}: {units.get(g)}' for g in breakdown)})"
+                f"{key}/{part}: {', '.join(unknown)} is not a named group of the pattern (groups: {', '.join(groups)})"
             )
-        identifiers = tuple(entry.get("identifiers", []))
-        if set(identifiers) & set(breakdown):
-            raise ConfigError(
-                f"{key}/identifiers: {', '.join(sorted(set(identifiers) & set(breakdown)))} is also in breakdown; "
-                f"a breakdown part is a measure, not an identifier"
-            )
-        parsers.append(
-            UserParser(
-                name=name,
-                regex=regex,
-                units=units,
-                breakdown=breakdown,
-                kinds=tuple(entry.get("engines", [])),
-                skip_first=int(entry.get("skip_first", 0)),
-                identifiers=identifiers,
-                keep={group: _value_text(value) for group, value in entry.get("keep", {}).items()},
-            )
+    units = dict(entry.get("units", {}))
+    breakdown = tuple(entry.get("breakdown", []))
+    identifiers = tuple(entry.get("identifiers", []))
+    _check_roles(key, units, breakdown, identifiers)
+    return UserParser(
+        name=name,
+        regex=regex,
+        units=units,
+        breakdown=breakdown,
+        kinds=tuple(entry.get("engines", [])),
+        skip_first=int(entry.get("skip_first", 0)),
+        identifiers=identifiers,
+        keep={group: _value_text(value) for group, value in entry.get("keep", {}).items()},
+    )
+
+
+def _pattern(key: str, pattern: str) -> re.Pattern[str]:
+    """The compiled pattern, which must name at least one group (each group is a profile.csv column)."""
+    try:
+        regex = re.compile(pattern)
+    except re.error as error:
+        raise ConfigError(
+            f"{key}/pattern: not a valid regular expression ({error}); "
+            f"quote it in single quotes in YAML so backslashes stay as written"
+        ) from None
+    if not regex.groupindex:
+        raise ConfigError(f"{key}/pattern: has no named group; write each value as (?P<column>...)")
+    return regex
+
+
+def _check_roles(key: str, units: dict[str, str], breakdown: tuple[str, ...], identifiers: tuple[str, ...]) -> None:
+    """The parts of a cycle (breakdown) share one unit and are measures, never identifiers."""
+    if len({units.get(g) for g in breakdown}) > 1:
+        raise ConfigError(
+            f"{key}/breakdown: the parts of a cycle must share one unit in 'units' "
+            f"(found {', '.join(f'{g}: {units.get(g)}' for g in breakdown)})"
         )
-    return parsers
+    if set(identifiers) & set(breakdown):
+        raise ConfigError(
+            f"{key}/identifiers: {', '.join(sorted(set(identifiers) & set(breakdown)))} is also in breakdown; "
+            f"a breakdown part is a measure, not an identifier"
+        )
 
 
 def _value_text(value: Any) -> str:

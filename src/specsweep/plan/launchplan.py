@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from specsweep.engines import adapter, adapter_class
-from specsweep.engines.base import EngineResources
+from specsweep.engines.base import Engine, EngineResources
 from specsweep.engines.server import exposure_warning
 from specsweep.plan import references
 from specsweep.plan.config import Configuration
@@ -28,26 +28,11 @@ def plan(
 ) -> dict[str, Any]:
     """The launch of ``configuration``; ``swept``: variables the sweep sets or unsets in any configuration,
     which this launch runs without unless it sets them itself (the engine gets a clean environment)."""
-    model_name = engine.get("model")
-    resources = EngineResources(
-        executable=adapter_class(engine["kind"]).planned_executable(engine),
-        model=str(model_path(models[model_name])) if model_name else None,
-        draft_model=str(model_path(models[configuration.draft_model])) if configuration.draft_model else None,
-    )
+    resources = _resources(configuration, engine, models)
     server = adapter(configuration.kind, engine, resources)
     host = engine.get("host", "127.0.0.1")
     port = engine.get("port") or server.default_port
-    # A {from_env: NAME} flag value is shown as ${NAME}; commands.sh reads it from the caller's environment.
-    shown = dataclasses.replace(
-        configuration,
-        args={k: f"${{{name}}}" if (name := references.name_of(v)) else v for k, v in configuration.args.items()},
-    )
-    argv = server.command(shown, host, port) if server.launches else []
-    from_env = {
-        len(argv) - argv[::-1].index(flag): name
-        for flag, value in configuration.args.items()
-        if (name := references.name_of(value)) and flag in argv
-    }
+    argv, from_env = _argv_with_references(server, configuration, host, port) if server.launches else ([], {})
     return {
         "configuration": configuration.name,
         "engine": configuration.engine,
@@ -69,6 +54,34 @@ def plan(
         + [w for w in [exposure_warning(host, configuration.engine)] if w and server.launches],
         "launches": server.launches,
     }
+
+
+def _resources(configuration: Configuration, engine: dict[str, Any], models: dict[str, Any]) -> EngineResources:
+    """Where the engine's executable and models will be (nothing is built or fetched)."""
+    model_name = engine.get("model")
+    return EngineResources(
+        executable=adapter_class(engine["kind"]).planned_executable(engine),
+        model=str(model_path(models[model_name])) if model_name else None,
+        draft_model=str(model_path(models[configuration.draft_model])) if configuration.draft_model else None,
+    )
+
+
+def _argv_with_references(
+    server: Engine, configuration: Configuration, host: str, port: int
+) -> tuple[list[str], dict[int, str]]:
+    """The argv, a ``{from_env: NAME}`` flag value shown as ``${NAME}`` (commands.sh reads it from the
+    caller's environment); and the position of each such value -> its variable's name."""
+    shown = dataclasses.replace(
+        configuration,
+        args={k: f"${{{name}}}" if (name := references.name_of(v)) else v for k, v in configuration.args.items()},
+    )
+    argv = server.command(shown, host, port)
+    from_env = {
+        len(argv) - argv[::-1].index(flag): name  # the value right after the flag's last occurrence
+        for flag, value in configuration.args.items()
+        if (name := references.name_of(value)) and flag in argv
+    }
+    return argv, from_env
 
 
 def shell_line(planned: dict[str, Any]) -> str:
