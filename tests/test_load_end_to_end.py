@@ -129,3 +129,16 @@ def test_profile_rows_of_load_windows_are_not_runs(sweep):
     run_drafts = pd.to_numeric(runs.loc[runs["configuration"] == "ngram", "drafted"], errors="coerce").sum()
     drafted = summary.loc["ngram", "drafted"]  # the runs' own counts, never the windows'
     assert (0 if pd.isna(drafted) else drafted) == run_drafts
+
+
+def test_the_report_shows_the_load_and_category_tables_and_figures_and_touches_no_result(sweep):
+    summary = sweep / "results" / "summary.csv"
+    before = summary.stat().st_mtime_ns
+    done = snakemake(sweep, "--report", "results/report.html")
+    assert done.returncode == 0, done.stderr[-3000:]
+    html = (sweep / "results" / "report.html").read_text()
+    for text in ("load.csv", "categories.csv", "load_speedup.png", "load_latency.png", "categories.png"):
+        assert text in html, text
+    for caption in ("Speculation under load", "Prompt categories", "Latency against throughput"):
+        assert caption in html, caption
+    assert summary.stat().st_mtime_ns == before

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 from specsweep.analyse.stats import CV_WARNING, MIN_RUNS_FOR_CI
+from specsweep.plan.config_errors import user_command
 
 Row = dict[str, str]
 
@@ -42,8 +44,9 @@ def noisy(row: Row) -> str | None:
     return None
 
 
-def lines(rows: list[Row], results: str = "results") -> list[str]:
-    """The conclusion, one line per finding."""
+def lines(rows: list[Row], results: str = "results", config_files: Sequence[str] = ()) -> list[str]:
+    """The conclusion, one line per finding; the commands it prints carry ``config_files`` (the sweep's
+    --configfile values), so they act on these results and not on the default sweep."""
     measured = [r for r in rows if _ok(r)]
     # Crossed factors may make several baselines; each configuration's speedup is against its own.
     baselines = [r for r in measured if r.get("baseline") == "True"]
@@ -84,7 +87,7 @@ def lines(rows: list[Row], results: str = "results") -> list[str]:
     out.append(
         f"  files: {results}/summary.csv (one row per configuration, columns in docs/summary.md), "
         f"{results}/runs.csv, {results}/figures/, {results}/paper/; an HTML report: "
-        f"snakemake --report {results}/report.html"
+        f"{user_command(f'--report {results}/report.html', config_files)}"
     )
     return out
 

@@ -190,10 +190,17 @@ def misplaced_targets(config_files: Sequence[str | Path]) -> list[str]:
     return found
 
 
+def user_command(arguments: str, config_files: Sequence[str | Path]) -> str:
+    """A Snakemake command printed for the user: ``arguments``, then the sweep's ``--configfile`` files (none for
+    the default sweep), so that it acts on the results these files made."""
+    files = " ".join(shown(f) for f in config_files)
+    return f"snakemake {arguments}{f' --configfile {files}' if files else ''}"
+
+
 def misplaced_target_message(targets: Sequence[str], config_files: Sequence[str | Path]) -> str:
     """How to write the command: targets before ``--configfile`` (or the option last)."""
     files = [shown(f) for f in config_files if shown(f) not in targets]
-    command = f"snakemake --cores 1 {' '.join(targets)} --configfile {' '.join(files) or 'my-sweep.yaml'}"
+    command = user_command(f"--cores 1 {' '.join(targets)}", files or ["my-sweep.yaml"])
     return (
         f"--configfile: {', '.join(repr(t) for t in targets)} looks like a target, not a config file; "
         f"--configfile takes every value that follows it, so a target written after it is read as a "
