@@ -256,15 +256,16 @@ def _level_row(
 
 
 def _speculation(requests: list[WindowRequest], records: list[Window]) -> dict[str, Any]:
-    drafted = sum(r.drafted or 0 for r in requests)
+    # None only when no request has counts (no speculation); 0 when a speculative server drafted nothing
+    drafted = sum(r.drafted or 0 for r in requests) if any(r.drafted is not None for r in requests) else None
     accepted = sum(r.accepted or 0 for r in requests)
     steps = 0
     for window in records:
         counts = counter_speculation(window.counter_delta, 0)
         steps += (counts.verify_steps or 0) if counts else 0
     return {
-        "drafted": drafted or None,
-        "accepted": accepted if drafted else None,
+        "drafted": drafted,
+        "accepted": accepted if drafted is not None else None,
         "acceptance_rate": accepted / drafted if drafted else None,
         "verify_steps": steps or None,
         "accept_length": 1 + accepted / steps if steps and drafted else None,
@@ -316,7 +317,7 @@ def category_table(configurations: dict[str, Configuration], requests: pd.DataFr
                     "speedup_ci95_low": None if configuration.baseline else speedup.ci_low,
                     "speedup_ci95_high": None if configuration.baseline else speedup.ci_high,
                     "drafted": drafted,
-                    "accepted": accepted if drafted else None,
+                    "accepted": accepted if drafted is not None else None,
                     "acceptance_rate": accepted / drafted if drafted else None,
                     "accept_length": 1 + accepted / steps if steps and drafted else None,
                 }
