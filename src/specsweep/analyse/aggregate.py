@@ -186,8 +186,8 @@ RUNS_COLUMNS: dict[str, str] = {
     "content_events": "stream events that carried generated text",
     "engine_tok_s": "the engine's own decode throughput for this request (llama.cpp timings.predicted_per_second; "
     "empty where the engine reports none)",
-    "drafted": "draft tokens proposed during this run (empty without speculation, or when the engine did not "
-    "report them)",
+    "drafted": "draft tokens proposed during this run (0 when a speculative server drafted nothing; empty without "
+    "speculation, or when the engine did not report them)",
     "accepted": "draft tokens accepted during this run",
     "verify_steps": "verification steps during this run",
     "speculation_source": "where the counts came from: the response's own fields or Prometheus counter deltas "
