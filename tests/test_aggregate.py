@@ -36,10 +36,12 @@ def _sweep(default_config):
 def test_statistics_speedup_and_acceptance(default_config):
     summary = _sweep(default_config).set_index("configuration")
     base = summary.loc["baseline"]
-    assert base["tok_s_mean"] == pytest.approx(62.0)
-    assert base["tok_s_std"] == pytest.approx(math.sqrt(2.5))
+    assert base["decode_tok_s_mean"] == pytest.approx(62.0)
+    assert base["decode_tok_s_std"] == pytest.approx(math.sqrt(2.5))
     # t(0.975, 4) = 2.7764: half-width 2.7764 * sqrt(2.5) / sqrt(5)
-    assert base["tok_s_ci95_high"] - base["tok_s_mean"] == pytest.approx(2.7764 * math.sqrt(0.5), rel=1e-4)
+    assert base["decode_tok_s_ci95_high"] - base["decode_tok_s_mean"] == pytest.approx(
+        2.7764 * math.sqrt(0.5), rel=1e-4
+    )
     ngram = summary.loc["ngram-m8"]
     assert ngram["speedup"] == pytest.approx(92.0 / 62.0)
     assert ngram["speedup_pct"] == pytest.approx((92.0 / 62.0 - 1) * 100)

@@ -113,16 +113,55 @@ def test_the_rebuild_job_compares_rebuilt_files_with_the_manifest(tmp_path):
         archive.write_rebuild_check(tmp_path, ["results/summary.csv"], str(tmp_path / "again.txt"), io.StringIO())
 
 
+def unpacked_with_table(tmp_path: Path, archived: str, rebuilt: str, copy: str | None) -> Path:
+    """An unpacked archive whose results/costmodel.csv was ``archived`` and is now ``rebuilt``; ``copy``: its
+    as-archived copy (None: an archive packed before copies were kept)."""
+    (tmp_path / "results").mkdir(parents=True)
+    (tmp_path / "results" / "costmodel.csv").write_text(rebuilt)
+    if copy is not None:
+        (tmp_path / archive.AS_ARCHIVED / "results").mkdir(parents=True)
+        (tmp_path / archive.AS_ARCHIVED / "results" / "costmodel.csv").write_text(copy)
+    (tmp_path / archive.MANIFEST).write_text(
+        archive.manifest_text({"results/costmodel.csv": archive.sha256_bytes(archived.encode())})
+    )
+    return tmp_path
+
+
+NOISE = ("a,b\nx,-3.85247e-14\n", "a,b\nx,-5.77871e-14\n")  # a zero residual, rebuilt on another machine
+
+
+def test_the_archives_own_check_accepts_floating_point_noise_and_nothing_else(tmp_path):
+    """One rule for the archive's own check and the tests: a table's numbers within FLOAT_NOISE of the archived
+    table (its as-archived copy), nothing else; the h200-load archive failed its README's command on this."""
+    folder = unpacked_with_table(tmp_path / "noise", NOISE[0], NOISE[1], copy=NOISE[0])
+    archive.write_rebuild_check(folder, ["results/costmodel.csv"], str(folder / "check.txt"), io.StringIO())
+    assert (folder / "check.txt").read_text() == "within 1e-09  results/costmodel.csv\n"
+    for name, (archived, rebuilt, copy) in {
+        "real-change": ("a,b\nx,295.101\n", "a,b\nx,295.102\n", "a,b\nx,295.101\n"),
+        "no-copy": (*NOISE, None),  # nothing to compare the numbers with
+        "copy-not-archived": (NOISE[0], NOISE[1], NOISE[1]),  # a copy that is not what the manifest recorded
+    }.items():
+        folder = unpacked_with_table(tmp_path / name, archived, rebuilt, copy)
+        with pytest.raises(RuntimeError, match="differs from the archive in 1 files"):
+            archive.write_rebuild_check(folder, ["results/costmodel.csv"], str(folder / "check.txt"), io.StringIO())
+
+
 def test_the_pack_job_keeps_config_prompts_inputs_code_and_readme(tmp_path, default_config, monkeypatch):
     monkeypatch.chdir(tmp_path)  # inputs are relative to the working directory, as in a job
     Path("prompts.txt").write_text("hello\n")
     Path("results/a").mkdir(parents=True)
     Path("results/a/launch.json").write_text("{}")
     default_config["benchmark"]["prompts"] = "prompts.txt"
-    inputs = {"launches": ["results/a/launch.json"]}
+    Path("results/summary.csv").write_text("configuration\na\n")
+    Path("results/figures").mkdir()
+    Path("results/figures/t.png").write_bytes(b"\x89PNG")
+    inputs = {"launches": ["results/a/launch.json"], "aggregates": ["results/summary.csv", "results/figures/t.png"]}
     packed = archive.pack_sweep(default_config, "prompts.txt", inputs, str(REPO), "sweep", "s.tar.gz", io.StringIO())
     _top, files = archive.read_members(packed.path)
     assert files["config/prompts.txt"] == b"hello\n" and files["results/a/launch.json"] == b"{}"
+    # each rebuilt text table twice (the rebuild's check compares its numbers with the copy), figures once
+    assert files[f"{archive.AS_ARCHIVED}/results/summary.csv"] == files["results/summary.csv"]
+    assert f"{archive.AS_ARCHIVED}/results/figures/t.png" not in files
     assert yaml.safe_load(files["config/config.yaml"])["benchmark"]["prompts"] == "config/prompts.txt"
     assert default_config["benchmark"]["prompts"] == "prompts.txt"  # the job's config is not changed
     assert "code/Snakefile" in files and "code/src/specsweep/jobs.py" in files and b"sweep" in files["README.md"]

@@ -75,7 +75,7 @@ def test_matches_by_name_and_parameters(tmp_path):
     ngram = frame.loc["ngram"]
     assert ngram["status"] == "compared" and bool(ngram["significant"])
     assert ngram["ratio_ci95_low"] < ngram["ratio"] < ngram["ratio_ci95_high"]
-    assert ngram["ratio"] == pytest.approx(ngram["tok_s_after"] / ngram["tok_s_before"])
+    assert ngram["ratio"] == pytest.approx(ngram["decode_tok_s_after"] / ngram["decode_tok_s_before"])
     assert not bool(frame.loc["baseline", "significant"])
     assert "straddles 1" in frame.loc["baseline", "warnings"]
     lines = compare.describe(frame.reset_index(), str(a), str(b))

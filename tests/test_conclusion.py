@@ -19,18 +19,18 @@ def _names(line: str) -> set[str]:
 def test_conclusion_matches_summary_csv():
     table = pd.read_csv(GOLDEN)
     text = conclusion.lines(conclusion.read(GOLDEN))
-    measured = table[(table["status"] == "ok") & table["tok_s_mean"].notna()]
+    measured = table[(table["status"] == "ok") & table["decode_tok_s_mean"].notna()]
     assert text[0] == f"specsweep: {len(measured)} of {len(table)} configurations measured"
 
     base = table[table["baseline"]].iloc[0]
     assert text[1] == (
-        f"  baseline: {base['configuration']}, {base['tok_s_mean']:.1f} tok/s "
-        f"(95 % CI {base['tok_s_ci95_low']:.1f}-{base['tok_s_ci95_high']:.1f})"
+        f"  baseline: {base['configuration']}, {base['decode_tok_s_mean']:.1f} tok/s "
+        f"(95 % CI {base['decode_tok_s_ci95_low']:.1f}-{base['decode_tok_s_ci95_high']:.1f})"
     )
-    best = measured.loc[measured["tok_s_mean"].idxmax()]
+    best = measured.loc[measured["decode_tok_s_mean"].idxmax()]
     assert text[2] == (
-        f"  best: {best['configuration']}, {best['tok_s_mean']:.1f} tok/s "
-        f"(95 % CI {best['tok_s_ci95_low']:.1f}-{best['tok_s_ci95_high']:.1f}), "
+        f"  best: {best['configuration']}, {best['decode_tok_s_mean']:.1f} tok/s "
+        f"(95 % CI {best['decode_tok_s_ci95_low']:.1f}-{best['decode_tok_s_ci95_high']:.1f}), "
         f"speedup {best['speedup']:.2f}x over the baseline "
         f"(95 % CI {best['speedup_ci95_low']:.2f}-{best['speedup_ci95_high']:.2f}; "
         f"p = {best['speedup_p_value']:.2g}, significant)"
@@ -42,7 +42,7 @@ def test_conclusion_matches_summary_csv():
     assert _names(text[2]) == set(others[significant & (others["speedup"] > 1)]["configuration"])
     assert _names(text[3]) == set(others[significant & (others["speedup"] < 1)]["configuration"])
     assert _names(text[4]) == set(others[~significant]["configuration"])
-    noisy = measured[(measured["runs"] < 3) | (measured["tok_s_cv"] > 0.10)]
+    noisy = measured[(measured["runs"] < 3) | (measured["decode_tok_s_cv"] > 0.10)]
     assert _names(text[5]) == set(noisy["configuration"])
     assert _names(text[6]) == set(table[table["status"] != "ok"]["configuration"])
     assert "results/summary.csv" in text[7] and "results/figures/" in text[7]
@@ -52,7 +52,7 @@ def test_conclusion_matches_summary_csv():
 
 def test_a_baseline_that_wins_is_named(tmp_path):
     table = pd.read_csv(GOLDEN)
-    table.loc[table["baseline"], "tok_s_mean"] = 1000.0
+    table.loc[table["baseline"], "decode_tok_s_mean"] = 1000.0
     table.to_csv(tmp_path / "summary.csv", index=False)
     text = conclusion.lines(conclusion.read(tmp_path / "summary.csv"))
     assert text[2] == "  best: baseline, 1000.0 tok/s (95 % CI 77.8-83.4), a baseline itself: no configuration beats it"

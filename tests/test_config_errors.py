@@ -193,3 +193,57 @@ def test_a_key_set_with_config_on_the_command_line_is_named_as_such(tmp_path):
         config_errors.where(ConfigError("models/tiny: not defined"), [sweep])
         == f"{sweep}:{_line_of(DEFAULT, 'models:')}: "
     )  # the deepest key that is written
+
+
+def test_two_baselines_name_the_file_and_line_of_a_competing_baseline(tmp_path, monkeypatch):
+    text = DEFAULT.replace("  ngram-default:\n", "  ngram-default:\n    baseline: true\n", 1)
+    message = _message(tmp_path, text, monkeypatch)
+    line = text.splitlines().index("  ngram-default:") + 2  # its 'baseline: true'
+    assert f"my-sweep.yaml:{line}: configuration error: configuration " in message
+    assert "several do (baseline, ngram-default)" in message and "compared_with:" in message
+
+
+def test_too_few_slots_name_the_line_that_sets_them(tmp_path, monkeypatch):
+    text = _sub(r"^  temperature: .*", "  temperature: 0\n  load:\n    concurrency: [1, 4]")
+    message = _message(tmp_path, text, monkeypatch)
+    assert f"my-sweep.yaml:{_line_of(text, '-np:')}: configuration error: " in message  # the engine's args
+    assert "set -np to at least 4" in message
+    # the engine serves 4 at once, one configuration's own args only 2: named there
+    text = re.sub(r"^      -np: \d+", "      -np: 4", text, count=1, flags=re.M)
+    own = "    args:\n      --spec-type: ngram-simple\n  draft-model"
+    assert own in text
+    text = text.replace(own, own.replace("\n  draft-model", "\n      -np: 2\n  draft-model"))
+    message = _message(tmp_path, text, monkeypatch)
+    assert f"my-sweep.yaml:{_line_of(text, '-np: 2')}: configuration error: configuration ngram-default: " in message
+
+
+def specsweep_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "specsweep.cli", "-n", *args], capture_output=True, text=True, timeout=60, cwd=cwd
+    )
+
+
+def test_the_specsweep_command_names_a_missing_config_file_and_the_fix(tmp_path):
+    done = specsweep_cli(tmp_path, "--configfile", "my-sweep.yaml")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("specsweep: my-sweep.yaml: the config file does not exist")
+    assert "cp config/examples/" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("edit", "broken", "where", "fix"),
+    [
+        # YAML notices the unclosed bracket on the next line, and says where the bracket opened
+        ((r"^  max_tokens: (\d+)", r"  max_tokens: [\1"), 1, "expected ',' or ']'", "closed brackets"),
+        ((r"^  runs: (\d+)", "\truns: 3"), 0, "found character '\\t'", "indent with spaces, not tabs"),
+    ],
+)
+def test_the_specsweep_command_names_the_line_of_a_yaml_syntax_error(tmp_path, edit, broken, where, fix):
+    text = _sub(*edit)
+    (tmp_path / "my-sweep.yaml").write_text(text)
+    done = specsweep_cli(tmp_path, "--configfile", "my-sweep.yaml")
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    edited = next(i for i, (a, b) in enumerate(zip(text.splitlines(), DEFAULT.splitlines(), strict=False), 1) if a != b)
+    assert line.startswith(f"specsweep: my-sweep.yaml:{edited + broken}:"), line
+    assert ": YAML syntax error: " in line and where in line and fix in line

@@ -130,7 +130,7 @@ def test_table_from_levels_with_acceptance_on_the_speculative_levels_only():
     found, notes = analyses(configurations, runs)
     assert notes == []
     frame = table(found)
-    tok = frame[frame["response"] == "tok_s"].set_index(["factor", "level"])
+    tok = frame[frame["response"] == "decode_tok_s"].set_index(["factor", "level"])
     assert tok.loc[("speculation", "ngram"), "reference"] == "off"
     assert tok.loc[("speculation", "ngram"), "estimate"] == pytest.approx(15.0)
     assert tok.loc[("speculation", "ngram"), "ratio"] == pytest.approx(80 / 65)
@@ -165,7 +165,7 @@ def test_interaction_figure_has_a_panel_per_response_and_factor_pair(tmp_path):
     visible = [axes for axes in figure.axes if axes.get_visible()]
     # tok/s: threads x speculation; acceptance: threads alone (speculation held at ngram)
     assert [(a.get_xlabel(), a.get_ylabel()) for a in visible] == [
-        ("threads", "tok_s (mean, 95 % CI)"),
+        ("threads", "decode_tok_s (mean, 95 % CI)"),
         ("threads", "acceptance_rate (mean, 95 % CI)"),
     ]
     written = figures.save(figure, tmp_path / "interaction")

@@ -29,7 +29,8 @@ PLANTED = "tok-e2e-planted-4711"
 def sweep(tmp_path_factory) -> Path:
     workdir = tmp_path_factory.mktemp("sweep")
     config = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
-    config["benchmark"]["prompts"] = str(REPO / "config" / "prompts.txt")
+    # run 1's prompt repeats itself: its greedy n-gram drafts are accepted whatever the machine's numerics
+    config["benchmark"]["prompts"] = str(REPO / "tests" / "data" / "prompts.txt")
     config["configurations"]["ngram"]["env"] = {"SPECSWEEP_E2E_TOKEN": PLANTED}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     done = snakemake(workdir, "all")
@@ -41,9 +42,11 @@ def sweep(tmp_path_factory) -> Path:
 def test_the_run_ends_with_its_conclusion(sweep):
     from specsweep.analyse import conclusion
 
-    expected = conclusion.lines(conclusion.read(sweep / "results" / "summary.csv"))
+    # its commands carry the sweep's --configfile, as the user would type it in the sweep's folder
+    expected = conclusion.lines(conclusion.read(sweep / "results" / "summary.csv"), config_files=["config.yaml"])
     printed = (sweep / "snakemake.stderr").read_text()
     assert "\n".join(expected) in printed
+    assert expected[-1].endswith("snakemake --report results/report.html --configfile config.yaml")
     assert expected[0] == "specsweep: 2 of 2 configurations measured" and expected[2].startswith("  best: ")
     # after every job's output: only Snakemake's own closing lines follow
     assert printed.rindex(expected[-1]) > printed.rindex("Finished jobid")
@@ -54,9 +57,17 @@ def test_summary_has_one_row_per_configuration(sweep):
     assert list(summary["configuration"]) == ["baseline", "ngram"]
     assert (summary["runs"] == 2).all()
     assert (summary["tokens_per_run"] == 64).all()
-    assert (summary["tok_s_mean"] > 1).all()
+    assert (summary["decode_tok_s_mean"] > 1).all()
     ngram = summary.set_index("configuration").loc["ngram"]
     assert ngram["drafted"] > 0 and 0 < ngram["acceptance_rate"] <= 1
+    # the summary's counts are the runs' own, and the server log's run rows say the same
+    runs = pd.read_csv(sweep / "results" / "runs.csv")
+    runs = runs[runs["configuration"] == "ngram"]
+    profile = pd.read_csv(sweep / "results" / "ngram" / "profile.csv")
+    logged = profile[profile["phase"] == "run"]
+    assert ngram["drafted"] == runs["drafted"].sum() == logged["draft_generated"].fillna(0).sum()
+    assert ngram["accepted"] == runs["accepted"].sum() == logged["draft_accepted"].fillna(0).sum()
+    assert ngram["acceptance_rate"] == pytest.approx(ngram["accepted"] / ngram["drafted"])
     assert summary.set_index("configuration").loc["baseline", "speedup"] == pytest.approx(1.0)
     assert bool(ngram["text_matches_baseline"])  # greedy: n-gram speculation keeps the text
 

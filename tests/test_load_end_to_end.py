@@ -109,3 +109,36 @@ def test_single_request_runs_keep_their_arrivals_too(sweep):
         assert latency.ttft_s == pytest.approx(run.client.ttft_s, abs=1e-6)
         assert latency.decode_tokens_per_s == pytest.approx(run.client.decode_tokens_per_s, rel=1e-4)
         assert run.category == "conversation"
+
+
+def test_profile_rows_of_load_windows_are_not_runs(sweep):
+    """The summary's log fallback reads profile.csv run rows: a load window's requests must not be among them."""
+    for name in ("baseline", "ngram"):
+        profile = pd.read_csv(sweep / f"results/{name}/profile.csv")
+        assert list(profile["phase"].value_counts().sort_index().items()) == [
+            ("load", 2 * 4 * len(LEVELS)),
+            ("run", 2),
+            ("warmup", 1),
+        ]
+        load = profile[profile["phase"] == "load"]
+        assert sorted(load.groupby(["load_level", "load_window"]).size().items()) == [
+            ((level, window), 4) for level in LEVELS for window in range(2)
+        ]
+    summary = pd.read_csv(sweep / "results/summary.csv").set_index("configuration")
+    runs = pd.read_csv(sweep / "results/runs.csv")
+    run_drafts = pd.to_numeric(runs.loc[runs["configuration"] == "ngram", "drafted"], errors="coerce").sum()
+    drafted = summary.loc["ngram", "drafted"]  # the runs' own counts, never the windows'
+    assert (0 if pd.isna(drafted) else drafted) == run_drafts
+
+
+def test_the_report_shows_the_load_and_category_tables_and_figures_and_touches_no_result(sweep):
+    summary = sweep / "results" / "summary.csv"
+    before = summary.stat().st_mtime_ns
+    done = snakemake(sweep, "--report", "results/report.html")
+    assert done.returncode == 0, done.stderr[-3000:]
+    html = (sweep / "results" / "report.html").read_text()
+    for text in ("load.csv", "categories.csv", "load_speedup.png", "load_latency.png", "categories.png"):
+        assert text in html, text
+    for caption in ("Speculation under load", "Prompt categories", "Latency against throughput"):
+        assert caption in html, caption
+    assert summary.stat().st_mtime_ns == before

@@ -1,8 +1,14 @@
 """A summary.csv that rests on a missing run file, or is provisional, is made older than its inputs."""
 
 import io
+import os
+import re
 
-from specsweep.analyse.outdated import check_summary, why_outdated
+import pytest
+from conftest import REPO
+from workflow_runs import snakemake
+
+from specsweep.analyse.outdated import check_summary, executes, why_outdated
 
 
 def test_a_missing_run_file_or_a_provisional_row_makes_the_summary_outdated(tmp_path):
@@ -36,3 +42,58 @@ def test_a_deleted_adaptive_extra_run_makes_the_summary_outdated(tmp_path):
     assert why_outdated(summary, [runs / "run_0.json"]) is None
     (runs / "extra" / "run_2.json").unlink()
     assert why_outdated(summary, [runs / "run_0.json"]) == "it counts 3 runs of a, but 2 run files are on disk"
+
+
+@pytest.mark.parametrize(
+    ("argv", "runs_jobs"),
+    [
+        (["--cores", "1", "all"], True),
+        (["-c1", "-p", "--configfile", "my.yaml"], True),
+        (["-j", "4", "-R", "summary"], True),
+        (["--report", "results/report.html", "--report-after-run", "--cores", "1"], True),
+        (["--report", "results/report.html"], False),
+        (["--report=results/report.html"], False),
+        (["-n"], False),
+        (["-np", "--configfile", "my.yaml"], False),
+        (["--dry-run"], False),
+        (["--cores", "1", "--touch"], False),
+        (["--unlock"], False),
+        (["--list-rules"], False),
+    ],
+)
+def test_only_a_snakemake_that_runs_jobs_marks_anything(argv, runs_jobs):
+    assert executes(argv) is runs_jobs
+
+
+def sweep_folder(tmp_path):
+    """A working directory with a sweep file and the results of another sweep (configurations a and b)."""
+    text = re.sub(
+        r"^  prompts: (\S+)",
+        lambda m: f"  prompts: {REPO / m[1]}",
+        (REPO / "config/config.yaml").read_text(),
+        count=1,
+        flags=re.M,
+    )
+    (tmp_path / "my-sweep.yaml").write_text(text)
+    summary = tmp_path / "results" / "summary.csv"
+    summary.parent.mkdir()
+    summary.write_text("configuration,status,runs\na,ok,3\nb,ok,3\n")
+    os.utime(summary, (1_700_000_000, 1_700_000_000))
+    return summary
+
+
+def test_a_report_or_dry_run_never_touches_results_and_a_report_of_another_sweep_is_refused(tmp_path):
+    """`snakemake --report` without the sweep's --configfile built the default sweep's report of these results,
+    and set summary.csv's mtime to 1970, so the next `all` re-aggregated."""
+    summary = sweep_folder(tmp_path)
+    report = snakemake(tmp_path, "--report", "results/report.html", configfile=tmp_path / "my-sweep.yaml", cores=None)
+    assert report.returncode == 1
+    assert (
+        "results/summary.csv holds the sweep of a, b, but my-sweep.yaml defines other configurations" in report.stderr
+    )
+    assert "snakemake --report results/report.html --configfile <that file>" in report.stderr
+    assert not (tmp_path / "results" / "report.html").exists()
+    dry = snakemake(tmp_path, "-n", configfile=tmp_path / "my-sweep.yaml", cores=None)
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    assert "results/summary.csv would be remade by a run: a run file it rests on is missing" in dry.stderr
+    assert summary.stat().st_mtime == 1_700_000_000

@@ -21,9 +21,9 @@ def summary() -> pd.DataFrame:
             "engine_version": ["b11434-b11434"] * 3,
             "runs": [5, 5, 5],
             "tokens_per_run": [500, 500, 500],
-            "tok_s_mean": [60.0, 90.25, 30.0],
-            "tok_s_ci95_low": [58.0, 88.0, 29.0],
-            "tok_s_ci95_high": [62.0, 92.5, 31.0],
+            "decode_tok_s_mean": [60.0, 90.25, 30.0],
+            "decode_tok_s_ci95_low": [58.0, 88.0, 29.0],
+            "decode_tok_s_ci95_high": [62.0, 92.5, 31.0],
             "speedup": [1.0, 1.504167, 0.5],
             "speedup_pct": [0.0, 50.4167, -50.0],
             "speedup_ci95_low": [float("nan"), 1.44, 0.47],
@@ -77,7 +77,7 @@ def test_table_is_booktabs_with_one_row_per_configuration(summary):
 
 
 def test_no_speculative_configuration_still_compiles():
-    only = pd.DataFrame({"configuration": ["baseline"], "baseline": [True], "runs": [3], "tok_s_mean": [50.0]})
+    only = pd.DataFrame({"configuration": ["baseline"], "baseline": [True], "runs": [3], "decode_tok_s_mean": [50.0]})
     text = paper.macros(only)
     assert macro(text, "BaselineTokS") == math("50.0") and "BestName" not in text
     check_latex_macros(text, "specsweep")

@@ -51,7 +51,7 @@ def logged_session(tmp_path):
 
 def test_a_line_belongs_to_the_last_segment_started_at_or_before_it():
     found = Segments.of([segment("run", 1, 200), segment("warmup", 0, 50), segment("run", 0, 100)])
-    assert [found.locate(o) for o in (0, 49, 50, 99, 100, 199, 200, 10**9)] == [
+    assert [found.locate(o)[:2] for o in (0, 49, 50, 99, 100, 199, 200, 10**9)] == [
         ("startup", None),
         ("startup", None),
         ("warmup", 0),
@@ -124,3 +124,104 @@ def test_a_segment_starts_after_the_previous_requests_trailing_lines(tmp_path):
     late.join()
     assert size == log.stat().st_size  # the late line is before the next segment's start
     assert time.monotonic() - started < 1.5
+
+
+def timing(slot: int, task: int, tokens: int, drafted: int = 0, accepted: int = 0) -> str:
+    """One llama-server b11434 request's print_timing lines (a draft acceptance line only when it drafted)."""
+    prefix = f"0.01.000.000 I slot print_timing: id  {slot} | task {task} |"
+    lines = f"{prefix}        eval time =     100.00 ms /   {tokens} tokens (    3.12 ms per token,   320.00 tokens per second)\n"
+    if drafted:
+        lines += f"{prefix} draft acceptance = {accepted / drafted:.5f} (  {accepted} accepted /   {drafted} generated), mean len =  1.50\n"
+    return lines
+
+
+def llamacpp_session_with_load(tmp_path):
+    """A llama-server log as a session with load windows writes it: a warmup, three runs that draft nothing,
+    then two load windows (levels c1 and c2) whose requests draft, c2's from two slots in flight at once."""
+    log, segments = tmp_path / "server.log", []
+    parts = [
+        ("startup", None, None, "srv  llama_server: model loaded\n"),
+        ("warmup", 0, None, timing(0, 0, 8, drafted=4, accepted=1)),
+        ("run", 0, None, timing(0, 1, 32)),
+        ("run", 1, None, timing(0, 2, 32)),
+        ("run", 2, None, timing(0, 3, 32)),
+        ("load", None, None, ""),  # after the last run, before the first window
+        ("load", 0, "c1", timing(0, 4, 32, drafted=61, accepted=27) + timing(0, 5, 32, drafted=61, accepted=28)),
+        ("load", 0, "c2", timing(1, 6, 32, drafted=60, accepted=30) + timing(0, 7, 32, drafted=62, accepted=25)),
+        ("teardown", None, None, "srv    operator(): operator(): cleaning up before exit...\n"),
+    ]
+    with open(log, "wb") as handle:
+        for phase, index, level, text in parts:
+            if phase != "startup":
+                segments.append(segment(phase, index, handle.tell(), level))
+            handle.write(text.encode())
+    return log, segments
+
+
+def test_load_window_requests_are_not_runs(tmp_path):
+    """The 244/110 double count: load windows' requests were labelled phase run, and the summary's log
+    fallback gave three runs that drafted nothing the windows' draft counts."""
+    from specsweep.analyse.aggregate import fill_speculation_from_logs
+
+    log, segments = llamacpp_session_with_load(tmp_path)
+    write_profile(
+        log,
+        tmp_path / "profile.csv",
+        "llamacpp",
+        "llamacpp",
+        {},
+        1,
+        io.StringIO(),
+        "ngram",
+        segments=Segments.of(segments),
+    )
+    profile = pd.read_csv(tmp_path / "profile.csv")
+    assert list(profile["phase"]) == ["warmup", "run", "run", "run", "load", "load", "load", "load"]
+    assert list(profile["run"].fillna(-1)) == [-1, 0, 1, 2, -1, -1, -1, -1]
+    assert list(profile["load_level"].fillna("")) == ["", "", "", "", "c1", "c1", "c2", "c2"]
+    assert list(profile["load_window"].fillna(-1)) == [-1, -1, -1, -1, 0, 0, 0, 0]
+    runs = pd.DataFrame(
+        {
+            "configuration": ["ngram"],
+            "drafted": [float("nan")],
+            "accepted": [float("nan")],
+            "acceptance_rate": [float("nan")],
+            "speculation_source": [""],
+        }
+    )
+    filled = fill_speculation_from_logs(runs, {"ngram": profile})
+    assert pd.isna(filled.loc[0, "drafted"])  # the runs drafted nothing: no count from the windows or warmup
+
+
+def test_run_drafts_from_the_log_count_runs_only(tmp_path):
+    from specsweep.analyse.aggregate import fill_speculation_from_logs
+
+    log, segments = llamacpp_session_with_load(tmp_path)
+    text = log.read_text().replace(timing(0, 2, 32), timing(0, 2, 32, drafted=10, accepted=7))
+    grown = len(timing(0, 2, 32, drafted=10, accepted=7)) - len(timing(0, 2, 32))
+    run_1 = next(s["start"] for s in segments if s["phase"] == "run" and s["index"] == 1)
+    log.write_text(text)
+    moved = [dict(s, start=s["start"] + grown) if s["start"] > run_1 else s for s in segments]
+    write_profile(
+        log,
+        tmp_path / "profile.csv",
+        "llamacpp",
+        "llamacpp",
+        {},
+        1,
+        io.StringIO(),
+        "ngram",
+        segments=Segments.of(moved),
+    )
+    profile = pd.read_csv(tmp_path / "profile.csv")
+    runs = pd.DataFrame(
+        {
+            "configuration": ["ngram"],
+            "drafted": [float("nan")],
+            "accepted": [float("nan")],
+            "acceptance_rate": [float("nan")],
+            "speculation_source": [""],
+        }
+    )
+    filled = fill_speculation_from_logs(runs, {"ngram": profile}).loc[0]
+    assert (filled["drafted"], filled["accepted"], filled["speculation_source"]) == (10, 7, "server log")

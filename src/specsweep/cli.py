@@ -2,8 +2,9 @@
 
 Snakemake reads its config files before the workflow runs a line, so a target written after
 ``--configfile`` (which takes every value that follows it) fails inside Snakemake's command line
-with a traceback ("No such file or directory: 'all'"). ``specsweep ARGS`` recognises that, explains
-it and exits; otherwise it runs ``python -m snakemake ARGS`` unchanged.
+with a traceback ("No such file or directory: 'all'"), a missing config file with a traceback too, and
+a YAML syntax error without file or line. ``specsweep ARGS`` recognises these, explains them (file, line,
+fix) and exits; otherwise it runs ``python -m snakemake ARGS`` unchanged.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from specsweep.plan.config_errors import misplaced_target_message, misplaced_targets
+from specsweep.plan.config_errors import config_file_problem, misplaced_target_message, misplaced_targets
 
 CONFIGFILE_OPTIONS = ("--configfile", "--configfiles")
 
@@ -38,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     given = configfile_values(argv)
     if misplaced := misplaced_targets(given):
         print(f"specsweep: {misplaced_target_message(misplaced, given)}", file=sys.stderr)
+        return 2
+    if problems := [p for p in map(config_file_problem, given) if p is not None]:
+        print("\n".join(f"specsweep: {p}" for p in problems), file=sys.stderr)
         return 2
     os.execv(sys.executable, [sys.executable, "-m", "snakemake", *argv])
     return 0  # not reached: execv replaces this process

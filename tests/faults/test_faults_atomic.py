@@ -68,9 +68,9 @@ def test_a_write_that_fails_before_it_is_durable_never_replaces_the_file(tmp_pat
             "configuration": ["baseline"],
             "baseline": [True],
             "runs": [1],
-            "tok_s_mean": [1.0],
-            "tok_s_ci95_low": [1.0],
-            "tok_s_ci95_high": [1.0],
+            "decode_tok_s_mean": [1.0],
+            "decode_tok_s_ci95_low": [1.0],
+            "decode_tok_s_ci95_high": [1.0],
         }
     ).to_csv(tmp_path / "summary.csv", index=False)
     path = tmp_path / "out" / f"out{SUFFIXES.get(writer, '.json')}"

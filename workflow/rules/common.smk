@@ -224,9 +224,22 @@ def run_files(wildcards):
 
 
 # A summary.csv that rests on a deleted run file, or the provisional one of a failed sweep, is remade
-# (decided once, by the Snakemake the user started, not again in each job a cluster executor starts).
+# (decided once, by the Snakemake the user started, not again in each job a cluster executor starts;
+# marked only by one that runs jobs: a dry run or --report never touches results).
 if workflow.is_main_process:
-    sweep_outdated.check_summary(results_tree.SUMMARY, run_files(None), sys.stderr)
+    if not sweep_outdated.executes(sys.argv[1:]) and "--report" in sys.argv:
+        if found := sweep_outdated.other_sweep(results_tree.SUMMARY, CONFIGURATIONS):
+            config_errors.exit_with(
+                sweep_outdated.other_sweep_message(
+                    results_tree.SUMMARY, found, CONFIG_FILES
+                )
+            )
+    sweep_outdated.check_summary(
+        results_tree.SUMMARY,
+        run_files(None),
+        sys.stderr,
+        mark=sweep_outdated.executes(sys.argv[1:]),
+    )
 
 
 def engine_settings(wildcards):
@@ -344,7 +357,8 @@ def print_conclusion():
         results_tree.SUMMARY
     ):  # --touch, --dry-run: nothing to conclude
         rows = conclusion.read(results_tree.SUMMARY)
-        print("\n".join(conclusion.lines(rows, results_tree.ROOT)), file=sys.stderr)
+        text = conclusion.lines(rows, results_tree.ROOT, workflow.overwrite_configfiles)
+        print("\n".join(text), file=sys.stderr)
 
 
 def summarise_what_finished():

@@ -25,12 +25,35 @@ LOAD_FIGURE_OUTPUTS = {
 }
 
 
+# What the HTML report (snakemake --report) shows of them: caption (workflow/report/) and category.
+REPORTED_TABLES = {
+    "load": ("load.rst", "Load"),
+    "categories": ("categories_table.rst", "Categories"),
+}
+REPORTED_FIGURES = {
+    "speedup": ("load_speedup.rst", "Load"),
+    "latency": ("load_latency.rst", "Load"),
+    "categories": ("categories.rst", "Categories"),
+}
+
+
+def reported(outputs, captions):
+    """``outputs`` with those named in ``captions`` flagged for the report."""
+    flagged = dict(outputs)
+    for key, (caption, category) in captions.items():
+        if key in outputs:
+            flagged[key] = report(
+                outputs[key], caption=f"../report/{caption}", category=category
+            )
+    return flagged
+
+
 rule load_tables:
     input:
         runs=run_files,
         windows=window_files,
     output:
-        **LOAD_TABLE_OUTPUTS,
+        **reported(LOAD_TABLE_OUTPUTS, REPORTED_TABLES),
     log:
         "logs/load_tables.log",
     conda:
@@ -46,7 +69,7 @@ rule load_figures:
     input:
         **LOAD_TABLE_OUTPUTS,
     output:
-        **LOAD_FIGURE_OUTPUTS,
+        **reported(LOAD_FIGURE_OUTPUTS, REPORTED_FIGURES),
     log:
         "logs/load_figures.log",
     conda:

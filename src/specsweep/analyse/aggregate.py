@@ -21,7 +21,7 @@ from specsweep.plan.factors import baselines_by_configuration
 from specsweep.record import speculation
 from specsweep.record.atomic import atomic_open
 from specsweep.record.redact import REDACTED, is_secret
-from specsweep.record.results import Launch, Run
+from specsweep.record.results import ClientTimings, Launch, Run
 
 COLUMNS: dict[str, str] = {
     "configuration": "configuration name (results/<configuration>/)",
@@ -40,18 +40,18 @@ COLUMNS: dict[str, str] = {
     "runs_excluded": "runs kept on disk but left out of the statistics: the client's decode rate disagreed with "
     "the engine's own beyond benchmark.rate_tolerance_pct, or could not be timed",
     "tokens_per_run": "tokens generated in each run (all runs must equal benchmark.max_tokens)",
-    "tok_s_mean": "client-measured decode throughput, mean over runs (tokens/s; first token excluded)",
-    "tok_s_std": "sample standard deviation over runs (tokens/s)",
-    "tok_s_cv": "coefficient of variation, std / mean",
-    "tok_s_min": "slowest run (tokens/s)",
-    "tok_s_max": "fastest run (tokens/s)",
-    "tok_s_ci95_low": "95 % Student-t confidence interval of the mean, lower bound (NaN with < 3 runs)",
-    "tok_s_ci95_high": "95 % Student-t confidence interval of the mean, upper bound",
-    "tok_s_median": "median run (tokens/s)",
-    "tok_s_boot95_low": "95 % percentile-bootstrap interval of the mean, lower bound (seeded; too narrow "
+    "decode_tok_s_mean": "client-measured decode throughput, mean over runs (tokens/s; first token excluded)",
+    "decode_tok_s_std": "sample standard deviation over runs (tokens/s)",
+    "decode_tok_s_cv": "coefficient of variation, std / mean",
+    "decode_tok_s_min": "slowest run (tokens/s)",
+    "decode_tok_s_max": "fastest run (tokens/s)",
+    "decode_tok_s_ci95_low": "95 % Student-t confidence interval of the mean, lower bound (NaN with < 3 runs)",
+    "decode_tok_s_ci95_high": "95 % Student-t confidence interval of the mean, upper bound",
+    "decode_tok_s_median": "median run (tokens/s)",
+    "decode_tok_s_boot95_low": "95 % percentile-bootstrap interval of the mean, lower bound (seeded; too narrow "
     "with few runs, so the t-interval is the one shown)",
-    "tok_s_boot95_high": "95 % percentile-bootstrap interval of the mean, upper bound",
-    "speedup": "tok_s_mean / the tok_s_mean of its baseline (compared_with)",
+    "decode_tok_s_boot95_high": "95 % percentile-bootstrap interval of the mean, upper bound",
+    "speedup": "decode_tok_s_mean / the decode_tok_s_mean of its baseline (compared_with)",
     "speedup_pct": "(speedup - 1) * 100",
     "speedup_ci95_low": "95 % Fieller confidence interval of the speedup (ratio of independent means), "
     "lower bound (NaN with < 3 runs or when unbounded)",
@@ -61,7 +61,7 @@ COLUMNS: dict[str, str] = {
     "speedup_p_value": "two-sided Welch t-test p-value, this configuration's runs against the baseline's "
     "(unequal variances; compares means, which the speedup is a ratio of)",
     "significant": "true when speedup_p_value < 0.05 (empty for the baseline and when no test was possible)",
-    "engine_tok_s_mean": "the engine's own decode throughput, mean over runs (llama.cpp predicted_per_second)",
+    "engine_decode_tok_s_mean": "the engine's own decode throughput, mean over runs (llama.cpp predicted_per_second)",
     "ttft_ms_median": "median time to first token as the client saw it (ms)",
     "itl_ms_median": "median inter-event latency over all runs (ms); an event may carry several tokens",
     "drafted": "draft tokens proposed over all runs (empty without speculation, or when the engine did not "
@@ -110,7 +110,7 @@ def summarise(
     ]
     frame = pd.DataFrame(rows)
     frame["compared_with"] = [compared[name] for name in frame["configuration"]]
-    means = dict(zip(frame["configuration"], frame["tok_s_mean"], strict=True))
+    means = dict(zip(frame["configuration"], frame["decode_tok_s_mean"], strict=True))
     frame["speedup"] = [means[name] / means[compared[name] or name] for name in frame["configuration"]]
     frame["speedup_pct"] = (frame["speedup"] - 1.0) * 100.0
     for column, attribute in (
@@ -177,17 +177,18 @@ RUNS_COLUMNS: dict[str, str] = {
     "uses prompt i modulo the number of prompts, so one index is one text in every configuration",
     "category": "the prompt's category in the dataset (benchmark.prompts as JSONL; one category for a plain file)",
     "tokens": "tokens the engine generated (the prompt's max_tokens in a dataset, else benchmark.max_tokens)",
-    "ttft_s": "time to first token as the client saw it (s)",
-    "decode_s": "first to last content event (s)",
-    "e2e_s": "request sent to response complete (s)",
-    "decode_tokens_per_s": "client-measured decode throughput, (tokens - 1) / decode_s (the first token is TTFT's)",
-    "itl_median_s": "median interval between content events (s); an event may carry several tokens",
-    "itl_p90_s": "90th percentile of that interval (s)",
+    "ttft_ms": "time to first token as the client saw it (ms)",
+    "decode_ms": "first to last content event (ms)",
+    "e2e_ms": "request sent to response complete (ms)",
+    "decode_tok_s": "client-measured decode throughput, (tokens - 1) / decode time (tokens/s; the first token is "
+    "TTFT's)",
+    "itl_median_ms": "median interval between content events (ms); an event may carry several tokens",
+    "itl_p90_ms": "90th percentile of that interval (ms)",
     "content_events": "stream events that carried generated text",
-    "engine_tok_s": "the engine's own decode throughput for this request (llama.cpp timings.predicted_per_second; "
-    "empty where the engine reports none)",
-    "drafted": "draft tokens proposed during this run (empty without speculation, or when the engine did not "
-    "report them)",
+    "engine_decode_tok_s": "the engine's own decode throughput for this request (llama.cpp "
+    "timings.predicted_per_second; empty where the engine reports none)",
+    "drafted": "draft tokens proposed during this run (0 when a speculative server drafted nothing; empty without "
+    "speculation, or when the engine did not report them)",
     "accepted": "draft tokens accepted during this run",
     "verify_steps": "verification steps during this run",
     "speculation_source": "where the counts came from: the response's own fields or Prometheus counter deltas "
@@ -207,6 +208,27 @@ def add_warnings(frame: pd.DataFrame, extra: dict[str, list[str]]) -> pd.DataFra
     return frame
 
 
+# The run record's client timings (seconds) as runs.csv columns: every table gives durations in milliseconds
+# and the decode rate under the one name every table uses for it (decode_tok_s).
+CLIENT_COLUMNS = {
+    "ttft_s": ("ttft_ms", 1000.0),
+    "decode_s": ("decode_ms", 1000.0),
+    "e2e_s": ("e2e_ms", 1000.0),
+    "decode_tokens_per_s": ("decode_tok_s", 1.0),
+    "itl_median_s": ("itl_median_ms", 1000.0),
+    "itl_p90_s": ("itl_p90_ms", 1000.0),
+}
+
+
+def client_columns(client: ClientTimings) -> dict[str, Any]:
+    """runs.csv's columns of a run's client timings (CLIENT_COLUMNS)."""
+    out: dict[str, Any] = {}
+    for key, value in asdict(client).items():
+        name, scale = CLIENT_COLUMNS.get(key, (key, None))
+        out[name] = value * scale if scale is not None and value is not None else value
+    return out
+
+
 def runs_table(runs: dict[str, list[Run]]) -> pd.DataFrame:
     """runs.csv: per run, which prompt, the client's timings, the engine's own decode rate, the speculation
     counts (empty without speculation or when the engine did not report them) and why the run is left out
@@ -218,8 +240,8 @@ def runs_table(runs: dict[str, list[Run]]) -> pd.DataFrame:
             "prompt_index": r.prompt_index,
             "category": r.category,
             "tokens": r.tokens,
-            **asdict(r.client),
-            "engine_tok_s": r.engine.get("timings", {}).get("predicted_per_second"),
+            **client_columns(r.client),
+            "engine_decode_tok_s": r.engine.get("timings", {}).get("predicted_per_second"),
             **(
                 {
                     "drafted": r.speculation.drafted,
@@ -260,17 +282,17 @@ def _row(
         "status": "ok" if runs else "missing",
         "runs": throughput.n,
         "tokens_per_run": runs[0].tokens if runs else None,
-        "tok_s_mean": throughput.mean,
-        "tok_s_std": throughput.std,
-        "tok_s_cv": throughput.cv,
-        "tok_s_min": throughput.minimum,
-        "tok_s_max": throughput.maximum,
-        "tok_s_ci95_low": throughput.ci_low,
-        "tok_s_ci95_high": throughput.ci_high,
-        "tok_s_median": throughput.median,
-        "tok_s_boot95_low": throughput.boot_low,
-        "tok_s_boot95_high": throughput.boot_high,
-        "engine_tok_s_mean": engine_rate.mean,
+        "decode_tok_s_mean": throughput.mean,
+        "decode_tok_s_std": throughput.std,
+        "decode_tok_s_cv": throughput.cv,
+        "decode_tok_s_min": throughput.minimum,
+        "decode_tok_s_max": throughput.maximum,
+        "decode_tok_s_ci95_low": throughput.ci_low,
+        "decode_tok_s_ci95_high": throughput.ci_high,
+        "decode_tok_s_median": throughput.median,
+        "decode_tok_s_boot95_low": throughput.boot_low,
+        "decode_tok_s_boot95_high": throughput.boot_high,
+        "engine_decode_tok_s_mean": engine_rate.mean,
         "ttft_ms_median": 1000 * describe([r.client.ttft_s for r in runs], intervals=False).median,
         "itl_ms_median": 1000 * describe([r.client.itl_median_s for r in runs], intervals=False).median,
         "drafted": spec.drafted if spec else None,

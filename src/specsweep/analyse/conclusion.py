@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 from specsweep.analyse.stats import CV_WARNING, MIN_RUNS_FOR_CI
+from specsweep.plan.config_errors import user_command
 
 Row = dict[str, str]
 
@@ -24,7 +26,7 @@ def _number(row: Row, column: str) -> float:
 
 
 def _ok(row: Row) -> bool:
-    return row.get("status", "ok") == "ok" and not math.isnan(_number(row, "tok_s_mean"))
+    return row.get("status", "ok") == "ok" and not math.isnan(_number(row, "decode_tok_s_mean"))
 
 
 def _interval(row: Row, stem: str, spec: str) -> str:
@@ -34,7 +36,7 @@ def _interval(row: Row, stem: str, spec: str) -> str:
 
 def noisy(row: Row) -> str | None:
     """Why a configuration's numbers are shaky (too few runs for an interval, CV above the limit), or None."""
-    runs, cv = _number(row, "runs"), _number(row, "tok_s_cv")
+    runs, cv = _number(row, "runs"), _number(row, "decode_tok_s_cv")
     if runs < MIN_RUNS_FOR_CI:
         return f"{runs:.0f} run(s): no CI"
     if not math.isnan(cv) and cv > CV_WARNING:
@@ -42,8 +44,9 @@ def noisy(row: Row) -> str | None:
     return None
 
 
-def lines(rows: list[Row], results: str = "results") -> list[str]:
-    """The conclusion, one line per finding."""
+def lines(rows: list[Row], results: str = "results", config_files: Sequence[str] = ()) -> list[str]:
+    """The conclusion, one line per finding; the commands it prints carry ``config_files`` (the sweep's
+    --configfile values), so they act on these results and not on the default sweep."""
     measured = [r for r in rows if _ok(r)]
     # Crossed factors may make several baselines; each configuration's speedup is against its own.
     baselines = [r for r in measured if r.get("baseline") == "True"]
@@ -52,14 +55,15 @@ def lines(rows: list[Row], results: str = "results") -> list[str]:
         return [*out, f"  files: {results}/summary.csv"]
     if baselines:
         listed = "; ".join(
-            f"{b['configuration']}, {_number(b, 'tok_s_mean'):.1f} tok/s ({_interval(b, 'tok_s_ci95', '.1f')})"
+            f"{b['configuration']}, {_number(b, 'decode_tok_s_mean'):.1f} tok/s "
+            f"({_interval(b, 'decode_tok_s_ci95', '.1f')})"
             for b in baselines
         )
         out.append(f"  baseline{'s' if len(baselines) > 1 else ''}: {listed}")
-    best = max(measured, key=lambda r: _number(r, "tok_s_mean"))
+    best = max(measured, key=lambda r: _number(r, "decode_tok_s_mean"))
     text = (
-        f"  best: {best['configuration']}, {_number(best, 'tok_s_mean'):.1f} tok/s "
-        f"({_interval(best, 'tok_s_ci95', '.1f')})"
+        f"  best: {best['configuration']}, {_number(best, 'decode_tok_s_mean'):.1f} tok/s "
+        f"({_interval(best, 'decode_tok_s_ci95', '.1f')})"
     )
     if best in baselines:
         text += ", a baseline itself: no configuration beats it"
@@ -84,7 +88,7 @@ def lines(rows: list[Row], results: str = "results") -> list[str]:
     out.append(
         f"  files: {results}/summary.csv (one row per configuration, columns in docs/summary.md), "
         f"{results}/runs.csv, {results}/figures/, {results}/paper/; an HTML report: "
-        f"snakemake --report {results}/report.html"
+        f"{user_command(f'--report {results}/report.html', config_files)}"
     )
     return out
 

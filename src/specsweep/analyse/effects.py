@@ -34,10 +34,10 @@ from specsweep.analyse import stats
 from specsweep.plan.config import Configuration
 from specsweep.record.results import Run
 
-RESPONSES = {"tok_s": "client decode tok/s of each run", "acceptance_rate": "accepted / drafted of each run"}
+RESPONSES = {"decode_tok_s": "client decode tok/s of each run", "acceptance_rate": "accepted / drafted of each run"}
 
 COLUMNS: dict[str, str] = {
-    "response": "tok_s (client decode tokens/s) or acceptance_rate (accepted / drafted), per run",
+    "response": "decode_tok_s (client decode tokens/s) or acceptance_rate (accepted / drafted), per run",
     "term": "main (one factor) or interaction (two factors)",
     "factor": "the factor, or the two factors of an interaction joined by ' x '",
     "level": "the level compared with the reference level (interaction: one level of each factor, ' x ')",
@@ -169,7 +169,7 @@ def crossings(
 
 
 def response_values(runs: Sequence[Run], response: str) -> list[float]:
-    if response == "tok_s":
+    if response == "decode_tok_s":
         return [r.decode_tokens_per_s for r in runs]
     return [r.speculation.acceptance_rate for r in runs if r.speculation is not None and r.speculation.drafted]
 

@@ -85,7 +85,7 @@ REQUEST_COLUMNS: dict[str, str] = {
     "prompt_index": "line of benchmark.prompts the request used (0-based, comments and blanks skipped)",
     "category": "prompt category of the dataset",
     "tokens": "tokens generated",
-    "sent_s": "when the request was sent, seconds after its window started",
+    "sent_ms": "when the request was sent, milliseconds after its window started",
     "ttft_ms": "time to first token (ms)",
     "tpot_ms": "decode time per output token, first token excluded (ms)",
     "e2e_ms": "send to end of the response (ms)",
@@ -121,7 +121,7 @@ def request_rows(
                     "prompt_index": run.prompt_index,
                     "category": run.category,
                     "tokens": tokens,
-                    "sent_s": 0.0,
+                    "sent_ms": 0.0,
                     "ttft_ms": 1000 * client.ttft_s,
                     "tpot_ms": 1000 * tpot,
                     "e2e_ms": 1000 * client.e2e_s,
@@ -146,7 +146,7 @@ def request_rows(
                         "prompt_index": request.prompt_index,
                         "category": request.category,
                         "tokens": request.tokens,
-                        "sent_s": request.sent_s,
+                        "sent_ms": 1000.0 * request.sent_s,
                         "ttft_ms": 1000 * latency.ttft_s,
                         "tpot_ms": 1000 * latency.tpot_s,
                         "e2e_ms": 1000 * latency.e2e_s,
@@ -256,15 +256,16 @@ def _level_row(
 
 
 def _speculation(requests: list[WindowRequest], records: list[Window]) -> dict[str, Any]:
-    drafted = sum(r.drafted or 0 for r in requests)
+    # None only when no request has counts (no speculation); 0 when a speculative server drafted nothing
+    drafted = sum(r.drafted or 0 for r in requests) if any(r.drafted is not None for r in requests) else None
     accepted = sum(r.accepted or 0 for r in requests)
     steps = 0
     for window in records:
         counts = counter_speculation(window.counter_delta, 0)
         steps += (counts.verify_steps or 0) if counts else 0
     return {
-        "drafted": drafted or None,
-        "accepted": accepted if drafted else None,
+        "drafted": drafted,
+        "accepted": accepted if drafted is not None else None,
         "acceptance_rate": accepted / drafted if drafted else None,
         "verify_steps": steps or None,
         "accept_length": 1 + accepted / steps if steps and drafted else None,
@@ -316,7 +317,7 @@ def category_table(configurations: dict[str, Configuration], requests: pd.DataFr
                     "speedup_ci95_low": None if configuration.baseline else speedup.ci_low,
                     "speedup_ci95_high": None if configuration.baseline else speedup.ci_high,
                     "drafted": drafted,
-                    "accepted": accepted if drafted else None,
+                    "accepted": accepted if drafted is not None else None,
                     "acceptance_rate": accepted / drafted if drafted else None,
                     "accept_length": 1 + accepted / steps if steps and drafted else None,
                 }

@@ -4,7 +4,8 @@ Snakemake does not look behind an output that exists: with ``results/summary.csv
 "Nothing to be done" even when a run file it rests on was deleted, or when the file is the
 provisional summary written after a failure (rows ``failed``, ``missing``, ``stale``). Such a
 summary is made older than any of its inputs (mtime 1970, the data untouched), so the next
-``snakemake`` remakes it, measuring again whatever is missing first.
+``snakemake`` remakes it, measuring again whatever is missing first; only by a Snakemake that runs
+jobs (``executes``): a dry run, a report or a listing changes nothing on disk.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from __future__ import annotations
 import csv
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from specsweep.plan.config_errors import shown, user_command
 from specsweep.record import results
 
 # Row statuses only the provisional summary (incomplete.write_summary) writes.
@@ -63,9 +65,99 @@ def _int(text: str | None) -> int:
         return 0
 
 
-def check_summary(summary: str | Path, run_files: Iterable[str | Path], progress: TextIO) -> None:
-    """Mark ``summary`` outdated, and say why, when it does not describe the runs on disk."""
+def check_summary(summary: str | Path, run_files: Iterable[str | Path], progress: TextIO, mark: bool = True) -> None:
+    """Say why ``summary`` does not describe the runs on disk, when it does not, and (``mark``: a Snakemake that
+    runs jobs) mark it outdated."""
     reason = why_outdated(summary, run_files)
     if reason:
-        mark_outdated(summary)
-        print(f"specsweep: {summary} will be remade: {reason}", file=progress)
+        if mark:
+            mark_outdated(summary)
+        print(
+            f"specsweep: {summary} {'will be remade' if mark else 'would be remade by a run'}: {reason}", file=progress
+        )
+
+
+# Snakemake options after which it runs no job (it reports, lists, plans or checks): the workflow then changes
+# nothing on disk. Long options by name; short ones also inside a cluster such as -np.
+NON_EXECUTING = frozenset(
+    [
+        "--dry-run",
+        "--dryrun",
+        "--report",
+        "--lint",
+        "--list-rules",
+        "--list",
+        "--list-target-rules",
+        "--lt",
+        "--dag",
+        "--d3dag",
+        "--rulegraph",
+        "--filegraph",
+        "--summary",
+        "--detailed-summary",
+        "--unlock",
+        "--cleanup-metadata",
+        "--cm",
+        "--touch",
+        "--list-changes",
+        "--lc",
+        "--list-input-changes",
+        "--li",
+        "--list-params-changes",
+        "--lp",
+        "--list-code-changes",
+        "--list-untracked",
+        "--lu",
+        "--delete-all-output",
+        "--delete-temp-output",
+        "--archive",
+        "--containerize",
+        "--export-cwl",
+        "--print-compilation",
+        "--cleanup-shadow",
+        "--conda-create-envs-only",
+        "--conda-cleanup-envs",
+        "--generate-unit-tests",
+    ]
+)
+NON_EXECUTING_SHORT = frozenset("ntlSD")  # -n dry run, -t touch, -l list, -S summary, -D detailed summary
+
+
+def executes(argv: Sequence[str]) -> bool:
+    """Whether the Snakemake started with ``argv`` (its options, sys.argv[1:]) runs jobs; ``--report`` with
+    ``--report-after-run`` does."""
+    words = [w.split("=", 1)[0] for w in argv]
+    if "--report-after-run" in words:
+        words = [w for w in words if w != "--report"]
+    for word in words:
+        if word in NON_EXECUTING:
+            return False
+        if word.startswith("-") and not word.startswith("--"):
+            letters = word[1:].split("=", 1)[0]
+            flags = letters[: next((i for i, c in enumerate(letters) if not c.isalpha()), len(letters))]
+            if flags and flags[0] in "cjsdCRU":  # an option taking a value: -c1, -j 4, -s Snakefile
+                continue
+            if set(flags) & NON_EXECUTING_SHORT:
+                return False
+    return True
+
+
+def other_sweep(summary: str | Path, configurations: Iterable[str]) -> list[str] | None:
+    """The configurations of ``summary`` when they are not the sweep's ``configurations`` (results made with
+    another config file); None when they are, or there is no readable summary."""
+    try:
+        with open(summary, newline="") as handle:
+            found = [row.get("configuration", "") for row in csv.DictReader(handle)]
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    return found if found and set(found) != set(configurations) else None
+
+
+def other_sweep_message(summary: str | Path, found: list[str], config_files: Sequence[str | Path]) -> str:
+    """Why a report of these results is refused, and the command that makes the right one."""
+    command = user_command(f"--report {Path(summary).parent}/report.html", ["<that file>"])
+    return (
+        f"specsweep: {summary} holds the sweep of {', '.join(found)}, but {' '.join(map(shown, config_files))} "
+        f"defines other configurations: a report would describe that config, not these results. Give the config "
+        f"file that measured them: {command}"
+    )

@@ -3,10 +3,10 @@
 What is reported, and why:
 
 * **Mean ± 95 % Student-t interval** (``t_interval``): mean ± t(0.975, n-1) · s/√n. This is the
-  interval shown (summary ``tok_s_ci95_*``, the throughput figure). With 3-10 runs per
+  interval shown (summary ``decode_tok_s_ci95_*``, the throughput figure). With 3-10 runs per
   configuration it keeps its nominal coverage under roughly normal run-to-run noise, which the
   coverage test (tests/test_stats_coverage.py) checks on 2,000 simulated sweeps.
-* **Percentile bootstrap interval** (``bootstrap_mean_interval``, ``tok_s_boot95_*``): shown beside
+* **Percentile bootstrap interval** (``bootstrap_mean_interval``, ``decode_tok_s_boot95_*``): shown beside
   the t-interval because it assumes no distribution, but with 5 runs it is too narrow (about
   85 % coverage: resampling shrinks the spread by √((n-1)/n) and uses normal, not t, quantiles,
   so it is roughly P(|t₄| < 1.96·√0.8) = 0.85; the test measures 82-87 %), so it is *not* the

@@ -50,6 +50,8 @@ class LlamaCpp(Engine):
     }
     log_format: ClassVar[str] = "llamacpp"
     opens_local_models: ClassVar[bool] = True
+    # /slots "speculative" of the server this adapter checked (check_started): a run without draft_n drafted 0.
+    speculative: bool = False
 
     @classmethod
     def check_settings(cls, name: str, settings: dict[str, Any]) -> None:
@@ -84,7 +86,7 @@ class LlamaCpp(Engine):
                 f"variable that holds it" + (" (the key sent was refused)" if self.api_key() else "")
             )
         props, slots = answers["/props"].json(), answers["/slots"].json()
-        speculative = bool(slots and slots[0].get("speculative"))
+        speculative = self.speculative = bool(slots and slots[0].get("speculative"))
         wanted = expects_speculation(configuration.args)
         if wanted and not speculative:
             # llama-server keeps serving without speculation after a bad flag combination
@@ -151,9 +153,12 @@ class LlamaCpp(Engine):
         self, fields: dict[str, Any], counter_delta: dict[str, float], emitted: int
     ) -> SpeculationCounts | None:
         # The same timings and counters as an external llama-server: one reading of them (openai.py).
-        return openai.merge(
+        counts = openai.merge(
             openai.response_speculation(fields, emitted), openai.counter_speculation(counter_delta, emitted)
         )
+        if counts is None and self.speculative:  # timings carry draft_n only when something was drafted
+            return SpeculationCounts(drafted=0, accepted=0, emitted=emitted, source="response timings (no draft_n)")
+        return counts
 
 
 def expects_speculation(args: dict[str, Any]) -> bool:

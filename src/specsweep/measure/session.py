@@ -266,6 +266,7 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
             if memory is not None:
                 memory.read("while_serving")
             _measure_runs(session, process, base_url, prompts, launch, progress)
+            # After the last run (its trailing lines stay with it); each load window then gets its own.
             launch.log_segments.append(segment(LOAD, None, _log_position(process, paths.log)))
             _measure_load(session, prompts, base_url, launch, process, progress)
             launch.log_segments.append(segment(TEARDOWN, None, _log_position(process, paths.log)))
@@ -610,6 +611,7 @@ def _measure_load(
     for level in levels:
         for window, path in enumerate(paths.windows[level.label]):
             label = f"load {level.label} window {window + 1}/{len(paths.windows[level.label])}"
+            launch.log_segments.append(segment(LOAD, window, _log_position(process, paths.log), level.label))
             with _server_death_named(process, label, paths.log):
                 record = _measured_window(session, prompts, base_url, level, window)
             write_json(path, record.to_json())

@@ -14,6 +14,7 @@ from typing import Any
 from specsweep.parsers import chunked
 from specsweep.parsers.chunked import ChunkedFormat, CsvLines
 from specsweep.parsers.fields import LogRows, whole_lines
+from specsweep.record.segments import lines_with_offsets
 
 
 @dataclass(frozen=True)
@@ -33,8 +34,8 @@ class LogFormat:
         if self.chunked is not None:
             return chunked.parse_file(path, self.chunked, sink, csv_lines)
         cut: list[str] = []
-        with open(path, errors="replace") as lines:
-            result = self.parse(whole_lines(lines, cut), sink)
+        with open(path, "rb") as raw:  # each line with its byte offset (a per-request row's log_offset)
+            result = self.parse(whole_lines(lines_with_offsets(raw), cut), sink)
         count_cut_line(result, cut, self.parse)
         return result
 

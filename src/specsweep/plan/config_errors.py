@@ -67,9 +67,9 @@ def unexpected_key_hint(error: Any) -> tuple[tuple[str, ...], str]:
     return (*path, unexpected[0]), did_you_mean(unexpected[0], allowed)
 
 
-def locate(key: Sequence[str], config_files: Sequence[str | Path]) -> tuple[Path, int] | None:
-    """The file and line of ``key`` (or of its deepest parent that is written) in the last config file
-    holding it: later files override earlier ones, as with Snakemake's ``--configfile a b``."""
+def locate(key: Sequence[str], config_files: Sequence[str | Path], exact: bool = False) -> tuple[Path, int] | None:
+    """The file and line of ``key`` (or of its deepest parent that is written, unless ``exact``) in the last
+    config file holding it: later files override earlier ones, as with Snakemake's ``--configfile a b``."""
     best: tuple[int, Path, int] | None = None
     for path in config_files:
         path = Path(path)
@@ -77,7 +77,7 @@ def locate(key: Sequence[str], config_files: Sequence[str | Path]) -> tuple[Path
             lines = key_lines(path.read_text())
         except (OSError, UnicodeDecodeError):
             continue
-        for depth in range(len(key), 0, -1):
+        for depth in range(len(key), len(key) - 1 if exact else 0, -1):
             line = lines.get(tuple(key[:depth]))
             if line is not None:
                 if best is None or depth >= best[0]:
@@ -93,7 +93,8 @@ def where(error: Exception, config_files: Sequence[str | Path], overrides: dict[
     key = key_of(error)
     if key and overrides and key[0] in overrides:
         return "--config: "
-    found = locate(key, config_files) if key else None
+    written = (locate(k, config_files, exact=True) for k in (key, *getattr(error, "alternatives", ())) if k)
+    found = next((f for f in written if f is not None), None) or (locate(key, config_files) if key else None)
     if found is not None:
         return f"{shown(found[0])}:{found[1]}: "
     return f"{shown(config_files[-1])}: " if config_files else ""
@@ -133,6 +134,48 @@ def closest(word: str, candidates: Iterable[str]) -> str | None:
     return close[0] if close else None
 
 
+def config_file_problem(value: str | Path) -> str | None:
+    """What is wrong with a ``--configfile`` value, worded with its file, line and fix; None when it reads as
+    a config. Snakemake reads these files before the workflow runs a line, and answers a missing one with a
+    traceback and a YAML syntax error without file or line, so ``specsweep`` checks them first."""
+    path, name = Path(value), shown(value)
+    if not path.is_file():
+        what = "is a folder, not a file" if path.is_dir() else f"does not exist (in {Path.cwd()})"
+        return (
+            f"{name}: the config file {what}; fix the path, or start a sweep from an example: "
+            f"cp config/examples/load-cpu.yaml {name}"
+        )
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as error:
+        return f"{name}: not UTF-8 text ({error.reason} at byte {error.start}); save it as UTF-8"
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        at = f"{mark.line + 1}:{mark.column + 1}: " if mark is not None else ""
+        problem = str(error.problem or error.context)
+        if error.context and error.problem and error.context_mark is not None:  # where the unclosed thing began
+            problem += (
+                f" ({error.context} at line {error.context_mark.line + 1}, column {error.context_mark.column + 1})"
+            )
+        text = path.read_text(encoding="utf-8").splitlines()
+        tabs = mark is not None and mark.line < len(text) and "\t" in text[mark.line]
+        fix = (
+            "indent with spaces, not tabs"
+            if tabs
+            else "check that line and the one before: indentation, a ':' after each key, closed brackets and quotes"
+        )
+        return f"{name}:{at}YAML syntax error: {problem}; {fix}"
+    except yaml.YAMLError as error:
+        return f"{name}: YAML error: {error}"
+    if not isinstance(data, dict):
+        found = "empty" if data is None else f"a {type(data).__name__}"
+        return (
+            f"{name}: the config file is {found}, not a mapping of sections (engines:, models:, benchmark:, "
+            f"configurations:); start from an example: config/examples/"
+        )
+    return None
+
+
 def misplaced_targets(config_files: Sequence[str | Path]) -> list[str]:
     """Values given to ``--configfile`` that are targets, not config files: the option takes several
     values, so ``--configfile my.yaml all`` reads ``all`` as a second config file. A value is taken for a
@@ -147,10 +190,17 @@ def misplaced_targets(config_files: Sequence[str | Path]) -> list[str]:
     return found
 
 
+def user_command(arguments: str, config_files: Sequence[str | Path]) -> str:
+    """A Snakemake command printed for the user: ``arguments``, then the sweep's ``--configfile`` files (none for
+    the default sweep), so that it acts on the results these files made."""
+    files = " ".join(shown(f) for f in config_files)
+    return f"snakemake {arguments}{f' --configfile {files}' if files else ''}"
+
+
 def misplaced_target_message(targets: Sequence[str], config_files: Sequence[str | Path]) -> str:
     """How to write the command: targets before ``--configfile`` (or the option last)."""
     files = [shown(f) for f in config_files if shown(f) not in targets]
-    command = f"snakemake --cores 1 {' '.join(targets)} --configfile {' '.join(files) or 'my-sweep.yaml'}"
+    command = user_command(f"--cores 1 {' '.join(targets)}", files or ["my-sweep.yaml"])
     return (
         f"--configfile: {', '.join(repr(t) for t in targets)} looks like a target, not a config file; "
         f"--configfile takes every value that follows it, so a target written after it is read as a "

@@ -148,11 +148,13 @@ def baseline_of(candidate: Comparable, configurations: Mapping[str, Comparable])
         return None
     baselines = [c for c in configurations.values() if c.baseline]
     where = f"configuration '{candidate.name}'"
+    entry = ("configurations", _entry(candidate))
     if candidate.compared_with is not None:
         if candidate.compared_with not in {b.name for b in baselines}:
             raise ConfigError(
                 f"{where}: compared_with '{candidate.compared_with}' is not a baseline configuration "
-                f"(baselines: {', '.join(b.name for b in baselines) or 'none'})"
+                f"(baselines: {', '.join(b.name for b in baselines) or 'none'})",
+                key=(*entry, "compared_with"),
             )
         return candidate.compared_with
     if len(baselines) == 1:
@@ -170,10 +172,19 @@ def baseline_of(candidate: Comparable, configurations: Mapping[str, Comparable])
         return matching[0]
     levels = ", ".join(f"{f}={v}" for f, v in candidate.levels.items()) or "no factor levels"
     found = f"several do ({', '.join(matching)})" if matching else "none does"
+    # Named at the last of the competing baselines' 'baseline: true' (the others as alternatives), else the entry.
+    marked = [("configurations", _entry(configurations[b]), "baseline") for b in reversed(matching)]
     raise ConfigError(
         f"{where} ({levels}): it needs exactly one baseline sharing its other factor levels, but "
-        f"{found}; add that baseline, or name one with 'compared_with:' in its configurations entry"
+        f"{found}; add that baseline, or name one with 'compared_with:' in its configurations entry",
+        key=marked[0] if marked else entry,
+        alternatives=(*marked[1:], entry),
     )
+
+
+def _entry(configuration: Comparable) -> str:
+    """The configurations entry a configuration was expanded from (config.Configuration.group)."""
+    return getattr(configuration, "group", "") or configuration.name
 
 
 def baselines_by_configuration(configurations: Mapping[str, Comparable]) -> dict[str, str | None]:

@@ -73,7 +73,12 @@ def check_slots(
                 f"configuration {configuration.name}: {flag} {slots} serves {slots} request(s) at once "
                 f"but benchmark/load/concurrency asks for {wanted}; set {flag} to at least {wanted} "
                 f"(engines/{configuration.engine}/args or configurations/{configuration.group}/args), "
-                f"or lower the concurrency"
+                f"or lower the concurrency",
+                key=("configurations", configuration.group, "args", flag),
+                alternatives=(
+                    ("configurations", configuration.group, "grid", "args", flag),
+                    ("engines", configuration.engine, "args", flag),
+                ),
             )
 
 

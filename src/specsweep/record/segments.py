@@ -1,8 +1,8 @@
 """Which request a server-log line belongs to, by its byte offset in the log.
 
-The session records where in ``server.log`` each warmup request and each measured run starts
-(launch.json ``log_segments``: the log's size just before the request is sent) and where the
-teardown starts. A line belongs to the last segment that started at or before its offset: lines
+The session records where in ``server.log`` each warmup request, each measured run and each load
+window starts (launch.json ``log_segments``: the log's size just before the request is sent) and where
+the teardown starts. A line belongs to the last segment that started at or before its offset: lines
 an engine prints late about a request (timings after the last streamed token) still fall before
 the next request's start. Counting matches instead (``skip_first``) cannot place lines whose
 number per request varies, such as one line per draft/verify cycle.
@@ -13,27 +13,50 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
-# LOAD: the load windows measured after the single-request runs (all of them one segment).
+# LOAD: a load window measured after the single-request runs (index: the window, level: its load level's
+# label); sessions before per-window segments recorded one LOAD segment for all windows (no index, no level).
 STARTUP, WARMUP, RUN, LOAD, TEARDOWN = "startup", "warmup", "run", "load", "teardown"
+# The profile.csv columns a located row gets beside ``phase`` (PLACE_COLUMNS), one home for their meaning.
+PLACE_COLUMNS = ("run", "load_level", "load_window")
 
 
-def segment(phase: str, index: int | None, start: int) -> dict[str, Any]:
-    """One launch.json ``log_segments`` entry."""
-    return {"phase": phase, "index": index, "start": start}
+def segment(phase: str, index: int | None, start: int, level: str | None = None) -> dict[str, Any]:
+    """One launch.json ``log_segments`` entry (``level``: a load window's level label)."""
+    return {"phase": phase, "index": index, "start": start, **({"level": level} if level is not None else {})}
+
+
+class Place(NamedTuple):
+    """The segment a log line falls in: its phase, the warmup/run/window index, a load window's level."""
+
+    phase: str
+    index: int | None = None
+    level: str | None = None
+
+    def columns(self) -> dict[str, Any]:
+        """``phase`` and PLACE_COLUMNS of a profile.csv row: the run index of a run row, a load row's level
+        and window; empty elsewhere."""
+        load = self.phase == LOAD
+        return {
+            "phase": self.phase,
+            "run": self.index if self.phase == RUN else None,
+            "load_level": self.level if load else None,
+            "load_window": self.index if load else None,
+        }
 
 
 @dataclass(frozen=True)
 class Segments:
     starts: tuple[int, ...]
-    phases: tuple[tuple[str, int | None], ...]
+    places: tuple[Place, ...]
 
     @classmethod
     def of(cls, entries: Sequence[Mapping[str, Any]]) -> Segments:
         ordered = sorted(entries, key=lambda e: e["start"])
         return cls(
-            starts=tuple(int(e["start"]) for e in ordered), phases=tuple((e["phase"], e.get("index")) for e in ordered)
+            starts=tuple(int(e["start"]) for e in ordered),
+            places=tuple(Place(e["phase"], e.get("index"), e.get("level")) for e in ordered),
         )
 
     @classmethod
@@ -42,10 +65,10 @@ class Segments:
         entries = (launch or {}).get("log_segments")
         return cls.of(entries) if entries else None
 
-    def locate(self, offset: int) -> tuple[str, int | None]:
-        """(phase, warmup or run index) of the line starting at byte ``offset``."""
+    def locate(self, offset: int) -> Place:
+        """The segment of the line starting at byte ``offset``."""
         position = bisect.bisect_right(self.starts, offset) - 1
-        return (STARTUP, None) if position < 0 else self.phases[position]
+        return Place(STARTUP) if position < 0 else self.places[position]
 
 
 class LogLine(str):

@@ -32,9 +32,9 @@ COLUMNS: dict[str, str] = {
     "pairs are compared",
     "runs_before": "runs in the first result set",
     "runs_after": "runs in the second result set",
-    "tok_s_before": "mean decode tok/s in the first result set",
-    "tok_s_after": "mean decode tok/s in the second result set",
-    "ratio": "tok_s_after / tok_s_before",
+    "decode_tok_s_before": "mean decode tok/s in the first result set",
+    "decode_tok_s_after": "mean decode tok/s in the second result set",
+    "ratio": "decode_tok_s_after / decode_tok_s_before",
     "delta_pct": "(ratio - 1) * 100",
     "ratio_ci95_low": "95 % Fieller interval of the ratio of means, lower bound",
     "ratio_ci95_high": "95 % Fieller interval of the ratio of means, upper bound",
@@ -102,8 +102,8 @@ def compare(before: ResultSet, after: ResultSet, match: str = "parameters") -> p
         row.update(
             runs_before=len(y),
             runs_after=len(x),
-            tok_s_before=sum(y) / len(y),
-            tok_s_after=sum(x) / len(x),
+            decode_tok_s_before=sum(y) / len(y),
+            decode_tok_s_after=sum(x) / len(x),
             differences="; ".join(differ),
         )
         if differ and match == "parameters":
@@ -180,7 +180,7 @@ def describe(frame: pd.DataFrame, before: str, after: str) -> list[str]:
             "no test possible" if pd.isna(row.significant) else "significant" if row.significant else "not significant"
         )
         lines.append(
-            f"{row.configuration}: {row.tok_s_before:.1f} -> {row.tok_s_after:.1f} tok/s, "
+            f"{row.configuration}: {row.decode_tok_s_before:.1f} -> {row.decode_tok_s_after:.1f} tok/s, "
             f"{row.delta_pct:+.1f} % [CI {100 * (row.ratio_ci95_low - 1):+.1f}, "
             f"{100 * (row.ratio_ci95_high - 1):+.1f} %], p = {row.p_value:.3g} ({verdict})"
             + (

@@ -90,12 +90,10 @@ def throughput(summary: pd.DataFrame, runs: pd.DataFrame) -> plt.Figure:
     rng = np.random.default_rng(0)
     y = runs["configuration"].map(positions) + rng.uniform(-0.15, 0.15, len(runs))
     left_out = runs["excluded"].notna() if "excluded" in runs else pd.Series(False, index=runs.index)
-    axes.scatter(
-        runs.loc[~left_out, "decode_tokens_per_s"], y[~left_out], s=14, color="0.55", zorder=2, label="single run"
-    )
+    axes.scatter(runs.loc[~left_out, "decode_tok_s"], y[~left_out], s=14, color="0.55", zorder=2, label="single run")
     if left_out.any():  # kept in view, marked: not part of any statistic
         axes.scatter(
-            runs.loc[left_out, "decode_tokens_per_s"],
+            runs.loc[left_out, "decode_tok_s"],
             y[left_out],
             s=20,
             color="tab:red",
@@ -103,13 +101,18 @@ def throughput(summary: pd.DataFrame, runs: pd.DataFrame) -> plt.Figure:
             zorder=2,
             label="excluded run (client and engine rates disagree)",
         )
-    means = summary["tok_s_mean"].to_numpy()
+    means = summary["decode_tok_s_mean"].to_numpy()
     colors = ["tab:orange" if b else "tab:blue" for b in summary["baseline"]]
     _interval_bars(
-        axes, means, summary["tok_s_ci95_low"], summary["tok_s_ci95_high"], "95 % CI of the mean (Student t)", zorder=3
+        axes,
+        means,
+        summary["decode_tok_s_ci95_low"],
+        summary["decode_tok_s_ci95_high"],
+        "95 % CI of the mean (Student t)",
+        zorder=3,
     )
     axes.scatter(means, range(len(order)), s=60, c=colors, zorder=4, marker="D", label="mean")
-    baseline = summary.loc[summary["baseline"], "tok_s_mean"].iloc[0]
+    baseline = summary.loc[summary["baseline"], "decode_tok_s_mean"].iloc[0]
     axes.axvline(baseline, color="tab:orange", linestyle="--", zorder=1, label=f"baseline {baseline:.1f} tok/s")
     for i, (mean, pct) in enumerate(zip(means, summary["speedup_pct"], strict=True)):
         axes.annotate(f"{pct:+.1f} %", (mean, i), xytext=(0, 9), textcoords="offset points", ha="center", fontsize=8)

@@ -21,8 +21,8 @@ PREFIX = "specsweep"  # the default of config paper.macro_prefix: every macro is
 DIGITS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
 # Per configuration (\<prefix><Configuration><Field>): field -> (summary column or CI stem, format, suffix).
 CONFIGURATION_FIELDS: dict[str, tuple[str, str, str]] = {
-    "TokS": ("tok_s_mean", ".1f", ""),
-    "TokSCI": ("tok_s_ci95", ".1f", ""),
+    "TokS": ("decode_tok_s_mean", ".1f", ""),
+    "TokSCI": ("decode_tok_s_ci95", ".1f", ""),
     "Speedup": ("speedup", ".2f", r"\times"),
     "SpeedupPct": ("speedup_pct", "+.1f", r"\,\%"),
     "SpeedupCI": ("speedup_ci95", ".2f", r"\times"),
@@ -70,8 +70,8 @@ def _get(row: pd.Series, column: str) -> Any:
 def best(summary: pd.DataFrame) -> pd.Series | None:
     """The non-baseline configuration with the highest mean throughput (status ok)."""
     ok = summary[(summary.get("status", "ok") == "ok") & ~summary["baseline"].astype(bool)]
-    ok = ok[ok["tok_s_mean"].notna()]
-    return None if ok.empty else ok.loc[ok["tok_s_mean"].idxmax()]
+    ok = ok[ok["decode_tok_s_mean"].notna()]
+    return None if ok.empty else ok.loc[ok["decode_tok_s_mean"].idxmax()]
 
 
 def macro_part(name: str) -> str:
@@ -135,8 +135,8 @@ def macros(summary: pd.DataFrame, prefix: str = PREFIX) -> str:
     top = best(summary)
     values: dict[str, str] = {
         "BaselineName": escape(baseline["configuration"]),
-        "BaselineTokS": _math(_fmt(baseline["tok_s_mean"], ".1f")),
-        "BaselineTokSCI": _math(_ci(baseline, "tok_s_ci95", ".1f")),
+        "BaselineTokS": _math(_fmt(baseline["decode_tok_s_mean"], ".1f")),
+        "BaselineTokSCI": _math(_ci(baseline, "decode_tok_s_ci95", ".1f")),
         "Configurations": str(len(summary)),  # after grid expansion: one summary row each
         "RunsPerConfiguration": runs_range(summary, "--"),
         "TokensPerRun": _fmt(summary["tokens_per_run"].max(), ".0f") if "tokens_per_run" in summary else NA,
@@ -176,8 +176,8 @@ def _ci(row: pd.Series, stem: str, spec: str, suffix: str = "") -> str:
 def _table_columns(summary: pd.DataFrame) -> list[tuple[str, str, Any]]:
     columns: list[tuple[str, str, Any]] = [
         ("configuration", "Configuration", lambda r: escape(r["configuration"])),
-        ("tok_s_mean", "tok/s", lambda r: _fmt(r["tok_s_mean"], ".1f")),
-        ("tok_s_ci95_low", "95\\,\\% CI", lambda r: _ci(r, "tok_s_ci95", ".1f")),
+        ("decode_tok_s_mean", "tok/s", lambda r: _fmt(r["decode_tok_s_mean"], ".1f")),
+        ("decode_tok_s_ci95_low", "95\\,\\% CI", lambda r: _ci(r, "decode_tok_s_ci95", ".1f")),
         ("speedup", "Speedup", lambda r: _fmt(r["speedup"], ".2f", r"$\times$")),
         ("speedup_ci95_low", "Speedup 95\\,\\% CI", lambda r: _ci(r, "speedup_ci95", ".2f")),
         ("acceptance_rate", "Accept.\\ rate", lambda r: _fmt(_percent(r["acceptance_rate"]), ".1f", r"\,\%")),

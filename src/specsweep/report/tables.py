@@ -65,9 +65,9 @@ def write(tables: Tables, files: TableFiles, progress: TextIO, macro_prefix: str
             [
                 "configuration",
                 "runs",
-                "tok_s_mean",
-                "tok_s_ci95_low",
-                "tok_s_ci95_high",
+                "decode_tok_s_mean",
+                "decode_tok_s_ci95_low",
+                "decode_tok_s_ci95_high",
                 "speedup_pct",
                 "speedup_ci95_low",
                 "speedup_ci95_high",
