@@ -413,7 +413,8 @@ def keep_previous_sessions():
 
 def check_reserved_names():
     """A configuration named like a file or folder the rules write under results/ (summary.csv, plan,
-    commands.sh, ...) is refused; the reserved names come from the rules themselves (names.py).
+    commands.sh, ...) is refused; the reserved names come from the rules themselves (names.py), and
+    the report a command writes there.
     """
     own = {p for path_of in CONFIGURATION_FILES for p in per_configuration(path_of)}
     written = [
@@ -421,7 +422,7 @@ def check_reserved_names():
         for rule in workflow.rules
         for f in [*rule.output, *rule.log]
         if str(f) not in own
-    ]
+    ] + [results_tree.REPORT]
     try:
         sweep_names.check_not_reserved(
             CONFIGURATIONS, sweep_names.reserved_names(written)
