@@ -49,7 +49,7 @@ from specsweep.plan.config import Configuration
 from specsweep.plan.environment import Policy
 from specsweep.plan.load_levels import LoadLevel, levels_of, window_seed
 from specsweep.plan.workload import Prompt, read_workload
-from specsweep.record import results
+from specsweep.record import history, results
 from specsweep.record.arrivals import encode_arrivals
 from specsweep.record.atomic import ErrorReserve, atomic_write, keep_copy, write_json
 from specsweep.record.cache import sha256_bytes
@@ -96,7 +96,7 @@ class SessionPaths:
     def shadow(self) -> Path:
         """Hard links to the session's evidence under names Snakemake does not know: on a cluster,
         Snakemake on the node deletes a cancelled job's outputs while the session is still keeping them."""
-        return self.failed_root.parent / ".session"
+        return self.failed_root.parent / results.SESSION_LINKS
 
     @classmethod
     def of(cls, name: str, runs: int, windows: list[str] | None = None) -> SessionPaths:
@@ -244,7 +244,9 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
     port = _free_checked_port(session)
     base_url = engine.base_url(session.host, port)
     launch, argv, env, hidden = _launch_record(session, port, progress)
-    shutil.rmtree(paths.shadow, ignore_errors=True)  # a killed session's links
+    folder = paths.failed_root.parent  # a killed session's links: its runs and windows, kept before they go
+    history.keep_leftover_session(folder.name, progress, folder.parent)
+    shutil.rmtree(paths.shadow, ignore_errors=True)
     _write_evidence(paths, paths.launch, launch.to_json())
     paths.log.unlink(missing_ok=True)
     shutil.rmtree(extra_runs_dir(paths.runs[0].parent), ignore_errors=True)  # a previous session's extras
@@ -612,7 +614,7 @@ def _measure_load(
             label = f"load {level.label} window {window + 1}/{len(paths.windows[level.label])}"
             with _server_death_named(process, label, paths.log):
                 record = _measured_window(session, prompts, base_url, level, window)
-            write_json(path, record.to_json())
+            _write_evidence(paths, path, record.to_json())
             print(
                 f"{name}: {label}: {record.output_tokens_per_s:.1f} output tok/s, "
                 f"{len(record.requests)} requests in {record.duration_s:.1f} s",
