@@ -183,12 +183,10 @@ def measure(session: Session, progress: TextIO = sys.stderr) -> None:
     # Whatever a failure says (a server echoing its argv into the log tail) passes through these first.
     engine.check_api_key(configuration.engine)
     references.resolve(configuration)  # a from_env variable that is not set: said before anything starts
-    secrets = (
-        secret_values({**os.environ, **configuration.env})
-        + secret_arg_values(render_flags(configuration.args, {}))
-        + [engine.api_key() or ""]
-        + references.values_of(configuration)
+    secrets = secret_values({**os.environ, **configuration.env}) + secret_arg_values(
+        render_flags(configuration.args, {})
     )
+    declared = [engine.api_key() or "", *references.values_of(configuration)]  # whatever their form
     if (pgid := stale.stop_if_running(float(session.benchmark["stop_grace_s"]))) is not None:
         print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
     with measuring(progress, name), _first_termination_only() as terminating:
@@ -197,7 +195,7 @@ def measure(session: Session, progress: TextIO = sys.stderr) -> None:
             _session(session, stale, progress)
         except BaseException as raised:
             terminating.append(raised)  # from now on a SIGTERM must not cut the post-mortem short
-            error = without_secrets(raised, secrets)
+            error = without_secrets(raised, secrets, declared)
             print(f"{name}: FAILED ({error})", file=progress, flush=True)  # the original error, whatever follows
             try:
                 kept = _keep_for_post_mortem(paths, error, reserve)
@@ -245,7 +243,8 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
     base_url = engine.base_url(session.host, port)
     launch, argv, env, hidden = _launch_record(session, port, progress)
     folder = paths.failed_root.parent  # a killed session's links: its runs and windows, kept before they go
-    history.keep_leftover_session(folder.name, progress, folder.parent)
+    by_name = secret_values(env) + secret_arg_values(argv)
+    history.keep_leftover_session(folder.name, progress, folder.parent, lambda log: redact_values(log, by_name, hidden))
     shutil.rmtree(paths.shadow, ignore_errors=True)
     _write_evidence(paths, paths.launch, launch.to_json())
     paths.log.unlink(missing_ok=True)
@@ -433,9 +432,9 @@ def _record_stopped(
     try:
         # the log first: redaction moves the recorded segment starts, which launch.json then holds
         # (the shadow link is the unredacted original once the log is rewritten: redacted too)
-        in_log, shifted_by_log = secret_values(env) + secret_arg_values(argv) + hidden, paths.log.exists()
-        _redact_log(paths.log, in_log, launch.log_segments or [])
-        _redact_log(_shadow_of(paths, paths.log), in_log, [] if shifted_by_log else launch.log_segments or [])
+        in_log, shifted_by_log = secret_values(env) + secret_arg_values(argv), paths.log.exists()
+        _redact_log(paths.log, in_log, launch.log_segments or [], hidden)
+        _redact_log(_shadow_of(paths, paths.log), in_log, [] if shifted_by_log else launch.log_segments or [], hidden)
         _write_evidence(paths, paths.launch, launch.to_json())
     except OSError as problem:  # e.g. a full disk: while a failure propagates, it must stay the error raised
         if launch.completed:
@@ -714,15 +713,15 @@ def _size(log: Path) -> int:
         return 0
 
 
-def _redact_log(log: Path, secrets: list[str], segments: list[dict[str, Any]]) -> None:
+def _redact_log(log: Path, secrets: list[str], segments: list[dict[str, Any]], declared: list[str]) -> None:
     """Replace secret values in the log (as bytes: nothing else changes), and move the recorded segment
     starts by what the replacements before them added or removed."""
-    if secrets and log.exists():
+    if (secrets or any(declared)) and log.exists():
         raw = log.read_bytes()
-        redacted = redact_values(raw, secrets)
+        redacted = redact_values(raw, secrets, declared)
         if redacted != raw:
             for entry in segments:
-                entry["start"] = len(redact_values(raw[: entry["start"]], secrets))
+                entry["start"] = len(redact_values(raw[: entry["start"]], secrets, declared))
             atomic_write(log, redacted)
 
 

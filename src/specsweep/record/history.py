@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
 from specsweep.record import results
-from specsweep.record.atomic import DamagedFile, keep_copy, partial_path, write_json
+from specsweep.record.atomic import DamagedFile, atomic_write, keep_copy, partial_path, write_json
 from specsweep.record.results import Launch
 
 
@@ -49,17 +50,24 @@ def _stamp(launch: Launch | None, present: list[Path]) -> str:
     return dt.datetime.fromtimestamp(newest, dt.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
 
 
-def keep_previous_session(name: str, progress: TextIO, root: str | Path = results.ROOT) -> Path | None:
+# Secret values out of a server log (a killed session never redacted its own): bytes in, bytes out.
+Redaction = Callable[[bytes], bytes]
+
+
+def keep_previous_session(
+    name: str, progress: TextIO, root: str | Path = results.ROOT, redact: Redaction | None = None
+) -> Path | None:
     """Keep configuration ``name``'s session files in its ``history/<stamp>/`` (hard links: no space, no copy;
     kept once per session), and those a killed session left in ``.session/``; return the folder of the
     files in place (else of the leftovers), or None when there was nothing new to keep."""
-    leftover = keep_leftover_session(name, progress, root)
-    return _keep(name, root, Path(results.history_dir(name, root)), f"{name}: the previous session", progress) or (
-        leftover
-    )
+    leftover = keep_leftover_session(name, progress, root, redact)
+    kept = _keep(name, root, Path(results.history_dir(name, root)), f"{name}: the previous session", progress, redact)
+    return kept or leftover
 
 
-def keep_leftover_session(name: str, progress: TextIO, root: str | Path = results.ROOT) -> Path | None:
+def keep_leftover_session(
+    name: str, progress: TextIO, root: str | Path = results.ROOT, redact: Redaction | None = None
+) -> Path | None:
     """Keep the links a killed session left in ``results/<cfg>/.session/`` in ``history/`` (see the module)."""
     return _keep(
         results.SESSION_LINKS,
@@ -67,11 +75,15 @@ def keep_leftover_session(name: str, progress: TextIO, root: str | Path = result
         Path(results.history_dir(name, root)),
         f"{name}: a session killed before it could keep its results (kill -9, the OOM killer?)",
         progress,
+        redact,
     )
 
 
-def _keep(name: str, root: str | Path, history: Path, what: str, progress: TextIO) -> Path | None:
-    """Link the session files under ``root/name`` into ``history/<stamp>/``, which appears at once."""
+def _keep(
+    name: str, root: str | Path, history: Path, what: str, progress: TextIO, redact: Redaction | None
+) -> Path | None:
+    """Link the session files under ``root/name`` into ``history/<stamp>/``, which appears at once; a server
+    log that still holds a secret is copied redacted instead."""
     files = _session_files(name, root)
     if not files:
         return None
@@ -85,8 +97,12 @@ def _keep(name: str, root: str | Path, history: Path, what: str, progress: TextI
         return None  # this session is already kept (a sweep that stopped before measuring it again)
     partial = partial_path(target)
     folder = Path(results.configuration_dir(name, root))
+    log = Path(results.server_log(name, root))
     for path in files:
-        keep_copy(path, partial / path.relative_to(folder))
+        if redact is not None and path == log and (clean := redact(raw := path.read_bytes())) != raw:
+            atomic_write(partial / path.relative_to(folder), clean)
+        else:
+            keep_copy(path, partial / path.relative_to(folder))
     if launch:
         write_json(
             partial / "measured_under.json", {"configuration": launch.configuration, "benchmark": launch.benchmark}
