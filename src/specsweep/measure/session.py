@@ -257,7 +257,7 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
         server = (
             managed_server(argv, env, paths.log, stale, float(benchmark["stop_grace_s"]))
             if engine.launches
-            else attach(engine.settings, paths.log)
+            else attach(engine.settings, paths.log, configuration.engine)
         )
         with server as process:
             _link_log(paths)

@@ -60,8 +60,9 @@ def read_workload(path: Path, require_prompts: bool = True) -> list[Prompt]:
     return prompts
 
 
+# utf-8-sig: a byte-order mark (as some Windows editors write) is not part of the first prompt or JSON line.
 def _read_lines(path: Path) -> list[Prompt]:
-    lines = [line.strip() for line in path.read_text(encoding="utf-8", errors="replace").splitlines()]
+    lines = [line.strip() for line in path.read_text(encoding="utf-8-sig", errors="replace").splitlines()]
     prompts = [(number, line) for number, line in enumerate(lines, start=1) if line and not line.startswith("#")]
     if prompts and _looks_like_dataset_line(prompts[0][1]):  # a dataset would be sent as its JSON text
         raise WorkloadError(
@@ -81,7 +82,7 @@ def _looks_like_dataset_line(line: str) -> bool:
 
 def _read_jsonl(path: Path) -> list[Prompt]:
     prompts = []
-    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+    for number, line in enumerate(path.read_text(encoding="utf-8-sig", errors="replace").splitlines(), start=1):
         if not line.strip() or line.startswith("#"):
             continue
         where = f"{path}, line {number}"
