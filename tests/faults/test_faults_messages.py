@@ -119,3 +119,8 @@ def test_an_unreachable_external_endpoint_is_said_at_once(tmp_path, monkeypatch)
     assert time.monotonic() - started < 30  # not the 120 s readiness timeout
     assert f"engines/remote/external/base_url: {url}: nothing listens on" in str(error.value)
     assert "start it, or fix the URL" in str(error.value)
+
+
+def test_a_single_load_level_not_in_a_list_says_how_to_write_it(default_config):
+    said = _refused(default_config, lambda c: c["benchmark"].update(load={**LOAD, "concurrency": 2}))
+    assert "'benchmark/load/concurrency': 2 is not a list; write [2] (a list of one)" in said

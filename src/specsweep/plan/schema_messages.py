@@ -3,7 +3,7 @@
 ``anyOf``/``oneOf`` failures read "... is not valid under any of the given schemas" (and quote the whole
 value): this says instead what the alternatives are, e.g. ``needs concurrency or request_rate (or both)``
 for ``benchmark.load``, ``needs either pypi_wheel and sha256, or path`` for a model, and for a flag's
-value the kinds of value allowed.
+value the kinds of value allowed; a single value where a list is wanted says how to write the list.
 """
 
 from __future__ import annotations
@@ -12,7 +12,10 @@ from typing import Any
 
 
 def alternatives_message(error: Any) -> str | None:
-    """A message for an ``anyOf``/``oneOf`` error of ``error`` (a jsonschema ValidationError), or None."""
+    """A message for an ``anyOf``/``oneOf`` error of ``error`` (a jsonschema ValidationError), or for a single
+    value where a list is wanted (``concurrency: 2``: write ``[2]``), or None."""
+    if error.validator == "type" and error.validator_value == "array" and not isinstance(error.instance, (list, dict)):
+        return f"{_quoted(error.instance)} is not a list; write [{_quoted(error.instance)}] (a list of one)"
     if error.validator not in ("anyOf", "oneOf") or not isinstance(error.validator_value, list):
         return None
     alternatives = error.validator_value

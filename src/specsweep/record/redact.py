@@ -21,10 +21,13 @@ def is_secret(name: str) -> bool:
     return any(word.endswith(SECRET_WORDS) for word in words)
 
 
+# Config keys whose value is the name of an environment variable, never a secret: the config must still
+# validate (and an archive rebuild) with it. Variable names under env: are keys, not values, and stay as written.
+VARIABLE_NAME_KEYS = frozenset({"api_key_env"})
+
+
 def names_a_variable(key: str) -> bool:
-    """A config key whose value is the name of an environment variable (``api_key_env: SRV_AUTH``): the name
-    is no secret, and the config must still validate (and an archive rebuild) with it."""
-    return re.split(r"[-_.:]", key.lower())[-1] == "env"
+    return key in VARIABLE_NAME_KEYS
 
 
 def redact_env(env: dict[str, str]) -> dict[str, str]:
