@@ -36,7 +36,13 @@ from specsweep.plan import strict_yaml
 from specsweep.record import history as sweep_history
 from specsweep.analyse import outdated as sweep_outdated
 from specsweep.measure.job_guard import other_runs_in
-from specsweep.record.redact import fingerprint, redact_mapping
+from specsweep.record.redact import (
+    fingerprint,
+    redact_mapping,
+    redact_values,
+    secret_values,
+)
+from specsweep.plan import references as sweep_references
 from specsweep.plan import preflight
 from specsweep.engines import log_format_of as engine_log_format
 from specsweep.plan.load_levels import levels_of
@@ -420,14 +426,26 @@ def keep_previous_sessions():
     """onstart: before Snakemake deletes the outputs of a measuring job about to run, keep them in
     results/<cfg>/history/<launched_at>/ (measurements are never deleted by the pipeline).
     """
+    declared = sweep_references.declared_values(config)
     for job in workflow.dag.needrun_jobs():
         if job.rule.name == "bench":
-            sweep_history.keep_previous_session(job.wildcards.cfg, sys.stderr)
+            env = {**os.environ, **CONFIGURATIONS[job.wildcards.cfg].env}
+            by_name = secret_values(
+                {k: v for k, v in env.items() if isinstance(v, str)}
+            )
+            sweep_history.keep_previous_session(
+                job.wildcards.cfg,
+                sys.stderr,
+                redact=lambda log, by_name=by_name: redact_values(
+                    log, by_name, declared
+                ),
+            )
 
 
 def check_reserved_names():
     """A configuration named like a file or folder the rules write under results/ (summary.csv, plan,
-    commands.sh, ...) is refused; the reserved names come from the rules themselves (names.py).
+    commands.sh, ...) is refused; the reserved names come from the rules themselves (names.py), and
+    the report a command writes there.
     """
     own = {p for path_of in CONFIGURATION_FILES for p in per_configuration(path_of)}
     written = [
@@ -435,7 +453,7 @@ def check_reserved_names():
         for rule in workflow.rules
         for f in [*rule.output, *rule.log]
         if str(f) not in own
-    ]
+    ] + [results_tree.REPORT]
     try:
         sweep_names.check_not_reserved(
             CONFIGURATIONS, sweep_names.reserved_names(written)

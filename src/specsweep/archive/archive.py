@@ -79,18 +79,19 @@ def pack(
     top: str,
     secrets: Iterable[str] = (),
     redacted_by_key: Iterable[str] = (),
+    declared: Iterable[str] = (),
 ) -> Packed:
     """Write ``out`` with every member under ``top/`` plus a manifest of their sha256. ``secrets`` are replaced
     by value in every member except ``redacted_by_key`` (e.g. the config, whose secret keys are redacted already:
     a value substitution there could only alter a key that is not secret)."""
-    secrets, verbatim = list(secrets), set(redacted_by_key)
+    secrets, verbatim, declared = list(secrets), set(redacted_by_key), list(declared)
     contents: dict[str, bytes] = {}
     redacted = []
     for name in sorted(members):
         _check_name(name)
         source = members[name]
         data = source.read_bytes() if isinstance(source, Path) else source
-        clean = data if name in verbatim else redact_values(data, secrets)
+        clean = data if name in verbatim else redact_values(data, secrets, declared)
         if clean != data:
             redacted.append(name)
         contents[name] = clean
@@ -280,7 +281,7 @@ checks each against this manifest and writes
 LaTeX) whose every number agrees within {FLOAT_NOISE:g} (relative or absolute) with its archived copy in
 `{AS_ARCHIVED}/`: another machine's numeric libraries round the last digits differently.
 Environment variables and flags named like secrets (a word ending in token, key, secret, password or
-credential) were redacted.
+credential) were redacted, and the values of declared secrets (api_key_env, from_env) wherever they occurred.
 """
 
 
@@ -300,6 +301,7 @@ def pack_sweep(
 
     from specsweep.archive import archive_prompts
     from specsweep.measure import machine
+    from specsweep.plan import references
     from specsweep.record.redact import REDACTED, secret_values
 
     kept, note = archive_prompts.member(
@@ -322,7 +324,15 @@ def pack_sweep(
     git = machine.git_state(source) or {}
     members["README.md"] = readme(name, git.get("commit"), git.get("dirty")).encode()
     # the config's secrets are redacted by key (config is the redacted config): no value substitution there
-    packed = pack(members, Path(out), name, secret_values(dict(os.environ)), redacted_by_key=["config/config.yaml"])
+    # declared secrets (api_key_env, {from_env}) too, whatever their names and form (the config holds their names)
+    packed = pack(
+        members,
+        Path(out),
+        name,
+        secret_values(dict(os.environ)),
+        redacted_by_key=["config/config.yaml"],
+        declared=references.declared_values(config),
+    )
     for member in packed.redacted:
         print(f"WARNING: {member}: a secret value from the environment was replaced by {REDACTED}", file=progress)
     print(f"{packed.path}: {len(packed.files)} files + manifest, {packed.path.stat().st_size} bytes", file=progress)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from specsweep.plan.workload import DATASET_SUFFIX, is_dataset
 from specsweep.record.cache import sha256_file
 
 MEMBER = "config/prompts.txt"
@@ -18,7 +19,7 @@ MEMBER = "config/prompts.txt"
 
 def member_name(prompts: Path) -> str:
     """Where the archive keeps ``prompts``: a JSONL dataset keeps its suffix, which says how it is read."""
-    return "config/prompts.jsonl" if prompts.suffix == ".jsonl" else MEMBER
+    return f"config/prompts{DATASET_SUFFIX}" if is_dataset(prompts) else MEMBER
 
 
 def member(prompts: Path, project: Path, include: bool) -> tuple[bytes | Path, str | None]:

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
 from specsweep.measure import machine
 from specsweep.measure.placement import of_launch
+from specsweep.plan import references
+from specsweep.plan.environment import engine_environment
 from specsweep.record.cache import sha256_bytes
-from specsweep.record.redact import redact_env, redact_mapping
+from specsweep.record.redact import REDACTED, redact_env, redact_mapping, redact_values
 from specsweep.record.results import Launch, configuration_of_file
 
 FORMAT = "specsweep-provenance/1"
@@ -87,8 +90,17 @@ def sweep_record(
             for name, record in configurations.items()
         },
         "machine": current,
-        "env": redact_env(dict(os.environ)),
+        "env": engines_share(config, os.environ),
     }
+
+
+def engines_share(config: dict[str, Any], environ: Mapping[str, str]) -> dict[str, str]:
+    """What every engine gets of the calling environment (the default variables and ``environment.pass_through``;
+    not the rest, which may hold anything), secrets redacted by name and declared ones by value."""
+    pass_through = (config.get("environment") or {}).get("pass_through", [])
+    shared = redact_env(engine_environment(environ, {}, (), pass_through).values)
+    declared = set(references.declared_values(config, dict(environ)))
+    return {k: REDACTED if v in declared else redact_values(v, [], declared) for k, v in shared.items()}
 
 
 def write(

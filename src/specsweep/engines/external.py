@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import socket
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -120,9 +122,37 @@ class AttachedServer:
         return None
 
 
+CONNECT_TIMEOUT_S = 10.0  # an endpoint that is running accepts a connection at once; a dropped one says so
+
+
+def unreachable(base_url: str, timeout_s: float = CONNECT_TIMEOUT_S) -> str | None:
+    """Why nothing can answer at ``base_url`` (unknown host, connection refused, no answer), or None (also
+    when requests go through a proxy, which only the proxy can judge)."""
+    if requests.utils.get_environ_proxies(base_url):
+        return None
+    parts = urllib.parse.urlsplit(base_url)
+    host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return None
+    except socket.gaierror as error:
+        return f"the host {host} is unknown ({error.strerror})"
+    except ConnectionRefusedError:
+        return f"nothing listens on {host}:{port} (connection refused)"
+    except OSError as error:  # a timeout, no route to the host
+        return f"{host}:{port} cannot be reached ({error.strerror or error})"
+
+
 @contextlib.contextmanager
-def attach(settings: dict[str, Any], log_path: Path) -> Iterator[AttachedServer]:
-    """Use an endpoint without launching it; copy what its log (``external.server_log``) gained meanwhile."""
+def attach(settings: dict[str, Any], log_path: Path, engine: str = "<engine>") -> Iterator[AttachedServer]:
+    """Use an endpoint without launching it; copy what its log (``external.server_log``) gained meanwhile.
+    An endpoint that cannot be reached at all is said at once, not after ``benchmark.ready_timeout_s``."""
+    base_url = (settings.get("external") or {}).get("base_url", "")
+    if (why := unreachable(base_url)) is not None:
+        raise ServerError(
+            f"engines/{engine}/external/base_url: {base_url}: {why}; an external endpoint must be running before "
+            f"the sweep (specsweep does not start it): start it, or fix the URL"
+        )
     source = (settings.get("external") or {}).get("server_log")
     source_path = Path(source).expanduser() if source else None
     offset = source_path.stat().st_size if source_path and source_path.exists() else 0

@@ -234,9 +234,17 @@ def stop_processes(pids: list[int], grace_s: float) -> None:
                 process.send_signal(sig)
         # reaps those that are this process's children (orphans adopted by the subreaper)
         _gone, processes = psutil.wait_procs(processes, timeout=grace_s if sig == signal.SIGTERM else 10.0)
+        processes = [p for p in processes if not _zombie(p)]  # dead, awaiting an init that does not reap them
         if not processes:
             return
     raise ServerError(f"processes still alive after SIGKILL: {[p.pid for p in processes]}")
+
+
+def _zombie(process: psutil.Process) -> bool:
+    try:
+        return process.status() == psutil.STATUS_ZOMBIE
+    except psutil.Error:  # gone meanwhile
+        return True
 
 
 def _become_subreaper() -> None:

@@ -49,7 +49,7 @@ from specsweep.plan.config import Configuration
 from specsweep.plan.environment import Policy
 from specsweep.plan.load_levels import LoadLevel, levels_of, window_seed
 from specsweep.plan.workload import Prompt, read_workload
-from specsweep.record import results
+from specsweep.record import history, results
 from specsweep.record.arrivals import encode_arrivals
 from specsweep.record.atomic import ErrorReserve, atomic_write, keep_copy, write_json
 from specsweep.record.cache import sha256_bytes
@@ -96,7 +96,7 @@ class SessionPaths:
     def shadow(self) -> Path:
         """Hard links to the session's evidence under names Snakemake does not know: on a cluster,
         Snakemake on the node deletes a cancelled job's outputs while the session is still keeping them."""
-        return self.failed_root.parent / ".session"
+        return self.failed_root.parent / results.SESSION_LINKS
 
     @classmethod
     def of(cls, name: str, runs: int, windows: list[str] | None = None) -> SessionPaths:
@@ -183,12 +183,10 @@ def measure(session: Session, progress: TextIO = sys.stderr) -> None:
     # Whatever a failure says (a server echoing its argv into the log tail) passes through these first.
     engine.check_api_key(configuration.engine)
     references.resolve(configuration)  # a from_env variable that is not set: said before anything starts
-    secrets = (
-        secret_values({**os.environ, **configuration.env})
-        + secret_arg_values(render_flags(configuration.args, {}))
-        + [engine.api_key() or ""]
-        + references.values_of(configuration)
+    secrets = secret_values({**os.environ, **configuration.env}) + secret_arg_values(
+        render_flags(configuration.args, {})
     )
+    declared = [engine.api_key() or "", *references.values_of(configuration)]  # whatever their form
     if (pgid := stale.stop_if_running(float(session.benchmark["stop_grace_s"]))) is not None:
         print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
     with measuring(progress, name), _first_termination_only() as terminating:
@@ -197,7 +195,7 @@ def measure(session: Session, progress: TextIO = sys.stderr) -> None:
             _session(session, stale, progress)
         except BaseException as raised:
             terminating.append(raised)  # from now on a SIGTERM must not cut the post-mortem short
-            error = without_secrets(raised, secrets)
+            error = without_secrets(raised, secrets, declared)
             print(f"{name}: FAILED ({error})", file=progress, flush=True)  # the original error, whatever follows
             try:
                 kept = _keep_for_post_mortem(paths, error, reserve)
@@ -244,7 +242,10 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
     port = _free_checked_port(session)
     base_url = engine.base_url(session.host, port)
     launch, argv, env, hidden = _launch_record(session, port, progress)
-    shutil.rmtree(paths.shadow, ignore_errors=True)  # a killed session's links
+    folder = paths.failed_root.parent  # a killed session's links: its runs and windows, kept before they go
+    by_name = secret_values(env) + secret_arg_values(argv)
+    history.keep_leftover_session(folder.name, progress, folder.parent, lambda log: redact_values(log, by_name, hidden))
+    shutil.rmtree(paths.shadow, ignore_errors=True)
     _write_evidence(paths, paths.launch, launch.to_json())
     paths.log.unlink(missing_ok=True)
     shutil.rmtree(extra_runs_dir(paths.runs[0].parent), ignore_errors=True)  # a previous session's extras
@@ -256,7 +257,7 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
         server = (
             managed_server(argv, env, paths.log, stale, float(benchmark["stop_grace_s"]))
             if engine.launches
-            else attach(engine.settings, paths.log)
+            else attach(engine.settings, paths.log, configuration.engine)
         )
         with server as process:
             _link_log(paths)
@@ -432,9 +433,9 @@ def _record_stopped(
     try:
         # the log first: redaction moves the recorded segment starts, which launch.json then holds
         # (the shadow link is the unredacted original once the log is rewritten: redacted too)
-        in_log, shifted_by_log = secret_values(env) + secret_arg_values(argv) + hidden, paths.log.exists()
-        _redact_log(paths.log, in_log, launch.log_segments or [])
-        _redact_log(_shadow_of(paths, paths.log), in_log, [] if shifted_by_log else launch.log_segments or [])
+        in_log, shifted_by_log = secret_values(env) + secret_arg_values(argv), paths.log.exists()
+        _redact_log(paths.log, in_log, launch.log_segments or [], hidden)
+        _redact_log(_shadow_of(paths, paths.log), in_log, [] if shifted_by_log else launch.log_segments or [], hidden)
         _write_evidence(paths, paths.launch, launch.to_json())
     except OSError as problem:  # e.g. a full disk: while a failure propagates, it must stay the error raised
         if launch.completed:
@@ -614,7 +615,7 @@ def _measure_load(
             launch.log_segments.append(segment(LOAD, window, _log_position(process, paths.log), level.label))
             with _server_death_named(process, label, paths.log):
                 record = _measured_window(session, prompts, base_url, level, window)
-            write_json(path, record.to_json())
+            _write_evidence(paths, path, record.to_json())
             print(
                 f"{name}: {label}: {record.output_tokens_per_s:.1f} output tok/s, "
                 f"{len(record.requests)} requests in {record.duration_s:.1f} s",
@@ -714,15 +715,15 @@ def _size(log: Path) -> int:
         return 0
 
 
-def _redact_log(log: Path, secrets: list[str], segments: list[dict[str, Any]]) -> None:
+def _redact_log(log: Path, secrets: list[str], segments: list[dict[str, Any]], declared: list[str]) -> None:
     """Replace secret values in the log (as bytes: nothing else changes), and move the recorded segment
     starts by what the replacements before them added or removed."""
-    if secrets and log.exists():
+    if (secrets or any(declared)) and log.exists():
         raw = log.read_bytes()
-        redacted = redact_values(raw, secrets)
+        redacted = redact_values(raw, secrets, declared)
         if redacted != raw:
             for entry in segments:
-                entry["start"] = len(redact_values(raw[: entry["start"]], secrets))
+                entry["start"] = len(redact_values(raw[: entry["start"]], secrets, declared))
             atomic_write(log, redacted)
 
 

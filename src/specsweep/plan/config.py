@@ -87,12 +87,14 @@ def validate_schema(raw: dict[str, Any]) -> dict[str, Any]:
     from snakemake.utils import validate
 
     from specsweep.plan.config_errors import unexpected_key_hint
+    from specsweep.plan.schema_messages import alternatives_message
 
     schema = yaml.safe_load(SCHEMA.read_text())
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(raw))
     if error is not None:
         path = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-        message = error.message if len(error.message) <= MAX_QUOTED else f"{error.message[:MAX_QUOTED]}... (cut)"
+        message = alternatives_message(error) or error.message  # anyOf/oneOf: what the alternatives are
+        message = message if len(message) <= MAX_QUOTED else f"{message[:MAX_QUOTED]}... (cut)"
         key, hint = unexpected_key_hint(error)
         raise ConfigError(
             f"invalid configuration at '{path}': {message}{hint}. "
@@ -221,6 +223,8 @@ def _points(entry_name: str, entry: dict[str, Any], factors: dict[str, list[swee
             f"axis is a factor whose levels each set one value)"
         )
     if entry.get("factors"):
+        own = {**(entry.get("args") or {}), **{f"env:{k}": v for k, v in (entry.get("env") or {}).items()}}
+        sweep_factors.check_entry(entry_name, entry["factors"], factors, own)
         return [
             _Point(name=p.name, args=p.args, env=p.env, levels=p.levels, baseline_factors=p.baseline_factors)
             for p in sweep_factors.cross(entry_name, entry["factors"], factors, entry.get("name"))

@@ -22,28 +22,59 @@ _LEADING_KEY = re.compile(r"^([A-Za-z0-9_.:{}/-]+): ")
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-def key_lines(text: str) -> dict[tuple[str, ...], int]:
-    """Every key path of a YAML document -> the 1-based line where that key is written."""
+class KeyLines:
+    """Key path of a YAML document -> the 1-based line where that key is written, looked up along the node
+    graph as composed: a node reached through many aliases is indexed once, so a path below an alias bomb
+    (refused by strict_yaml, whose message is then located here) costs its depth, never the expansion."""
+
+    def __init__(self, root: yaml.Node | None) -> None:
+        self._root = root
+        self._index: dict[int, dict[str, tuple[int, yaml.Node]]] = {}
+
+    def _children(self, node: yaml.Node) -> dict[str, tuple[int, yaml.Node]]:
+        if id(node) not in self._index:
+            children: dict[str, tuple[int, yaml.Node]] = {}
+            if isinstance(node, yaml.MappingNode):
+                merged = []
+                for key, value in node.value:
+                    children[str(key.value)] = (key.start_mark.line + 1, value)
+                    if key.tag == "tag:yaml.org,2002:merge":  # <<: *base (or a list of them): its keys are here
+                        merged += value.value if isinstance(value, yaml.SequenceNode) else [value]
+                for source in merged:
+                    for name, entry in self._children(source).items():
+                        children.setdefault(name, entry)  # a key written here wins over a merged one
+            elif isinstance(node, yaml.SequenceNode):
+                children = {str(i): (item.start_mark.line + 1, item) for i, item in enumerate(node.value)}
+            self._index[id(node)] = children
+        return self._index[id(node)]
+
+    def get(self, path: Sequence[str], default: int | None = None) -> int | None:
+        node, line = self._root, default
+        if node is None or not path:
+            return default
+        for key in path:
+            found = self._children(node).get(str(key))
+            if found is None:
+                return default
+            line, node = found
+        return line
+
+    def __getitem__(self, path: Sequence[str]) -> int:
+        line = self.get(path)
+        if line is None:
+            raise KeyError(path)
+        return line
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, tuple) and self.get(path) is not None
+
+
+def key_lines(text: str) -> KeyLines:
+    """The lines of every key path of a YAML document (``KeyLines``; empty when it is not valid YAML)."""
     try:
-        root = yaml.compose(text)
+        return KeyLines(yaml.compose(text))
     except yaml.YAMLError:
-        return {}
-    lines: dict[tuple[str, ...], int] = {}
-
-    def walk(node: Any, path: tuple[str, ...]) -> None:
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                here = (*path, str(key.value))
-                lines[here] = key.start_mark.line + 1
-                walk(value, here)
-        elif isinstance(node, yaml.SequenceNode):
-            for index, item in enumerate(node.value):
-                here = (*path, str(index))
-                lines[here] = item.start_mark.line + 1
-                walk(item, here)
-
-    walk(root, ())
-    return lines
+        return KeyLines(None)
 
 
 def key_of(error: Exception) -> tuple[str, ...]:

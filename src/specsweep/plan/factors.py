@@ -122,6 +122,32 @@ def cross(entry: str, names: Sequence[str], factors: Mapping[str, list[Level]], 
     return points
 
 
+def check_entry(
+    entry: str, names: Sequence[str], factors: Mapping[str, list[Level]], settings: Mapping[str, Any]
+) -> None:
+    """Conflicts between an entry and the factors it crosses, each of which would silently do nothing:
+    two levels of one factor marked baseline (every configuration would be a baseline, none compared), and
+    a flag or variable of the entry's own ``args``/``env`` (``settings``, keys as in ``Level.settings``) that
+    every level of a factor sets (the level always wins, so the entry's value is never used)."""
+    where = f"configurations/{entry}"
+    for factor in names:
+        levels = factors.get(factor, [])
+        marked = [level.name for level in levels if level.baseline]
+        if len(marked) > 1:
+            raise ConfigError(
+                f"factors/{factor}: levels {', '.join(marked)} are all marked baseline: true, so every "
+                f"configuration of {where} is a baseline and none is compared; mark one level (the one the "
+                f"others are compared with)"
+            )
+        for key in settings:
+            if levels and all(key in level.settings() for level in levels):
+                section, shown = ("env", key.removeprefix("env:")) if key.startswith("env:") else ("args", key)
+                raise ConfigError(
+                    f"{where}/{section}/{shown}: every level of factor '{factor}' sets {shown}, so this value is "
+                    f"never used; remove it here, or leave {shown} out of a level to give that level this value"
+                )
+
+
 def _name(entry: str, template: str | None, levels: dict[str, str]) -> str:
     if template is None:
         return "-".join([entry, *levels.values()])

@@ -58,3 +58,29 @@ def shell_word(value: Any) -> str | None:
     """``"${NAME}"`` for a reference (commands.sh reads it from the caller's environment), else None."""
     name = name_of(value)
     return f'"${{{name}}}"' if name else None
+
+
+def declared_names(config: dict[str, Any]) -> list[str]:
+    """Every variable the config declares secret: each ``engines/<e>/api_key_env`` and each ``{from_env: NAME}``
+    anywhere (configurations, grids, factor levels, engines)."""
+    names = [e["api_key_env"] for e in (config.get("engines") or {}).values() if e.get("api_key_env")]
+
+    def walk(node: Any) -> None:
+        if (name := name_of(node)) is not None:
+            names.append(name)
+        elif isinstance(node, dict):
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(config)
+    return list(dict.fromkeys(names))
+
+
+def declared_values(config: dict[str, Any], environ: dict[str, str] | None = None) -> list[str]:
+    """The values of the variables ``declared_names`` where they are set: redacted wherever they occur, whatever
+    their form (``redact.redact_values``), since the user said they are secret."""
+    environ = os.environ if environ is None else environ
+    return [environ[n] for n in declared_names(config) if environ.get(n)]

@@ -30,6 +30,14 @@ class Prompt:
         return self.max_tokens if self.max_tokens is not None else default
 
 
+DATASET_SUFFIX = ".jsonl"  # in any case (.JSONL); what a file is called says how it is read
+
+
+def is_dataset(path: Path) -> bool:
+    """Whether ``path`` is read as a JSONL dataset (else as one prompt a line)."""
+    return path.suffix.lower() == DATASET_SUFFIX
+
+
 def read_workload(path: Path, require_prompts: bool = True) -> list[Prompt]:
     """Every prompt of ``path`` (``.jsonl``: a dataset; anything else: one prompt a line). Lines starting
     with ``#`` are comments in both."""
@@ -38,7 +46,12 @@ def read_workload(path: Path, require_prompts: bool = True) -> list[Prompt]:
             f"{path}: not a UTF-8 text file: {why}; benchmark/prompts needs one prompt a line "
             f"(or one JSON object a line, .jsonl)"
         )
-    prompts = _read_jsonl(path) if path.suffix == ".jsonl" else _read_lines(path)
+    if path.suffix.lower() == ".json":  # JSONL saved as .json, or a JSON document: neither is a prompt a line
+        raise WorkloadError(
+            f"{path}: a .json file is not read; a dataset of one JSON object a line must be named "
+            f"{DATASET_SUFFIX} (rename it to {path.stem}{DATASET_SUFFIX}), a text file has one prompt a line"
+        )
+    prompts = _read_jsonl(path) if is_dataset(path) else _read_lines(path)
     if require_prompts and not prompts:
         raise WorkloadError(
             f"{path}: no prompts (a text file has one prompt a line, blank lines and # comments "
@@ -47,14 +60,29 @@ def read_workload(path: Path, require_prompts: bool = True) -> list[Prompt]:
     return prompts
 
 
+# utf-8-sig: a byte-order mark (as some Windows editors write) is not part of the first prompt or JSON line.
 def _read_lines(path: Path) -> list[Prompt]:
-    lines = [line.strip() for line in path.read_text(encoding="utf-8", errors="replace").splitlines()]
-    return [Prompt(line) for line in lines if line and not line.startswith("#")]
+    lines = [line.strip() for line in path.read_text(encoding="utf-8-sig", errors="replace").splitlines()]
+    prompts = [(number, line) for number, line in enumerate(lines, start=1) if line and not line.startswith("#")]
+    if prompts and _looks_like_dataset_line(prompts[0][1]):  # a dataset would be sent as its JSON text
+        raise WorkloadError(
+            f"{path}: line {prompts[0][0]} is a JSON object with a 'prompt' key, but only a {DATASET_SUFFIX} "
+            f"file is read as a dataset; rename it to {path.stem}{DATASET_SUFFIX} (or write one prompt a line)"
+        )
+    return [Prompt(line) for _, line in prompts]
+
+
+def _looks_like_dataset_line(line: str) -> bool:
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(entry, dict) and "prompt" in entry
 
 
 def _read_jsonl(path: Path) -> list[Prompt]:
     prompts = []
-    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+    for number, line in enumerate(path.read_text(encoding="utf-8-sig", errors="replace").splitlines(), start=1):
         if not line.strip() or line.startswith("#"):
             continue
         where = f"{path}, line {number}"

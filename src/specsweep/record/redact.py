@@ -21,6 +21,15 @@ def is_secret(name: str) -> bool:
     return any(word.endswith(SECRET_WORDS) for word in words)
 
 
+# Config keys whose value is the name of an environment variable, never a secret: the config must still
+# validate (and an archive rebuild) with it. Variable names under env: are keys, not values, and stay as written.
+VARIABLE_NAME_KEYS = frozenset({"api_key_env"})
+
+
+def names_a_variable(key: str) -> bool:
+    return key in VARIABLE_NAME_KEYS
+
+
 def redact_env(env: dict[str, str]) -> dict[str, str]:
     return {k: (REDACTED if is_secret(k) else v) for k, v in sorted(env.items())}
 
@@ -53,16 +62,40 @@ def substitutable(value: str) -> bool:
     return len(value) >= MIN_SUBSTITUTED_CHARS and not re.fullmatch(r"[-+0-9.eE_: ]+|[a-z]+", value)
 
 
-def redact_values(text: AnyStr, secrets: Iterable[str]) -> AnyStr:
-    """Replace literal secret values (echoed by a server into its log, or in archive members); values that are
-    not ``substitutable`` are left alone, since replacing them would damage data that is not secret."""
+def redact_values(text: AnyStr, secrets: Iterable[str], declared: Iterable[str] = ()) -> AnyStr:
+    """Replace literal secret values (echoed by a server into its log, or in archive members). ``secrets``
+    (values of variables and flags named like secrets) that are not ``substitutable`` are left alone, since
+    replacing them would damage data that is not secret. ``declared`` secrets (an ``api_key_env`` variable, a
+    ``{from_env: NAME}``) go whatever their form: a short or numeric one wherever it stands alone."""
     for secret in secrets:
         if substitutable(secret):
-            if isinstance(text, bytes):
-                text = text.replace(secret.encode(), REDACTED.encode())
-            else:
-                text = text.replace(secret, REDACTED)
+            text = _replace(text, secret)
+    for secret in declared:
+        if secret and substitutable(secret):
+            text = _replace(text, secret)
+        elif secret:
+            text = _standing_alone(secret, bytes if isinstance(text, bytes) else str).sub(
+                REDACTED.encode() if isinstance(text, bytes) else REDACTED, text
+            )
     return text
+
+
+def _replace(text: AnyStr, secret: str) -> AnyStr:
+    if isinstance(text, bytes):
+        return text.replace(secret.encode(), REDACTED.encode())
+    return text.replace(secret, REDACTED)
+
+
+def _standing_alone(value: str, kind: type) -> re.Pattern[Any]:
+    """``value`` not inside a longer word or number: a declared secret 4242 goes from ``--api-key 4242`` and
+    ``'4242'``, not from ``142420``, ``0.4242`` or ``4242.5``."""
+    pattern = rf"(?<![\w.]){re.escape(value)}(?![\w]|\.\d)"
+    return re.compile(pattern.encode() if kind is bytes else pattern)
+
+
+def has_declared(text: str, declared: Iterable[str]) -> bool:
+    """Whether ``redact_values`` would replace one of ``declared`` in ``text``."""
+    return any(s and _standing_alone(s, str).search(text) for s in declared)
 
 
 def secret_values(env: dict[str, str]) -> list[str]:
@@ -91,7 +124,7 @@ def redact_mapping(data: Any, replace: Callable[[Any], str] | None = None) -> An
     if isinstance(data, dict):
         out = {}
         for key, value in data.items():
-            secret = isinstance(key, str) and is_secret(key)
+            secret = isinstance(key, str) and is_secret(key) and not names_a_variable(key)
             if secret and isinstance(value, list):  # a grid axis: distinct placeholders keep the grid valid
                 out[key] = [replace(v) if replace else f"{REDACTED}{i + 1}" for i, v in enumerate(value)]
             elif secret and not isinstance(value, dict):
@@ -104,21 +137,21 @@ def redact_mapping(data: Any, replace: Callable[[Any], str] | None = None) -> An
     return data
 
 
-def without_secrets(error: BaseException, secrets: Iterable[str]) -> BaseException:
+def without_secrets(error: BaseException, secrets: Iterable[str], declared: Iterable[str] = ()) -> BaseException:
     """``error`` itself when no secret value appears in its message or those it was raised from; else an
     exception of the same kind (RuntimeError where that cannot be made) whose message has them redacted,
     to be raised ``from None`` so the chain that held them is not printed. A server that fails at start
     echoes its argv (``--api-key X``) into the log tail that becomes the message, error.txt and the console."""
-    secrets = [s for s in secrets if len(s) >= 4]
+    secrets, declared = [s for s in secrets if len(s) >= 4], [s for s in declared if s]
     chain, seen = [], error
     while seen is not None and len(chain) < 16:
         chain.append(seen)
         seen = seen.__cause__ or seen.__context__
     text = "\n".join(str(e) for e in chain)
-    if not any(secret in text for secret in secrets):
+    if not any(secret in text for secret in secrets) and not has_declared(text, declared):
         return error
     message = redact_values(
-        "\n".join(f"{type(e).__name__}: {e}" if i else str(e) for i, e in enumerate(chain)), secrets
+        "\n".join(f"{type(e).__name__}: {e}" if i else str(e) for i, e in enumerate(chain)), secrets, declared
     )
     try:
         clean = type(error)(message)

@@ -88,6 +88,9 @@ history_dir = _in_configuration("history")
 # load/<level>/window_<w>.json: the load windows of a session (benchmark.load).
 load_dir = _in_configuration("load")
 configuration_dir = _in_configuration()
+# .session/: hard links to a running session's files under names Snakemake does not know (Snakemake deletes
+# a failed job's outputs); a killed session leaves them behind, and history keeps them.
+SESSION_LINKS = ".session"
 
 
 def run_file(cfg: str, i: int | str, root: str | Path = ROOT) -> str:
@@ -126,6 +129,9 @@ COSTMODEL_PARAMETERS = _under("costmodel_parameters.csv")
 COSTMODEL_REPORT = _under("costmodel.md")
 PROVENANCE = _under("provenance.json")
 COMMANDS = _under("commands.sh")
+# Written by a command, not a rule (`snakemake --report results/report.html`, which the conclusion suggests):
+# reserved all the same (names.reserved_names).
+REPORT = _under("report.html")
 PAPER_MACROS = _under(PAPER_DIR, "macros.tex")
 PAPER_TABLE = _under(PAPER_DIR, "summary_table.tex")
 COMPARISON_TABLE = _under(COMPARE_DIR, "comparison.csv")

@@ -1,12 +1,14 @@
 """Compare two result sets (two sweeps' results folders, or archives), configuration by configuration.
 
 Configurations are matched by name *and* parameters (engine kind, flags, environment, draft
-model, as recorded in each ``launch.json``): a configuration whose name matches but whose
+model, and every benchmark setting that changes what a run measures, as recorded in each
+``launch.json``): a configuration whose name matches but whose
 parameters differ is listed as such and not compared, because its delta would not mean what it
 says, unless ``match="name"`` asks to compare such pairs on purpose (a CPU sweep against a GPU one):
 then they are compared and ``differences`` says what differs. For each matched configuration: the
 ratio of mean decode tok/s (after / before) with its 95 % Fieller interval, the bootstrap interval
-beside it, and Welch's t-test p-value (see stats.py for why these).
+beside it, and Welch's t-test p-value (see stats.py for why these), over the runs the summary counts
+(``rate_check.kept_and_excluded``: a run the session excluded is kept on disk, never averaged in).
 """
 
 from __future__ import annotations
@@ -20,18 +22,36 @@ from typing import Any, TextIO
 import pandas as pd
 
 from specsweep.analyse import stats
+from specsweep.measure.rate_check import kept_and_excluded
 from specsweep.record.results import LAUNCH_PATH, ROOT, RUN_PATH, Launch, Run
 
 MATCHED_KEYS = ("kind", "args", "env", "draft_model")
+# Benchmark settings that change no run's number: how many runs there are (the statistics say), how long to wait
+# for a server or a request, the GPU memory check, and the load SLOs (goodput only, not tok/s). Every other
+# setting (max_tokens, prompts, chat_template, temperature, seed, warm-up, order, load levels, ...) is matched.
+NOT_MEASUREMENT = frozenset(
+    {
+        "runs",
+        "adaptive",
+        "ready_timeout_s",
+        "request_timeout_s",
+        "stop_grace_s",
+        "gpu_memory_check",
+        "gpu_release_timeout_s",
+        "gpu_release_tolerance_mib",
+        "load/slo",
+    }
+)
 MATCH_MODES = ("parameters", "name")  # config compare.match
 
 COLUMNS: dict[str, str] = {
     "configuration": "configuration name (the same in both result sets)",
-    "status": "compared; parameters differ (what: before -> after), not compared; only in before; only in after",
+    "status": "compared; parameters differ (what: before -> after), not compared; only in before; only in after; "
+    "no run counts in before/after (all excluded)",
     "differences": "parameters that differ (what: before -> after), '; '-separated; with compare.match: name such "
     "pairs are compared",
-    "runs_before": "runs in the first result set",
-    "runs_after": "runs in the second result set",
+    "runs_before": "runs counted in the first result set (as in summary.csv: excluded runs left out)",
+    "runs_after": "runs counted in the second result set",
     "decode_tok_s_before": "mean decode tok/s in the first result set",
     "decode_tok_s_after": "mean decode tok/s in the second result set",
     "ratio": "decode_tok_s_after / decode_tok_s_before",
@@ -75,13 +95,32 @@ def load(path: str | Path) -> ResultSet:
     for name, data in sorted(files.items()):
         if match := RUN_PATH.search(name):
             record = Run.from_json(json.loads(data))
-            runs.setdefault(match[1], []).append((int(match[2]), record.decode_tokens_per_s))
+            counted = runs.setdefault(match[1], [])
+            if kept_and_excluded([record])[0]:  # the summary's own selection
+                counted.append((int(match[2]), record.decode_tokens_per_s))
         elif match := LAUNCH_PATH.search(name):
-            configuration = Launch.from_json(json.loads(data)).configuration
-            parameters[match[1]] = {k: configuration.get(k) for k in MATCHED_KEYS}
+            launch = Launch.from_json(json.loads(data))
+            parameters[match[1]] = {k: launch.configuration.get(k) for k in MATCHED_KEYS} | measurement_settings(
+                launch.benchmark or {}
+            )
     if not runs:
         raise ValueError(f"{path}: no results/<configuration>/runs/run_<i>.json found")
     return ResultSet(str(path), {n: [r for _, r in sorted(v)] for n, v in runs.items()}, parameters)
+
+
+def measurement_settings(benchmark: dict[str, Any], prefix: str = "benchmark") -> dict[str, Any]:
+    """``benchmark/<key>`` -> value for every setting a run's numbers depend on (not ``NOT_MEASUREMENT``);
+    ``load`` key by key, so that its SLOs can be left out."""
+    found: dict[str, Any] = {}
+    for key, value in benchmark.items():
+        path = f"{prefix}/{key}"
+        if path.partition("/")[2] in NOT_MEASUREMENT:
+            continue
+        if key == "load" and prefix == "benchmark" and isinstance(value, dict):
+            found |= measurement_settings(value, path)
+        else:
+            found[path] = value
+    return found
 
 
 def compare(before: ResultSet, after: ResultSet, match: str = "parameters") -> pd.DataFrame:
@@ -95,6 +134,10 @@ def compare(before: ResultSet, after: ResultSet, match: str = "parameters") -> p
         row: dict[str, Any] = {"configuration": name}
         if name not in after.rates or name not in before.rates:
             row["status"] = "only in before" if name in before.rates else "only in after"
+            rows.append(row)
+            continue
+        if not before.rates[name] or not after.rates[name]:
+            row["status"] = f"no run counts in {'before' if not before.rates[name] else 'after'} (all excluded)"
             rows.append(row)
             continue
         differ = _differences(before.parameters.get(name, {}), after.parameters.get(name, {}))
@@ -134,7 +177,8 @@ def compare(before: ResultSet, after: ResultSet, match: str = "parameters") -> p
 def _differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """What differs between two configurations' parameters, e.g. ``args -c: 1024 -> 2048``."""
     found = []
-    for key in MATCHED_KEYS:
+    # benchmark settings both launches recorded (older launch records have none: not evidence of a change)
+    for key in dict.fromkeys([*MATCHED_KEYS, *sorted(k for k in before.keys() & after.keys() if "/" in k)]):
         old, new = before.get(key), after.get(key)
         if old == new:
             continue

@@ -1,0 +1,76 @@
+"""kill -9 of a measuring job on the real llama-server, as the OOM killer does it: Snakemake deletes the job's
+outputs and nothing writes ``failed/``; the completed run must still reach ``history/`` when ``all`` is run
+again (the machine-wide measuring lock is taken: run under the heavy lock)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+
+import pytest
+import yaml
+from conftest import REPO, kill_all, leftovers, wait_for
+from workflow_runs import snakemake, snakemake_argv
+
+from specsweep.record.cache import cache_root
+
+pytestmark = pytest.mark.engine
+SERVERS = sorted(cache_root().glob("llama.cpp/*/build/bin/llama-server"))
+MODELS = sorted(cache_root().glob("models/*/SmolLM2-135M-Instruct.Q4_1.gguf"))
+if not SERVERS or not MODELS:
+    pytest.skip("llama-server or the model is not in the cache yet (make test builds them)", allow_module_level=True)
+
+
+def test_kill_9_of_the_bench_job_in_run_2_keeps_run_1_in_history(tmp_path):
+    model = tmp_path / "model.gguf"
+    model.symlink_to(MODELS[-1])  # under tmp_path: the process walk tells our server from others'
+    config = {
+        "engines": {"llama": {"kind": "llamacpp", "model": "tiny", "executable": str(SERVERS[-1])}},
+        "models": {"tiny": {"path": str(model)}},
+        "benchmark": {
+            "runs": 3,
+            "max_tokens": 2000,
+            "warmup_requests": 1,
+            "warmup_max_tokens": 4,
+            "prompts": str(REPO / "config" / "prompts.txt"),
+        },
+        "configurations": {"baseline": {"baseline": True, "args": {"-c": 4096, "-np": 1, "-t": 2}}},
+        # where a build crashes in its CPU weight repacking, the caller exports LLAMA_ARG_REPACK=0
+        "environment": {"pass_through": ["LLAMA_ARG_REPACK"]},
+    }
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    env = {**os.environ, "SPECSWEEP_CACHE": str(cache_root())}  # the real measuring lock
+    out = tmp_path / "results" / "baseline"
+    first = subprocess.Popen(
+        snakemake_argv(tmp_path, "all"), env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        assert wait_for(lambda: (out / "runs" / "run_0.json").exists() or first.poll() is not None, 420)
+        jobs = [
+            p for p in leftovers(tmp_path / ".snakemake" / "scripts") if "bench_configuration" in " ".join(p.cmdline())
+        ]
+        assert len(jobs) == 1, first.communicate(timeout=60)[0][-3000:] if first.poll() is not None else jobs
+        [job] = jobs
+        os.kill(job.pid, signal.SIGKILL)  # during run 2/3
+        said, _ = first.communicate(timeout=120)
+    finally:
+        first.kill()
+    assert first.returncode != 0
+    assert wait_for(lambda: not leftovers(tmp_path), 10), "llama-server outlived its killed job"
+    run_0 = json.loads((out / ".session" / "runs" / "run_0.json").read_text())
+    assert not (out / "failed").exists() and not (out / "runs" / "run_0.json").exists(), said[-2000:]
+
+    try:
+        again = snakemake(tmp_path, "all", env=env, timeout=600)
+    finally:
+        kill_all(leftovers(tmp_path))
+    assert again.returncode == 0, again.stderr[-3000:]
+    [kept] = (out / "history").iterdir()
+    assert json.loads((kept / "runs" / "run_0.json").read_text()) == run_0  # the killed session's run 1/3
+    assert not (kept / "runs" / "run_1.json").exists()
+    assert json.loads((kept / "launch.json").read_text())["status"] == "ready"
+    assert "a session killed before it could keep its results" in again.stderr
+    assert sorted(p.name for p in (out / "runs").iterdir()) == ["run_0.json", "run_1.json", "run_2.json"]
+    print(f"kept in {kept}: run 1/3 of the killed session, {run_0['client']['decode_tokens_per_s']:.1f} tok/s")
