@@ -69,3 +69,17 @@ def check_summary(summary: str | Path, run_files: Iterable[str | Path], progress
     if reason:
         mark_outdated(summary)
         print(f"specsweep: {summary} will be remade: {reason}", file=progress)
+
+
+def check_load_tables(tables: Iterable[str | Path], window_files: Iterable[str | Path], progress: TextIO) -> None:
+    """Mark each load table outdated, and say why, when a window file it rests on is missing: Snakemake would
+    otherwise say "Nothing to be done" and the table would go on counting the deleted window."""
+    missing = [str(p) for p in window_files if not Path(p).exists()]
+    if not missing:
+        return
+    more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+    for table in tables:
+        if Path(table).exists() and Path(table).stat().st_mtime != 0:
+            mark_outdated(table)
+            print(f"specsweep: {table} will be remade: a window file it rests on is missing ({missing[0]}{more})",
+                  file=progress)
