@@ -12,6 +12,7 @@ heavy-tailed TTFT and bursty speculative ITL (an event is a fast accepted draft 
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import sys
 import tracemalloc
@@ -150,7 +151,7 @@ def crossover_coverage(trials: int, windows: int, seed: int = 4) -> dict:
             resolved += 1
             held += found.before <= crossing <= found.after
         # the earlier point estimate: linear interpolation where the point speedup falls through 1
-        for (x0, y0), (x1, y1) in zip(zip(levels, ratios, strict=True), zip(levels[1:], ratios[1:], strict=True)):
+        for (x0, y0), (x1, y1) in itertools.pairwise(zip(levels, ratios, strict=True)):
             if y0 >= 1 > y1:
                 points.append(x0 + (1 - y0) * (x1 - x0) / (y1 - y0))
                 break
@@ -198,10 +199,18 @@ def lines(result: dict) -> list[tuple[str, str, str]]:
                 )
             )
     good = result["goodput_3_windows"]
-    rows.append(("load goodput 95 % coverage, 3 windows: before -> after", f"{good['before']:.2f} -> {good['after']:.2f}", "0.95 ± 0.02"))
+    rows.append(
+        (
+            "load goodput 95 % coverage, 3 windows: before -> after",
+            f"{good['before']:.2f} -> {good['after']:.2f}",
+            "0.95 ± 0.02",
+        )
+    )
     speed = result["speedup_3_windows"]
     before, after = speed.values()
-    rows.append(("load speedup 95 % coverage, 3 windows: Fieller -> paired", f"{before:.2f} -> {after:.2f}", "0.95 ± 0.02"))
+    rows.append(
+        ("load speedup 95 % coverage, 3 windows: Fieller -> paired", f"{before:.2f} -> {after:.2f}", "0.95 ± 0.02")
+    )
     cross = result["crossover_3_windows"]
     rows.append(
         (

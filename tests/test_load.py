@@ -98,7 +98,9 @@ def test_unset_slots_are_left_to_the_engine_and_rates_need_none():
 
 def test_window_must_hold_a_steady_interval_not_one_burst():
     # 32 requests at concurrency 32 all start and end together (#21: 12,860 tok/s where vllm bench saw 11,620)
-    with pytest.raises(ConfigError, match=r"requests_per_window: 32 requests at concurrency 32 are one burst.*at least 128"):
+    with pytest.raises(
+        ConfigError, match=r"requests_per_window: 32 requests at concurrency 32 are one burst.*at least 128"
+    ):
         check_load(benchmark(concurrency=[32]), {"c": configuration(**{"-np": 32})})
     check_load(benchmark(concurrency=[8]), {"c": configuration(**{"-np": 8})})
 

@@ -9,7 +9,6 @@ import pytest
 from specsweep.analyse import stats
 from specsweep.analyse.latency import steady_part
 from specsweep.analyse.loadsummary import (
-    LATENCIES,
     SINGLE,
     Crossover,
     category_table,
@@ -160,7 +159,9 @@ def test_speedup_is_paired_by_window():
     paired = paired_speedup(spec, base)
     assert paired.ratio == pytest.approx(1.5, rel=1e-2)
     assert 1.49 < paired.low < 1.5 < paired.high < 1.51 and paired.p_value < 0.001
-    independent_low, independent_high = stats.fieller_ratio_interval(np.array(list(spec.values())), np.array(list(base.values())))
+    independent_low, independent_high = stats.fieller_ratio_interval(
+        np.array(list(spec.values())), np.array(list(base.values()))
+    )
     assert independent_high - independent_low > 50 * (paired.high - paired.low)
     assert math.isnan(paired_speedup({0: 1.0}, {0: 2.0}).low)  # one pair: no interval
 

@@ -75,7 +75,9 @@ def test_only_what_a_measurement_depends_on_identifies_it_and_a_deleted_window_i
     configurations = {"baseline": {"baseline": True}, "other": {"args": {"--temp": 0}}}
 
     def configure(**changes):
-        write_config(tmp_path, standin, model_file, configurations, runs=1, load={**load, **changes.pop("load", {})}, **changes)
+        write_config(
+            tmp_path, standin, model_file, configurations, runs=1, load={**load, **changes.pop("load", {})}, **changes
+        )
 
     configure()
     done = snakemake(tmp_path, "all")

@@ -236,7 +236,11 @@ def run_files(wildcards):
 if workflow.is_main_process:
     sweep_outdated.check_summary(results_tree.SUMMARY, run_files(None), sys.stderr)
     sweep_outdated.check_load_tables(
-        [results_tree.LOAD_TABLE, results_tree.REQUESTS_TABLE, results_tree.CATEGORIES_TABLE],
+        [
+            results_tree.LOAD_TABLE,
+            results_tree.REQUESTS_TABLE,
+            results_tree.CATEGORIES_TABLE,
+        ],
         window_files(None),
         sys.stderr,
     )

@@ -55,8 +55,7 @@ LOAD_COLUMNS: dict[str, str] = {
     "output_tok_s_mean": "tokens that arrived within the steady interval / its length, mean over windows",
     "output_tok_s_ci95_low": "95 % Student-t interval of that mean over windows, lower bound (NaN with < 3)",
     "output_tok_s_ci95_high": "upper bound",
-    "speedup": "geometric mean over windows of output tok/s / the baseline's same window (same prompts, same "
-    "schedule)",
+    "speedup": "geometric mean over windows of output tok/s / the baseline's same window (same prompts, same schedule)",
     "speedup_ci95_low": "95 % paired Student-t interval of that ratio over windows (on the log scale), lower "
     "bound (NaN with < 2 paired windows)",
     "speedup_ci95_high": "upper bound",
@@ -104,8 +103,7 @@ REQUEST_COLUMNS: dict[str, str] = {
     "category": "prompt category of the dataset",
     "tokens": "tokens generated",
     "sent_s": "when the request was sent, seconds after its window started",
-    "steady": "true when the request was sent and ended within its window's steady interval (empty for single "
-    "runs)",
+    "steady": "true when the request was sent and ended within its window's steady interval (empty for single runs)",
     "ttft_ms": "time to first token (ms)",
     "tpot_ms": "decode time per output token, first token excluded (ms)",
     "e2e_ms": "send to end of the response (ms)",
@@ -204,7 +202,9 @@ def load_table(
         at_level = {
             name: [
                 steady_part(w)
-                for w in sorted((w for w in measured(windows.get(name, [])) if w.label == label), key=lambda w: w.window)
+                for w in sorted(
+                    (w for w in measured(windows.get(name, [])) if w.label == label), key=lambda w: w.window
+                )
             ]
             for name in configurations
         }

@@ -81,5 +81,7 @@ def check_load_tables(tables: Iterable[str | Path], window_files: Iterable[str |
     for table in tables:
         if Path(table).exists() and Path(table).stat().st_mtime != 0:
             mark_outdated(table)
-            print(f"specsweep: {table} will be remade: a window file it rests on is missing ({missing[0]}{more})",
-                  file=progress)
+            print(
+                f"specsweep: {table} will be remade: a window file it rests on is missing ({missing[0]}{more})",
+                file=progress,
+            )

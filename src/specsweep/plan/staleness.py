@@ -14,7 +14,6 @@ from specsweep.plan.config import NOT_IDENTITY, Configuration
 from specsweep.record.redact import redact_mapping
 from specsweep.record.results import Launch
 
-
 # Benchmark settings a measurement does not depend on: when to give up (timeouts), what the tables make of
 # it (the SLOs), and which levels and how many windows are listed (a level or window added is a missing
 # output, measured then; one removed leaves the others valid).
