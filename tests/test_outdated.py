@@ -2,7 +2,7 @@
 
 import io
 
-from specsweep.analyse.outdated import check_summary, why_outdated
+from specsweep.analyse.outdated import check_load_tables, check_summary, why_outdated
 
 
 def test_a_missing_run_file_or_a_provisional_row_makes_the_summary_outdated(tmp_path):
@@ -36,3 +36,17 @@ def test_a_deleted_adaptive_extra_run_makes_the_summary_outdated(tmp_path):
     assert why_outdated(summary, [runs / "run_0.json"]) is None
     (runs / "extra" / "run_2.json").unlink()
     assert why_outdated(summary, [runs / "run_0.json"]) == "it counts 3 runs of a, but 2 run files are on disk"
+
+
+def test_a_deleted_window_file_makes_the_load_tables_outdated(tmp_path):
+    tables = [tmp_path / "load.csv", tmp_path / "requests.csv"]
+    windows = [tmp_path / "window_0.json", tmp_path / "window_1.json"]
+    for path in tables + windows:
+        path.write_text("x\n")
+    progress = io.StringIO()
+    check_load_tables(tables, windows, progress)
+    assert all(t.stat().st_mtime > 0 for t in tables) and progress.getvalue() == ""
+    windows[1].unlink()
+    check_load_tables([*tables, tmp_path / "absent.csv"], windows, progress)
+    assert all(t.stat().st_mtime == 0 and t.read_text() == "x\n" for t in tables)
+    assert f"{tables[0]} will be remade: a window file it rests on is missing ({windows[1]})" in progress.getvalue()
