@@ -25,6 +25,8 @@ import pandas as pd
 from specsweep.analyse import stats
 from specsweep.analyse.latency import (
     PERCENTILES,
+    SECTIONING_WINDOWS,
+    TAIL_VALUES,
     RequestLatency,
     SteadyWindow,
     level_samples,
@@ -83,8 +85,8 @@ LOAD_COLUMNS: dict[str, str] = {
             ("_high", ": upper bound"),
         )
     },
-    "approximate_intervals": "percentile columns whose interval is approximate (fewer than 3 windows, or a "
-    "window with fewer than 5 steady values beyond the percentile), space-separated",
+    "approximate_intervals": f"percentile columns whose interval is approximate (fewer than {SECTIONING_WINDOWS} "
+    f"windows, or a window with fewer than {TAIL_VALUES} steady values beyond the percentile), space-separated",
     "drafted": "draft tokens proposed, from the responses (sum over requests)",
     "accepted": "draft tokens accepted, from the responses",
     "acceptance_rate": "accepted / drafted",

@@ -608,9 +608,9 @@ def _measure_load(
             f"{wanted}; set -np {wanted} (or more) in the configuration's args"
         )
     for level in levels:
-        measured = [path for path in paths.windows[level.label] if not _is_warmup(path)]
-        for path in paths.windows[level.label]:
-            warmup = _is_warmup(path)
+        measured = [path for path in paths.windows[level.label] if not results.is_warmup_window(path)]
+        for path in sorted(paths.windows[level.label], key=lambda p: p in measured):  # the warmup window first
+            warmup = path not in measured
             # the warmup window sends window 0's prompts on its schedule, and is kept but in no table
             window = 0 if warmup else measured.index(path)
             label = f"load {level.label} {'warmup window' if warmup else f'window {window + 1}/{len(measured)}'}"
@@ -627,10 +627,6 @@ def _measure_load(
             )
             if process.poll() is not None:
                 raise ServerError(f"the server exited with status {process.returncode} during {label}")
-
-
-def _is_warmup(path: Path) -> bool:
-    return path.name == Path(results.window_file("", "", results.WARMUP)).name
 
 
 def _measured_window(

@@ -354,8 +354,16 @@ def load_launches(paths: Iterable[str | Path]) -> dict[str, Launch]:
 
 
 # Load windows (benchmark.load): results/<cfg>/load/<level>/window_<w>.json
+WARMUP = "warmup"  # window_file(cfg, level, WARMUP): the discarded warmup window of a level
+
+
 def window_file(cfg: str, level: str, w: int | str, root: str | Path = ROOT) -> str:
     return "/".join((load_dir(cfg, root), level, f"window_{w}.json"))
+
+
+def is_warmup_window(path: str | Path) -> bool:
+    """results/<cfg>/load/<level>/window_warmup.json: a level's discarded warmup window."""
+    return Path(path).name == Path(window_file("", "", WARMUP)).name
 
 
 def configuration_of_window(path: str | Path) -> str:
@@ -395,9 +403,6 @@ class WindowRequest:
     def from_json(cls, data: dict[str, Any]) -> WindowRequest:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
-
-
-WARMUP = "warmup"  # window_file(cfg, level, WARMUP): the discarded warmup window of a level
 
 
 @dataclass(frozen=True)
