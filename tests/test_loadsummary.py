@@ -270,3 +270,13 @@ def test_window_records_round_trip_through_json(tmp_path):
     (again,) = load_windows([path])["spec"]
     assert again == window
     assert json.loads(path.read_text())["output_tokens_per_s"] == pytest.approx(window.output_tokens_per_s)
+
+
+def test_a_window_record_of_the_earlier_method_still_reads_as_one_whole_window():
+    earlier = windows_of()["base"][0].to_json()
+    for key in ("steady_start_s", "steady_end_s", "warmup"):
+        earlier.pop(key)
+    window = Window.from_json(earlier)
+    assert window.steady == (0.0, window.duration_s) and not window.warmup
+    assert all(window.in_steady(r) for r in window.requests)
+    assert steady_part(window).output_tokens_per_s == pytest.approx(window.output_tokens_per_s)
