@@ -66,13 +66,20 @@ def test_percentiles_follow_vllms_rule_numpys_default_linear():
 def test_sectioning_interval_is_the_pooled_percentile_plus_minus_t_times_the_window_spread():
     windows = [np.arange(1.0, 101.0) + shift for shift in (0.0, 2.0, 7.0)]
     (found,) = sectioned_percentiles(windows, percentiles=(50,))
-    each = np.array([np.percentile(w, 50) for w in windows])
+    each = np.log([np.percentile(w, 50) for w in windows])
     value = np.percentile(np.concatenate(windows), 50)
-    half = stats.t_critical(2) * math.sqrt(np.sum((each - value) ** 2) / 2 / 3)
-    assert (found.low, found.high) == pytest.approx((value - half, value + half))
+    half = stats.t_critical(2) * math.sqrt(np.sum((each - math.log(value)) ** 2) / 2 / 3)
+    assert (found.low, found.high) == pytest.approx((value * math.exp(-half), value * math.exp(half)))
     assert not found.approximate  # 3 windows, 50 values on each side of the median in every window
     (tail,) = sectioned_percentiles(windows, percentiles=(99,))
     assert tail.approximate  # 1 value beyond p99 per window: the per-window estimates are far from normal
+
+
+def test_few_windows_give_wide_intervals_but_never_a_negative_latency():
+    (found,) = sectioned_percentiles([[1.0, 1.1, 1.2], [5.0, 5.5, 6.0]], percentiles=(50,))
+    assert 0 < found.low < found.value < found.high and found.approximate
+    (linear,) = sectioned_percentiles([[0.0, 0.0, 1.0], [0.0, 2.0, 3.0]], percentiles=(50,))
+    assert linear.low < 0 < linear.high  # a zero percentile in a window: the linear scale, as it must
 
 
 def test_one_window_has_no_interval_and_empty_windows_are_nan():

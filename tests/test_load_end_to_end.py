@@ -16,14 +16,15 @@ from specsweep.analyse.loadsummary import LOAD_COLUMNS
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.engine
-LEVELS = ["c1", "c2", "r4"]
+LEVELS = ["c1", "c2", "r1"]
 
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory) -> Path:
     workdir = tmp_path_factory.mktemp("load")
     config = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
-    config["engines"]["llama"]["args"].update({"-c": 2048, "-np": 2})
+    # --no-repack: this VM advertises AMX but traps it (/work/shared/notes/llama-server-sigill-amx.md)
+    config["engines"]["llama"]["args"].update({"-c": 2048, "-np": 2, "--no-repack": True})
     config["benchmark"].update(
         prompts=str(REPO / "config" / "workloads" / "categories.jsonl"),
         runs=2,
@@ -31,7 +32,7 @@ def sweep(tmp_path_factory) -> Path:
         chat_template=True,
         load={
             "concurrency": [1, 2],
-            "request_rate": [4.0],
+            "request_rate": [1.0],  # below the CPU server's capacity: its steady interval holds whole requests
             "requests_per_window": 8,  # 4 x the highest concurrency: burst, steady interval, drain
             "windows": 2,
             "slo": {"ttft_ms": 60000},
@@ -87,8 +88,8 @@ def test_open_loop_requests_overlap_and_follow_the_seeded_schedule(sweep):
     from specsweep.plan.load_levels import arrival_times, window_seed
 
     for name in ("baseline", "ngram"):
-        record = json.loads((sweep / f"results/{name}/load/r4/window_1.json").read_text())
-        planned = arrival_times(4.0, 8, window_seed(1, 1))
+        record = json.loads((sweep / f"results/{name}/load/r1/window_1.json").read_text())
+        planned = arrival_times(1.0, 8, window_seed(1, 1))
         assert [r["sent_s"] for r in record["requests"]] == pytest.approx(planned, abs=0.05)
 
 

@@ -15,7 +15,8 @@ vllm/benchmarks/lib/endpoint_request_func.py):
 Percentiles follow vLLM's rule: ``numpy.percentile``'s default linear interpolation, over the requests
 (ITL: the gaps) of the steady interval of every window of a level pooled. Their 95 % interval is by
 sectioning over windows (Nakayama 2014): the pooled percentile ± t(b - 1) times the spread of the b
-per-window percentiles around it, / sqrt(b). Windows are the independent repetitions (requests inside
+per-window percentiles around it, / sqrt(b), on the log scale (where every one is positive), so that
+the bounds stay positive and a window's multiplicative offset is symmetric. Windows are the independent repetitions (requests inside
 a window share the server's state); a percentile whose windows hold too few values beyond it for the
 per-window estimates to be near normal is labelled approximate (``Percentile.approximate``).
 """
@@ -164,8 +165,11 @@ def sectioned_percentiles(
             found.append(Percentile(value, math.nan, math.nan, True))
             continue
         each = np.array([np.percentile(a, q) for a in arrays])
-        half = stats.t_critical(b - 1) * math.sqrt(float(np.sum((each - value) ** 2)) / (b - 1) / b)
-        found.append(Percentile(value, value - half, value + half, approximate))
+        # on the log scale where it exists: latencies are positive and a window's offset multiplies them
+        scale = (np.log, np.exp) if value > 0 and (each > 0).all() else (lambda x: x, lambda x: x)
+        centre, spread = scale[0](value), scale[0](each)
+        half = stats.t_critical(b - 1) * math.sqrt(float(np.sum((spread - centre) ** 2)) / (b - 1) / b)
+        found.append(Percentile(value, float(scale[1](centre - half)), float(scale[1](centre + half)), approximate))
     return found
 
 
