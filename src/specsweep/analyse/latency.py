@@ -17,8 +17,9 @@ Percentiles follow vLLM's rule: ``numpy.percentile``'s default linear interpolat
 sectioning over windows (Nakayama 2014): the pooled percentile ± t(b - 1) times the spread of the b
 per-window percentiles around it, / sqrt(b), on the log scale (where every one is positive), so that
 the bounds stay positive and a window's multiplicative offset is symmetric. Windows are the
-independent repetitions (requests inside a window share the server's state); a percentile whose windows hold too few values beyond it for the
-per-window estimates to be near normal is labelled approximate (``Percentile.approximate``).
+independent repetitions (requests inside a window share the server's state); a percentile whose
+windows hold too few values beyond it for the per-window estimates to be near normal is labelled
+approximate (``Percentile.approximate``).
 """
 
 from __future__ import annotations
