@@ -16,6 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import client_load
 import fidelity
+import load_coverage
 import overhead
 import scale
 from common import REPO, machine
@@ -85,6 +86,8 @@ def table(result: dict) -> str:
             "≈ 1",
         )
     row(f"aggregate {agg['runs']} runs (s / peak MiB)", f"{agg['seconds']:.1f} / {agg['peak_rss_mib']:.0f}", "≤ 5 s")
+    for name, figure, target in load_coverage.lines(result["load_coverage"]):
+        lines.append(f"{name:<72} {figure:>18} {target:>12}")
     return "\n".join(lines)
 
 
@@ -108,6 +111,7 @@ def main() -> None:
         "fidelity": [fidelity.fidelity(p) for p in sweeps],
         "overhead": over,
         "load_client": {"fidelity": client_load.fidelity(), "capacity": client_load.capacity()},
+        "load_coverage": load_coverage.measure(),
         "scale": {
             "plan": scale.bench_plan(1000),
             "parse": scale.bench_parse([100, 1000]),

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from specsweep.engines import ADAPTERS
-from specsweep.measure.load import run_window
+from specsweep.measure.load import run_window, steady_interval
 from specsweep.plan.config import ConfigError, Configuration
 from specsweep.plan.load_levels import (
     CONCURRENCY,
@@ -75,7 +75,7 @@ def test_a_failed_request_fails_the_window():
 
 
 def benchmark(**load):
-    return {"load": {"requests_per_window": 16, **load}}
+    return {"load": {"requests_per_window": 32, **load}}
 
 
 @pytest.mark.parametrize(
@@ -96,9 +96,13 @@ def test_unset_slots_are_left_to_the_engine_and_rates_need_none():
     check_load(benchmark(request_rate=[100.0]), {"c": configuration(**{"-np": 1})})
 
 
-def test_window_must_hold_the_concurrency():
-    with pytest.raises(ConfigError, match="requests_per_window: 16 requests cannot keep concurrency 32"):
+def test_window_must_hold_a_steady_interval_not_one_burst():
+    # 32 requests at concurrency 32 all start and end together (#21: 12,860 tok/s where vllm bench saw 11,620)
+    with pytest.raises(
+        ConfigError, match=r"requests_per_window: 32 requests at concurrency 32 are one burst.*at least 128"
+    ):
         check_load(benchmark(concurrency=[32]), {"c": configuration(**{"-np": 32})})
+    check_load(benchmark(concurrency=[8]), {"c": configuration(**{"-np": 8})})
 
 
 def test_chat_template_only_where_the_engine_renders_it():
@@ -125,3 +129,17 @@ def test_load_examples_pass_their_checks(example_campaign, name, labels, configu
     assert set(expanded) == configurations
     check_load(config["benchmark"], expanded)
     assert config["benchmark"]["prompts"] == "config/workloads/categories.jsonl"
+
+
+def test_steady_interval_starts_when_the_opening_burst_has_ended_and_ends_at_the_last_send():
+    sent = [0.0, 0.0, 1.0, 1.5, 2.0, 2.5]
+    ended = [1.0, 1.5, 2.0, 2.5, 3.0, 3.2]
+    assert steady_interval(LoadLevel(CONCURRENCY, 2), sent, ended) == (1.5, 2.5)
+    assert steady_interval(LoadLevel(REQUEST_RATE, 2.0), sent, ended) == (1.0, 2.5)  # the first request's end
+    assert steady_interval(LoadLevel(CONCURRENCY, 8), sent, ended) == (0.0, 0.0)  # too short: none
+
+
+def test_a_window_records_each_requests_end():
+    sent, _ = run_window(LoadLevel(CONCURRENCY, 2), 6, lambda i: time.sleep(0.01 * (1 + i % 2)), seed=0)
+    assert all(s.sent_s < s.ended_s for s in sent)
+    assert sorted(round(s.ended_s, 2) for s in sent)[:2] == pytest.approx([0.01, 0.02], abs=0.01)

@@ -6,7 +6,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specsweep.analyse.loadsummary import SINGLE, category_table, crossover, crossover_lines, load_table, request_rows
+from specsweep.analyse import stats
+from specsweep.analyse.latency import steady_part
+from specsweep.analyse.loadsummary import (
+    SINGLE,
+    Crossover,
+    category_table,
+    crossover,
+    crossover_lines,
+    load_table,
+    paired_speedup,
+    request_rows,
+)
+from specsweep.measure.load import steady_interval
 from specsweep.plan.config import Configuration
 from specsweep.plan.load_levels import CONCURRENCY, LoadLevel
 from specsweep.record.arrivals import encode_arrivals
@@ -41,69 +53,153 @@ def request(index: int, tpot_s: float, tokens: int = 11, ttft_s: float = 0.1, dr
     }
 
 
-def window(level: LoadLevel, number: int, throughput: float, tpot_s: float, spec: bool) -> dict:
-    requests = [
-        request(i, tpot_s * (1 + 0.01 * number), drafted=10 if spec else None, accepted=8 if spec else None)
-        for i in range(4)
-    ]
-    # duration chosen so that the window's output tok/s is ``throughput`` (44 tokens in all)
-    return Window.from_json(
-        {
-            "level": level.as_dict(),
-            "window": number,
-            "duration_s": 44 / throughput,
-            "requests": requests,
-            "counter_delta": {
-                "llamacpp:spec_decode_num_drafts_total": 4.0,
-                "llamacpp:spec_decode_num_draft_tokens_total": 40.0,
-                "llamacpp:spec_decode_num_accepted_tokens_total": 32.0,
-            }
-            if spec
-            else {},
-        }
-    )
-
-
 def windows_of() -> dict[str, list[Window]]:
-    # spec is 1.5x faster at c1, equal at c2, 0.5x at c4: the crossover lies between 2 and 4
+    # spec decodes 1.5x faster at c1, equally at c2, 2x slower at c4 (TTFT 100 ms, 10 decode steps each);
+    # windows differ by 1 % per window, the same for both (their prompts)
     levels = {1: 1.5, 2: 1.0, 4: 0.5}
     found: dict[str, list[Window]] = {"base": [], "spec": []}
     for n, factor in levels.items():
         level = LoadLevel(CONCURRENCY, n)
-        for w, noise in enumerate((-1.0, 0.0, 1.0)):
-            found["base"].append(window(level, w, 100.0 * n + noise, 0.01, False))
-            found["spec"].append(window(level, w, 100.0 * n * factor + noise, 0.01 / factor, True))
+        for w in range(3):
+            found["base"].append(closed_window(level, w, 0.01 * (1 + 0.01 * w)))
+            found["spec"].append(
+                closed_window(level, w, 0.01 / factor * (1 + 0.01 * w), drafted=10, accepted=8, counters=SPEC_COUNTERS)
+            )
     return found
+
+
+SPEC_COUNTERS = {
+    "llamacpp:spec_decode_num_drafts_total": 4.0,
+    "llamacpp:spec_decode_num_draft_tokens_total": 40.0,
+    "llamacpp:spec_decode_num_accepted_tokens_total": 32.0,
+}
+
+
+def request_time(tpot_s: float) -> float:
+    """Send to end of one request of ``request``: TTFT, 10 decode steps, 1 ms to the end of the stream."""
+    return 0.1 + 10 * tpot_s + 0.001
+
+
+def closed_window(
+    level: LoadLevel,
+    number: int,
+    tpot_s: float,
+    requests: int = 16,
+    burst_tpot_s: float | None = None,
+    counters: dict[str, float] | None = None,
+    **kw,
+) -> Window:
+    """A closed-loop window as the client would record it: ``level.value`` slots, each sending its next request
+    when one ends; the opening burst (the first C requests) decodes at ``burst_tpot_s``."""
+    slots = int(level.value)
+    free = [0.0] * slots
+    made, sent, ended = [], [], []
+    for index in range(requests):
+        slot = min(range(slots), key=lambda s: free[s])
+        start = free[slot]
+        record = request(index, burst_tpot_s if burst_tpot_s and index < slots else tpot_s, **kw)
+        record["sent_s"] = start
+        free[slot] = start + record["e2e_s"]
+        made.append(record)
+        sent.append(start)
+        ended.append(free[slot])
+    steady_start, steady_end = steady_interval(level, sent, ended)
+    return Window.from_json(
+        {
+            "level": level.as_dict(),
+            "window": number,
+            "duration_s": max(ended),
+            "requests": made,
+            "steady_start_s": steady_start,
+            "steady_end_s": steady_end,
+            "warmup": number < 0,
+            "counter_delta": counters or {},
+        }
+    )
+
+
+def test_steady_interval_leaves_out_the_opening_burst_and_the_drain():
+    level = LoadLevel(CONCURRENCY, 4)
+    # the opening burst of 4 requests decodes 3 x slower (all prefill together): it must not count
+    window = closed_window(level, 0, tpot_s=0.01, burst_tpot_s=0.03, requests=24)
+    start, end = window.steady
+    assert start == pytest.approx(0.1 + 10 * 0.03 + 0.001)  # the 4th request to end: the last of the burst
+    assert end == max(r.sent_s for r in window.requests)  # the last request sent: the drain starts
+    part = steady_part(window)
+    assert part.requests and all(r.index >= 4 for r, _ in part.requests)
+    assert all(x.tpot_s == pytest.approx(0.01, rel=1e-3) for _, x in part.requests)
+    # 4 requests in flight, each 11 tokens in 0.201 s: 4 x 11 / 0.201 tok/s while steady
+    assert part.output_tokens_per_s == pytest.approx(4 * 11 / 0.201, rel=0.1)
+    table = load_table(
+        {"base": configuration("base", True)}, {"base": [closed_window(level, w, 0.01, 24, 0.03) for w in range(3)]}, {}
+    )
+    assert table.loc[0, "tpot_ms_p50"] == pytest.approx(10.0, rel=1e-3)
+    assert table.loc[0, "tpot_ms_p99"] == pytest.approx(10.0, rel=1e-3)  # no burst request in the sample
+    assert table.loc[0, "steady_requests"] == 3 * len(part.requests)
+    assert table.loc[0, "steady_s_mean"] == pytest.approx(end - start)
+
+
+def test_warmup_window_is_in_no_table():
+    level = LoadLevel(CONCURRENCY, 2)
+    base = [closed_window(level, -1, tpot_s=0.05)] + [closed_window(level, w, tpot_s=0.01) for w in range(3)]
+    spec = [closed_window(level, -1, tpot_s=0.05)] + [closed_window(level, w, tpot_s=0.005) for w in range(3)]
+    assert base[0].warmup and not base[1].warmup
+    table = load_table(CONFIGURATIONS, {"base": base, "spec": spec}, {}).set_index("configuration")
+    assert (table["windows"] == 3).all() and (table["requests"] == 3 * 16).all()
+    assert table.loc["base", "tpot_ms_p99"] == pytest.approx(10.0, rel=1e-3)  # the 50 ms warmup is nowhere
+    rows = request_rows(CONFIGURATIONS, {}, {"base": base, "spec": spec}, {})
+    assert len(rows) == 2 * 3 * 16 and (rows["window"] >= 0).all()
+    assert rows["steady"].any() and not rows["steady"].all()
+
+
+def test_speedup_is_paired_by_window():
+    # windows differ by their prompts (+-20 %) and both configurations see the same: the pairs cancel it
+    base = {w: 100.0 * f for w, f in enumerate((0.8, 1.0, 1.2))}
+    spec = {w: 1.5 * v * (1 + 0.001 * w) for w, v in base.items()}
+    paired = paired_speedup(spec, base)
+    assert paired.ratio == pytest.approx(1.5, rel=1e-2)
+    assert 1.49 < paired.low < 1.5 < paired.high < 1.51 and paired.p_value < 0.001
+    independent_low, independent_high = stats.fieller_ratio_interval(
+        np.array(list(spec.values())), np.array(list(base.values()))
+    )
+    assert independent_high - independent_low > 50 * (paired.high - paired.low)
+    assert math.isnan(paired_speedup({0: 1.0}, {0: 2.0}).low)  # one pair: no interval
 
 
 def test_load_table_speedup_percentiles_goodput_and_speculation():
     table = load_table(CONFIGURATIONS, windows_of(), slo={"tpot_ms": 12})
     spec = table[table["configuration"] == "spec"].set_index("load")
     assert list(spec.index) == ["c1", "c2", "c4"]
-    assert spec.loc["c1", "speedup"] == pytest.approx(1.5)
-    assert spec.loc["c1", "speedup_ci95_low"] < 1.5 < spec.loc["c1", "speedup_ci95_high"]
-    assert spec.loc["c4", "speedup_ci95_high"] < 1.0
-    assert spec.loc["c1", "output_tok_s_mean"] == pytest.approx(150.0)
+    # steady throughput is C requests of 11 tokens per request time: the speedup is the request-time ratio
+    c1_ratio = request_time(0.01) / request_time(0.01 / 1.5)
+    assert spec.loc["c1", "speedup"] == pytest.approx(c1_ratio, rel=0.03)
+    assert spec.loc["c1", "speedup_ci95_low"] < spec.loc["c1", "speedup"] < spec.loc["c1", "speedup_ci95_high"]
+    assert spec.loc["c1", "speedup_ci95_low"] > 1.0 and spec.loc["c4", "speedup_ci95_high"] < 1.0
+    assert spec.loc["c1", "output_tok_s_mean"] == pytest.approx(11 / request_time(0.01 / 1.5), rel=0.03)
     # TPOT of every c4 request of spec is 20.0-20.4 ms: p50 among them, goodput 0 under a 12 ms SLO
     assert 20.0 <= spec.loc["c4", "tpot_ms_p50"] <= 20.4
     assert spec.loc["c4", "goodput_mean"] == 0.0 and spec.loc["c4", "slo_met_pct"] == 0.0
-    assert spec.loc["c1", "goodput_mean"] == pytest.approx(4 * 150 / 44)  # every request within the SLO
-    assert spec.loc["c1", "acceptance_rate"] == pytest.approx(0.8)
-    assert spec.loc["c1", "accept_length"] == pytest.approx(1 + 96 / 12)
-    assert spec.loc["c1", "itl_ms_p50"] == pytest.approx(1000 * 0.01 / 1.5, rel=0.02)
+    c1 = spec.loc["c1"]
+    assert c1["goodput_mean"] == pytest.approx(c1["request_throughput_mean"])  # every request within the SLO
+    assert c1["request_throughput_mean"] == pytest.approx(1 / request_time(0.01 / 1.5), rel=0.1)
+    assert c1["acceptance_rate"] == pytest.approx(0.8)
+    assert c1["itl_ms_p50"] == pytest.approx(1000 * 0.01 / 1.5, rel=0.02)
     assert spec["text_matches_baseline"].all()
     base = table[table["configuration"] == "base"]
     assert base["speedup"].isna().all()
+    assert "ttft_ms_p99" in spec.loc["c4", "approximate_intervals"].split()  # few steady requests per window
 
 
-def test_crossover_is_interpolated_and_reported():
-    assert crossover([1, 2, 4], [1.5, 1.2, 0.8]) == pytest.approx(3.0)
-    assert crossover([1, 2, 4], [1.5, 1.2, 1.1]) is None
-    assert crossover([4, 1, 2], [0.8, 1.5, 1.2]) == pytest.approx(3.0)  # order of measurement does not matter
-    assert crossover([1, 2, 4], [0.5, 0.9, 1.3], falling=False) == pytest.approx(2.5)
-    assert crossover([1, 2, 4], [0.5, 0.9, 1.3]) is None
+def test_crossover_is_the_bracket_of_levels_whose_intervals_exclude_1():
+    assert crossover([1, 2, 4], [1.2, 0.9, 0.7], [1.4, 1.1, 0.9]) == Crossover(1, 4, falling=True)
+    assert crossover([4, 1, 2], [0.7, 1.2, 0.9], [0.9, 1.4, 1.1]) == Crossover(1, 4, falling=True)  # any order
+    assert crossover([1, 2], [1.2, 0.9], [1.4, 1.1]) is None  # the point crosses, the intervals do not
+    assert crossover([1, 2, 4], [0.5, 1.1, 1.2], [0.8, 1.3, 1.4]) == Crossover(1, 2, falling=False)
+    assert crossover([1, 2], [math.nan, 0.5], [math.nan, 0.8]) is None
     table = load_table(CONFIGURATIONS, windows_of(), slo={})
-    assert crossover_lines(table) == ["spec: speedup falls below 1 at concurrency ~2"]
+    (line,) = crossover_lines(table)
+    assert line.startswith("spec: speedup above 1 at concurrency 1 and below 1 at 4")
+    assert line.endswith("it crosses 1 between concurrency 1 and 4")
 
 
 def test_request_rows_and_category_table():
@@ -133,7 +229,7 @@ def test_request_rows_and_category_table():
         for name in CONFIGURATIONS
     }
     rows = request_rows(CONFIGURATIONS, runs, windows_of(), slo={})
-    assert len(rows) == 2 * 6 + 2 * 9 * 4
+    assert len(rows) == 2 * 6 + 2 * 9 * 16
     assert set(rows["load"]) == {SINGLE, "c1", "c2", "c4"}
     single = rows[(rows["load"] == SINGLE) & (rows["configuration"] == "spec")]
     assert single["tpot_ms"].iloc[0] == pytest.approx(5.0)
@@ -174,3 +270,13 @@ def test_window_records_round_trip_through_json(tmp_path):
     (again,) = load_windows([path])["spec"]
     assert again == window
     assert json.loads(path.read_text())["output_tokens_per_s"] == pytest.approx(window.output_tokens_per_s)
+
+
+def test_a_window_record_of_the_earlier_method_still_reads_as_one_whole_window():
+    earlier = windows_of()["base"][0].to_json()
+    for key in ("steady_start_s", "steady_end_s", "warmup"):
+        earlier.pop(key)
+    window = Window.from_json(earlier)
+    assert window.steady == (0.0, window.duration_s) and not window.warmup
+    assert all(window.in_steady(r) for r in window.requests)
+    assert steady_part(window).output_tokens_per_s == pytest.approx(window.output_tokens_per_s)

@@ -8,7 +8,7 @@ import pytest
 from conftest import REPO
 from workflow_runs import snakemake
 
-from specsweep.analyse.outdated import check_summary, executes, why_outdated
+from specsweep.analyse.outdated import check_load_tables, check_summary, executes, why_outdated
 
 
 def test_a_missing_run_file_or_a_provisional_row_makes_the_summary_outdated(tmp_path):
@@ -97,3 +97,17 @@ def test_a_report_or_dry_run_never_touches_results_and_a_report_of_another_sweep
     assert dry.returncode == 0, dry.stderr[-2000:]
     assert "results/summary.csv would be remade by a run: a run file it rests on is missing" in dry.stderr
     assert summary.stat().st_mtime == 1_700_000_000
+
+
+def test_a_deleted_window_file_makes_the_load_tables_outdated(tmp_path):
+    tables = [tmp_path / "load.csv", tmp_path / "requests.csv"]
+    windows = [tmp_path / "window_0.json", tmp_path / "window_1.json"]
+    for path in tables + windows:
+        path.write_text("x\n")
+    progress = io.StringIO()
+    check_load_tables(tables, windows, progress)
+    assert all(t.stat().st_mtime > 0 for t in tables) and progress.getvalue() == ""
+    windows[1].unlink()
+    check_load_tables([*tables, tmp_path / "absent.csv"], windows, progress)
+    assert all(t.stat().st_mtime == 0 and t.read_text() == "x\n" for t in tables)
+    assert f"{tables[0]} will be remade: a window file it rests on is missing ({windows[1]})" in progress.getvalue()

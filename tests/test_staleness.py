@@ -4,7 +4,7 @@ import json
 
 from specsweep.analyse.incomplete import configuration_status
 from specsweep.plan.config import Configuration
-from specsweep.plan.staleness import measured_under, stale_reason
+from specsweep.plan.staleness import measured_under, measurement_identity, stale_reason
 from specsweep.record.redact import redact_mapping
 from specsweep.record.results import ClientTimings, Launch, Run
 
@@ -47,6 +47,21 @@ def test_only_what_identifies_a_job_makes_runs_stale():
         stale_reason(measured, config(), {**BENCHMARK, "max_tokens": 32}) == "measured under other benchmark/max_tokens"
     )
     assert measured_under(measured).args == {"--x": 1}
+
+
+def test_slo_timeouts_and_the_listed_levels_do_not_identify_a_load_measurement():
+    load = {"concurrency": [1, 4], "requests_per_window": 16, "windows": 3, "slo": {}}
+    measured = launch(config(), {**BENCHMARK, "request_timeout_s": 120, "load": load})
+    for changed in (
+        {"request_timeout_s": 30, "load": load},
+        {"load": {**load, "slo": {"ttft_ms": 100}}},
+        {"load": {**load, "concurrency": [1]}},
+        {"load": {**load, "windows": 2}},
+    ):
+        assert stale_reason(measured, config(), {**BENCHMARK, **changed}) is None, changed
+    now = {**BENCHMARK, "load": {**load, "requests_per_window": 32}}
+    assert stale_reason(measured, config(), now) == "measured under other benchmark/load"
+    assert measurement_identity({"ready_timeout_s": 1, "load": {"seed": 2, "slo": {}}}) == {"load": {"seed": 2}}
 
 
 def test_the_provisional_summary_status_of_a_folder(tmp_path):

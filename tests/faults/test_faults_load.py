@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 
-from conftest import failed_dirs, leftovers, run_session, session_spec
+import pytest
+from conftest import failed_dirs, leftovers, run_session, session_spec, snakemake, write_config
 
 from specsweep.engines.server import ServerError
 from specsweep.measure.session import RunError
@@ -41,4 +43,66 @@ def test_fewer_slots_than_the_concurrency_fail_before_the_first_window(tmp_path,
     assert "the server has 1 slot(s) (/props total_slots) but benchmark.load.concurrency asks for 2" in str(error)
     (kept,) = failed_dirs(spec)
     assert (kept / "runs" / "run_0.json").exists() and not (kept / "load").exists()
+    assert leftovers(standin) == []
+
+
+# Issue #27 item 5: what identifies a load measurement, a deleted window file, a window of no duration.
+
+
+def test_a_window_of_no_duration_is_named_not_a_zero_division(tmp_path):
+    from specsweep.analyse.loadsummary import load_table
+    from specsweep.plan.config import Configuration
+    from specsweep.record.results import load_windows, window_file
+
+    path = tmp_path / window_file("base", "c1", 0)
+    path.parent.mkdir(parents=True)
+    record = {"level": {"kind": "concurrency", "value": 1, "label": "c1"}, "window": 0, "requests": []}
+    path.write_text(json.dumps({**record, "duration_s": 0}))
+    with pytest.raises(ValueError, match=r"window_0.json: not a window record \(duration_s is 0, not a positive"):
+        base = Configuration(name="base", engine="e", kind="llamacpp", baseline=True, args={}, env={}, group="base")
+        load_table({"base": base}, load_windows([path]), {})
+
+
+def planned(done) -> dict[str, int]:
+    assert done.returncode == 0, done.stderr[-3000:]
+    return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", done.stdout, flags=re.M)}
+
+
+def test_only_what_a_measurement_depends_on_identifies_it_and_a_deleted_window_is_measured_again(
+    tmp_path, standin, model_file
+):
+    load = {"concurrency": [1], "request_rate": [20.0], "requests_per_window": 4, "windows": 2, "slo": {}}
+    configurations = {"baseline": {"baseline": True}, "other": {"args": {"--temp": 0}}}
+
+    def configure(**changes):
+        write_config(
+            tmp_path, standin, model_file, configurations, runs=1, load={**load, **changes.pop("load", {})}, **changes
+        )
+
+    configure()
+    done = snakemake(tmp_path, "all")
+    assert done.returncode == 0, done.stderr[-3000:]
+    table = tmp_path / "results" / "load.csv"
+    assert (tmp_path / "results/other/load/c1/window_warmup.json").exists()
+
+    # an SLO only changes what the tables make of the windows: they are remade, nothing is measured
+    configure(load={"slo": {"ttft_ms": 5000}})
+    plan = planned(snakemake(tmp_path, "all", "-n"))
+    assert "bench" not in plan and plan.get("load_tables") == 1, plan
+    configure(request_timeout_s=33)  # when to give up is not what was measured
+    assert "bench" not in planned(snakemake(tmp_path, "all", "-n"))
+    configure(load={"request_rate": None})  # one level less: the other levels' windows still hold
+    load.pop("request_rate")
+    configure()
+    assert "bench" not in planned(snakemake(tmp_path, "all", "-n"))
+    configure(max_tokens=12)  # what is generated is what was measured
+    assert planned(snakemake(tmp_path, "all", "-n")).get("bench") == 2
+    configure()
+
+    # a deleted window file: the tables that counted it are remade, and its configuration measured again
+    (tmp_path / "results/other/load/c1/window_1.json").unlink()
+    check = snakemake(tmp_path, "all", "-n")
+    plan = planned(check)
+    assert plan.get("bench") == 1 and plan.get("load_tables") == 1, check.stdout[-3000:]
+    assert f"{table.relative_to(tmp_path)} will be remade: a window file it rests on is missing" in check.stderr
     assert leftovers(standin) == []

@@ -45,7 +45,8 @@ from specsweep.record.redact import (
 from specsweep.plan import references as sweep_references
 from specsweep.plan import preflight
 from specsweep.engines import log_format_of as engine_log_format
-from specsweep.plan.load_levels import levels_of
+from specsweep.plan.load_levels import levels_of, warmup_windows
+from specsweep.plan.staleness import measurement_identity
 from specsweep.parsers.user import compile_parsers
 
 # What the user set, before schema defaults: Snakemake params identify a job by these alone, so a
@@ -91,7 +92,8 @@ if "--unlock" in sys.argv and (alive := other_runs_in(Path.cwd())):
     )
 
 BENCH = config["benchmark"]
-BENCH_IDENTITY = USER_CONFIG.get("benchmark", {})
+# Only what a measurement depends on identifies it (not the SLOs, timeouts or which levels are listed).
+BENCH_IDENTITY = measurement_identity(USER_CONFIG.get("benchmark", {}))
 # All of --cores for the summary job (parsing large logs in parallel); 1 where a command sets none
 # (--report, --unlock, cluster executors): `workflow.cores` would raise there.
 SUMMARY_THREADS = workflow.resource_settings.cores or 1
@@ -99,7 +101,13 @@ RUNS = list(range(BENCH["runs"]))
 # Load levels (benchmark.load): each configuration's session also measures windows of requests per level.
 LOAD_LEVELS = levels_of(BENCH)
 LOAD_LABELS = [level.label for level in LOAD_LEVELS]
-WINDOWS = list(range(BENCH["load"]["windows"])) if LOAD_LEVELS else []
+# the level's discarded warmup window (window_warmup.json) first, then the measured ones
+WINDOWS = (
+    ([results_tree.WARMUP] if warmup_windows(BENCH) else [])
+    + list(range(BENCH["load"]["windows"]))
+    if LOAD_LEVELS
+    else []
+)
 
 # Measuring jobs must never overlap, whatever --cores says: each takes the whole of this
 # resource (and a node-local file lock, for separate Snakemake invocations). On a cluster each
@@ -243,6 +251,16 @@ if workflow.is_main_process:
     sweep_outdated.check_summary(
         results_tree.SUMMARY,
         run_files(None),
+        sys.stderr,
+        mark=sweep_outdated.executes(sys.argv[1:]),
+    )
+    sweep_outdated.check_load_tables(
+        [
+            results_tree.LOAD_TABLE,
+            results_tree.REQUESTS_TABLE,
+            results_tree.CATEGORIES_TABLE,
+        ],
+        window_files(None),
         sys.stderr,
         mark=sweep_outdated.executes(sys.argv[1:]),
     )

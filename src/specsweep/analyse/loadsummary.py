@@ -2,19 +2,20 @@
 
 * ``requests.csv``: one row per request - every single-request run (load ``single``) and every
   request of every load window - with its latencies, tokens and speculation counts;
-* ``load.csv``: one row per configuration and load level - output tok/s over windows with its
-  95 % Student-t interval, the speedup against the baseline at the same level (Fieller interval,
-  Welch p), request throughput, goodput under the SLOs, latency percentiles over requests with
-  95 % bootstrap intervals over windows, speculation counts;
+* ``load.csv``: one row per configuration and load level, from each window's steady interval
+  (warmup windows left out) - output tok/s over windows with its 95 % Student-t interval, the
+  speedup against the baseline's same windows (paired: same prompts, same schedule), request
+  throughput, goodput under the SLOs, vLLM's latency percentiles over requests with 95 % sectioning
+  intervals over windows, speculation counts;
 * ``categories.csv``: one row per configuration, load and prompt category - acceptance, accept
   length and the speedup of the per-request decode rate against the baseline's same category.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -22,14 +23,25 @@ import numpy as np
 import pandas as pd
 
 from specsweep.analyse import stats
-from specsweep.analyse.latency import PERCENTILES, RequestLatency, meets_slo, pooled_percentiles, request_latency
+from specsweep.analyse.latency import (
+    PERCENTILES,
+    SECTIONING_WINDOWS,
+    TAIL_VALUES,
+    RequestLatency,
+    SteadyWindow,
+    level_samples,
+    meets_slo,
+    request_latency,
+    sectioned_percentiles,
+    steady_part,
+)
 from specsweep.engines.openai import counter_speculation
 from specsweep.plan.config import Configuration
 from specsweep.plan.load_levels import CONCURRENCY
 from specsweep.record.results import Run, Window, WindowRequest
 
 SINGLE = "single"  # the load label of the single-request runs (an idle server, one request at a time)
-LATENCIES = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
+LATENCIES = ("ttft_ms", "tpot_ms", "itl_ms", "e2el_ms")  # vLLM's metrics (docs/load.md)
 
 LOAD_COLUMNS: dict[str, str] = {
     "configuration": "configuration name",
@@ -37,37 +49,44 @@ LOAD_COLUMNS: dict[str, str] = {
     "load": "load level: c<N> (closed loop, N requests in flight) or r<R> (open loop, R requests/s Poisson)",
     "load_kind": "concurrency or request_rate",
     "load_value": "the level's concurrency or request rate",
-    "windows": "measured windows (the repetitions)",
+    "windows": "measured windows (the repetitions; the warmup window is in no table)",
     "requests": "requests over all windows",
-    "output_tok_s_mean": "generated tokens / window duration (first send to last end), mean over windows",
+    "steady_requests": "requests sent and ended within their window's steady interval, over all windows: "
+    "the latency percentiles' sample",
+    "steady_s_mean": "length of the steady interval (s), mean over windows",
+    "output_tok_s_mean": "tokens that arrived within the steady interval / its length, mean over windows",
     "output_tok_s_ci95_low": "95 % Student-t interval of that mean over windows, lower bound (NaN with < 3)",
     "output_tok_s_ci95_high": "upper bound",
-    "speedup": "output_tok_s_mean / the baseline's at the same load level",
-    "speedup_ci95_low": "95 % Fieller interval of the speedup over windows, lower bound",
+    "speedup": "geometric mean over windows of output tok/s / the baseline's same window (same prompts, same schedule)",
+    "speedup_ci95_low": "95 % paired Student-t interval of that ratio over windows (on the log scale), lower "
+    "bound (NaN with < 2 paired windows)",
     "speedup_ci95_high": "upper bound",
-    "speedup_p_value": "Welch t-test of the windows' output tok/s against the baseline's at the same level",
-    "request_throughput_mean": "requests / window duration, mean over windows (requests/s)",
-    "goodput_mean": "requests that met every benchmark.load.slo objective / window duration, mean over "
-    "windows (requests/s; all requests when no SLO is set)",
-    "goodput_ci95_low": "95 % Student-t interval of the goodput over windows, lower bound",
+    "speedup_p_value": "paired t-test of the windows' log output tok/s against the baseline's same windows",
+    "request_throughput_mean": "requests that ended within the steady interval / its length, mean over windows "
+    "(requests/s)",
+    "goodput_mean": "of those, the requests that met every benchmark.load.slo objective / the interval's length, "
+    "mean over windows (requests/s; all requests when no SLO is set)",
+    "goodput_ci95_low": "95 % Student-t interval of the goodput over windows, lower bound (NaN with < 3)",
     "goodput_ci95_high": "upper bound",
-    "slo_met_pct": "share of requests that met every objective (%)",
-    "decode_tok_s_mean": "per-request decode rate 1 / TPOT, mean over requests",
+    "slo_met_pct": "share of the steady requests that met every objective (%)",
+    "decode_tok_s_mean": "per-request decode rate 1 / TPOT, mean over the steady requests",
     **{
-        f"{metric}_p{q}{suffix}": f"{what} over requests, {q}th percentile{note}"
+        f"{metric}_p{q}{suffix}": f"{what} over the steady requests, {q}th percentile{note}"
         for metric, what in (
-            ("ttft_ms", "time to first token (ms)"),
-            ("tpot_ms", "decode time per output token, first token excluded (ms)"),
-            ("itl_ms", "gap between token-carrying events (ms)"),
-            ("e2e_ms", "end-to-end latency, send to end of response (ms)"),
+            ("ttft_ms", "TTFT, send to first token (ms)"),
+            ("tpot_ms", "TPOT, (E2EL - TTFT) / (tokens - 1) (ms)"),
+            ("itl_ms", "ITL, gap between token-carrying events (ms)"),
+            ("e2el_ms", "E2EL, send to last token (ms)"),
         )
         for q in PERCENTILES
         for suffix, note in (
-            ("", ""),
-            ("_low", ": 95 % bootstrap interval over windows, lower bound"),
+            ("", " (numpy's linear rule, as vLLM)"),
+            ("_low", ": 95 % sectioning interval over windows, lower bound (NaN with < 2 windows)"),
             ("_high", ": upper bound"),
         )
     },
+    "approximate_intervals": f"percentile columns whose interval is approximate (fewer than {SECTIONING_WINDOWS} "
+    f"windows, or a window with fewer than {TAIL_VALUES} steady values beyond the percentile), space-separated",
     "drafted": "draft tokens proposed, from the responses (sum over requests)",
     "accepted": "draft tokens accepted, from the responses",
     "acceptance_rate": "accepted / drafted",
@@ -86,6 +105,7 @@ REQUEST_COLUMNS: dict[str, str] = {
     "category": "prompt category of the dataset",
     "tokens": "tokens generated",
     "sent_ms": "when the request was sent, milliseconds after its window started",
+    "steady": "true when the request was sent and ended within its window's steady interval (empty for single runs)",
     "ttft_ms": "time to first token (ms)",
     "tpot_ms": "decode time per output token, first token excluded (ms)",
     "e2e_ms": "send to end of the response (ms)",
@@ -122,6 +142,7 @@ def request_rows(
                     "category": run.category,
                     "tokens": tokens,
                     "sent_ms": 0.0,
+                    "steady": None,
                     "ttft_ms": 1000 * client.ttft_s,
                     "tpot_ms": 1000 * tpot,
                     "e2e_ms": 1000 * client.e2e_s,
@@ -134,7 +155,7 @@ def request_rows(
                     "text_sha256": run.text_sha256,
                 }
             )
-        for window in sorted(windows.get(name, []), key=lambda w: (w.label, w.window)):
+        for window in sorted(measured(windows.get(name, [])), key=lambda w: (w.label, w.window)):
             for request in window.requests:
                 latency = _latency(request)
                 rows.append(
@@ -147,6 +168,7 @@ def request_rows(
                         "category": request.category,
                         "tokens": request.tokens,
                         "sent_ms": 1000.0 * request.sent_s,
+                        "steady": window.in_steady(request),
                         "ttft_ms": 1000 * latency.ttft_s,
                         "tpot_ms": 1000 * latency.tpot_s,
                         "e2e_ms": 1000 * latency.e2e_s,
@@ -166,20 +188,30 @@ def _latency(request: WindowRequest) -> RequestLatency:
     return request_latency(request.arrivals_us, request.tokens, request.e2e_s)
 
 
+def measured(records: list[Window]) -> list[Window]:
+    """The windows the tables use: every warmup window left out."""
+    return [w for w in records if not w.warmup]
+
+
 def load_table(
     configurations: dict[str, Configuration], windows: dict[str, list[Window]], slo: dict[str, float]
 ) -> pd.DataFrame:
     """One row per configuration and load level (see LOAD_COLUMNS)."""
     baseline = next(c.name for c in configurations.values() if c.baseline)
-    levels = {w.label: w.level for records in windows.values() for w in records}
+    levels = {w.label: w.level for records in windows.values() for w in measured(records)}
     rows = []
     for label, level in sorted(levels.items(), key=lambda item: (item[1]["kind"] != CONCURRENCY, item[1]["value"])):
         at_level = {
-            name: sorted((w for w in windows.get(name, []) if w.label == label), key=lambda w: w.window)
+            name: [
+                steady_part(w)
+                for w in sorted(
+                    (w for w in measured(windows.get(name, [])) if w.label == label), key=lambda w: w.window
+                )
+            ]
             for name in configurations
         }
-        reference = [w.output_tokens_per_s for w in at_level[baseline]]
-        reference_texts = _texts(at_level[baseline])
+        reference = {p.window.window: p.output_tokens_per_s for p in at_level[baseline]}
+        reference_texts = _texts([p.window for p in at_level[baseline]])
         for name, configuration in configurations.items():
             rows.append(_level_row(configuration, level, at_level[name], reference, reference_texts, slo))
     frame = pd.DataFrame(rows)
@@ -190,25 +222,49 @@ def _texts(records: list[Window]) -> dict[tuple[int, int], str]:
     return {(w.window, r.index): r.text_sha256 for w in records for r in w.requests}
 
 
+@dataclass(frozen=True)
+class PairedRatio:
+    ratio: float
+    low: float
+    high: float
+    p_value: float
+
+
+def paired_speedup(candidate: dict[int, float], reference: dict[int, float]) -> PairedRatio:
+    """Windows of a configuration against the baseline's same windows (same prompts, same schedule): the
+    geometric mean of the per-window ratios, a Student-t interval on the log scale and its paired t-test."""
+    pairs = [(candidate[w], reference[w]) for w in sorted(candidate.keys() & reference.keys())]
+    logs = np.array([math.log(x / y) for x, y in pairs if x > 0 and y > 0])
+    if logs.size == 0:
+        return PairedRatio(*[math.nan] * 4)
+    mean = float(logs.mean())
+    if logs.size < 2:
+        return PairedRatio(math.exp(mean), math.nan, math.nan, math.nan)
+    se = float(logs.std(ddof=1)) / math.sqrt(logs.size)
+    half = stats.t_critical(logs.size - 1) * se
+    if se == 0:
+        p_value = math.nan if mean == 0 else 0.0
+    else:
+        from scipy.stats import t as student_t  # seconds to import: only where a load table is made
+
+        p_value = float(2 * student_t.sf(abs(mean / se), logs.size - 1))
+    return PairedRatio(math.exp(mean), math.exp(mean - half), math.exp(mean + half), p_value)
+
+
 def _level_row(
     configuration: Configuration,
     level: dict[str, Any],
-    records: list[Window],
-    reference: list[float],
+    parts: list[SteadyWindow],
+    reference: dict[int, float],
     reference_texts: dict[tuple[int, int], str],
     slo: dict[str, float],
 ) -> dict[str, Any]:
-    throughput = [w.output_tokens_per_s for w in records]
-    ((summary, speedup),) = stats.describe_many([throughput], reference)
+    records = [p.window for p in parts]
+    throughput = stats.describe([p.output_tokens_per_s for p in parts])
+    speedup = paired_speedup({p.window.window: p.output_tokens_per_s for p in parts}, reference)
     requests = [r for w in records for r in w.requests]
-    latencies = [[_latency(r) for r in w.requests] for w in records]
-    goodput = stats.describe(
-        [
-            sum(meets_slo(x, slo) for x in per_window) / w.duration_s
-            for w, per_window in zip(records, latencies, strict=True)
-        ]
-    )
-    met = sum(meets_slo(x, slo) for per_window in latencies for x in per_window)
+    steady = [x for p in parts for _, x in p.requests]
+    goodput = stats.describe([p.rate(sum(meets_slo(x, slo) for _, x in p.ended)) for p in parts])
     row: dict[str, Any] = {
         "configuration": configuration.name,
         "baseline": configuration.baseline,
@@ -217,35 +273,34 @@ def _level_row(
         "load_value": level["value"],
         "windows": len(records),
         "requests": len(requests),
-        "output_tok_s_mean": summary.mean,
-        "output_tok_s_ci95_low": summary.ci_low,
-        "output_tok_s_ci95_high": summary.ci_high,
+        "steady_requests": len(steady),
+        "steady_s_mean": float(np.mean([p.duration_s for p in parts])) if parts else None,
+        "output_tok_s_mean": throughput.mean,
+        "output_tok_s_ci95_low": throughput.ci_low,
+        "output_tok_s_ci95_high": throughput.ci_high,
         "speedup": None if configuration.baseline else speedup.ratio,
-        "speedup_ci95_low": None if configuration.baseline else speedup.ci_low,
-        "speedup_ci95_high": None if configuration.baseline else speedup.ci_high,
+        "speedup_ci95_low": None if configuration.baseline else speedup.low,
+        "speedup_ci95_high": None if configuration.baseline else speedup.high,
         "speedup_p_value": None if configuration.baseline else speedup.p_value,
-        "request_throughput_mean": float(np.mean([w.requests_per_s for w in records])) if records else None,
+        "request_throughput_mean": float(np.mean([p.rate(len(p.ended)) for p in parts])) if parts else None,
         "goodput_mean": goodput.mean,
         "goodput_ci95_low": goodput.ci_low,
         "goodput_ci95_high": goodput.ci_high,
-        "slo_met_pct": 100 * met / len(requests) if requests else None,
-        "decode_tok_s_mean": float(np.nanmean([x.decode_tokens_per_s for w in latencies for x in w]))
-        if requests
-        else None,
+        "slo_met_pct": 100 * sum(meets_slo(x, slo) for x in steady) / len(steady) if steady else None,
+        "decode_tok_s_mean": float(np.nanmean([x.decode_tokens_per_s for x in steady])) if steady else None,
     }
-    samples = {
-        "ttft_ms": [[x.ttft_s for x in w] for w in latencies],
-        "tpot_ms": [[x.tpot_s for x in w if not math.isnan(x.tpot_s)] for w in latencies],
-        "itl_ms": [[gap for x in w for gap in x.itl_s] for w in latencies],
-        "e2e_ms": [[x.e2e_s for x in w] for w in latencies],
-    }
-    for metric, per_window in samples.items():
-        for q, found in zip(PERCENTILES, pooled_percentiles(per_window), strict=True):
-            row[f"{metric}_p{q}"], row[f"{metric}_p{q}_low"], row[f"{metric}_p{q}_high"] = (
+    approximate = []
+    for metric, per_window in level_samples(parts).items():
+        for q, found in zip(PERCENTILES, sectioned_percentiles(per_window), strict=True):
+            column = f"{metric}_p{q}"
+            row[column], row[f"{column}_low"], row[f"{column}_high"] = (
                 1000 * found.value,
                 1000 * found.low,
                 1000 * found.high,
             )
+            if found.approximate:
+                approximate.append(column)
+    row["approximate_intervals"] = " ".join(approximate)
     row.update(_speculation(requests, records))
     row["text_matches_baseline"] = (
         all(reference_texts.get((w.window, r.index)) == r.text_sha256 for w in records for r in w.requests)
@@ -330,31 +385,57 @@ def _total(values: pd.Series) -> float | None:
     return float(known.sum()) if len(known) else None
 
 
-def crossover(levels: Sequence[float], speedups: Sequence[float], falling: bool = True) -> float | None:
-    """The load at which the speedup first falls through 1 (``falling``; else rises through 1) between two
-    measured levels, by linear interpolation; None when it never does in the measured range."""
-    points = sorted((x, y) for x, y in zip(levels, speedups, strict=True) if not math.isnan(y))
-    for (x0, y0), (x1, y1) in itertools.pairwise(points):
-        if (y0 >= 1.0 > y1) if falling else (y0 < 1.0 <= y1):
-            return x0 + (1.0 - y0) * (x1 - x0) / (y1 - y0)
+@dataclass(frozen=True)
+class Crossover:
+    """Two measured levels between which the speedup crosses 1: its 95 % interval lies on one side of 1 at
+    ``before`` and on the other at ``after``, and at no level in between on either side alone."""
+
+    before: float
+    after: float
+    falling: bool  # above 1 at ``before``, below at ``after``
+
+
+def crossover(levels: Sequence[float], lows: Sequence[float], highs: Sequence[float]) -> Crossover | None:
+    """The first bracket of measured levels, in increasing load, whose speedup intervals exclude 1 on
+    opposite sides; None when the intervals never do (levels whose interval holds 1 widen the bracket)."""
+    side_at = []
+    for x, low, high in sorted(zip(levels, lows, highs, strict=True)):
+        side = 1 if low > 1.0 else -1 if high < 1.0 else 0  # NaN compares False: no side
+        side_at.append((x, side))
+    last: tuple[float, int] | None = None
+    for x, side in side_at:
+        if side == 0:
+            continue
+        if last is not None and side != last[1]:
+            return Crossover(last[0], x, falling=last[1] > 0)
+        last = (x, side)
     return None
 
 
 def crossover_lines(table: pd.DataFrame) -> list[str]:
-    """One line per speculative configuration and load kind: where its speedup (point estimate) crosses 1."""
+    """One line per speculative configuration and load kind: between which levels its speedup crosses 1."""
     lines = []
-    for (name, kind), group in table[~table["baseline"]].groupby(["configuration", "load_kind"], sort=False):
+    for (name, kind), group in table[~table["baseline"].astype(bool)].groupby(
+        ["configuration", "load_kind"], sort=False
+    ):
         unit = "concurrency" if kind == CONCURRENCY else "requests/s"
-        levels, speedups = group["load_value"].tolist(), group["speedup"].astype(float).tolist()
-        low, high = min(levels), max(levels)
-        if (found := crossover(levels, speedups)) is not None:
-            lines.append(f"{name}: speedup falls below 1 at {unit} ~{found:.3g}")
-        elif (rising := crossover(levels, speedups, falling=False)) is not None:
-            lines.append(f"{name}: speedup below 1 at {unit} {low:g}, above 1 from ~{rising:.3g} up to {high:g}")
-        else:
-            measured = f"{unit} {low:g}" if low == high else f"every {unit} from {low:g} to {high:g}"
-            side = "below 1" if all(y < 1 for y in speedups) else "at or above 1"
-            lines.append(f"{name}: speedup {side} at {measured}: no crossover measured")
+        levels = group["load_value"].astype(float).tolist()
+        lows = group["speedup_ci95_low"].astype(float).tolist()
+        highs = group["speedup_ci95_high"].astype(float).tolist()
+        found = crossover(levels, lows, highs)
+        if found is not None:
+            above, below = (found.before, found.after) if found.falling else (found.after, found.before)
+            lines.append(
+                f"{name}: speedup above 1 at {unit} {above:g} and below 1 at {below:g} (95 % intervals exclude 1 "
+                f"on both sides): it crosses 1 between {unit} {found.before:g} and {found.after:g}"
+            )
+            continue
+        sides = {
+            x: "above 1" if lo > 1 else "below 1" if hi < 1 else "interval holds 1"
+            for x, lo, hi in sorted(zip(levels, lows, highs, strict=True))
+        }
+        shown = ", ".join(f"{x:g}: {side}" for x, side in sides.items())
+        lines.append(f"{name}: no crossover resolved at {unit} {shown}")
     return lines
 
 
@@ -389,6 +470,7 @@ def write_tables(
                     "configuration",
                     "load",
                     "windows",
+                    "steady_requests",
                     "output_tok_s_mean",
                     "speedup",
                     "speedup_ci95_low",

@@ -161,3 +161,23 @@ def other_sweep_message(summary: str | Path, found: list[str], config_files: Seq
         f"defines other configurations: a report would describe that config, not these results. Give the config "
         f"file that measured them: {command}"
     )
+
+
+def check_load_tables(
+    tables: Iterable[str | Path], window_files: Iterable[str | Path], progress: TextIO, mark: bool = True
+) -> None:
+    """Mark each load table outdated, and say why, when a window file it rests on is missing: Snakemake would
+    otherwise say "Nothing to be done" and the table would go on counting the deleted window."""
+    missing = [str(p) for p in window_files if not Path(p).exists()]
+    if not missing:
+        return
+    more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+    for table in tables:
+        if Path(table).exists() and Path(table).stat().st_mtime != 0:
+            if mark:
+                mark_outdated(table)
+            print(
+                f"specsweep: {table} {'will be remade' if mark else 'would be remade by a run'}: a window file it "
+                f"rests on is missing ({missing[0]}{more})",
+                file=progress,
+            )

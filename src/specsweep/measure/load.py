@@ -2,6 +2,10 @@
 
 The client is one process: one thread per request in flight, each blocked on its socket (no
 polling); the open loop's scheduler sleeps until each arrival.
+
+A window is a ramp-up, a steady interval and a drain (``steady_interval``): only the steady interval
+is the level's workload (C requests in flight, every slot turned over at least once), so the tables
+take throughput and latency from it (docs/load.md, "The steady interval").
 """
 
 from __future__ import annotations
@@ -17,11 +21,26 @@ from specsweep.plan.load_levels import CONCURRENCY, LoadLevel, arrival_times
 
 @dataclass(frozen=True)
 class Sent:
-    """One request of a window: its index, when it was sent (s after the window started), its result."""
+    """One request of a window: its index, when it was sent and when it ended (s after the window started),
+    its result."""
 
     index: int
     sent_s: float
     result: Any
+    ended_s: float = float("nan")
+
+
+def steady_interval(level: LoadLevel, sent: list[float], ended: list[float]) -> tuple[float, float]:
+    """The steady interval of a window, seconds after it started, from its requests' send and end times.
+
+    It starts when the opening burst has ended: the C-th request to end at concurrency C (every slot has
+    turned over once, so requests no longer start and end together), the first to end in the open loop.
+    It ends when the last request is sent: from then on fewer requests are in flight (the drain). Empty
+    (end <= start) when the window is too short to have one."""
+    turned_over = int(level.value) if level.kind == CONCURRENCY else 1
+    if len(ended) < turned_over or not sent:
+        return 0.0, 0.0
+    return sorted(ended)[turned_over - 1], max(sent)
 
 
 def run_window(level: LoadLevel, requests: int, send: Callable[[int], Any], seed: int) -> tuple[list[Sent], float]:
@@ -41,8 +60,9 @@ def run_window(level: LoadLevel, requests: int, send: Callable[[int], Any], seed
             with lock:
                 errors.append(error)
             return
+        ended = time.perf_counter() - started
         with lock:
-            done.append(Sent(index, sent, result))
+            done.append(Sent(index, sent, result, ended))
 
     if level.kind == CONCURRENCY:
         pending = iter(range(requests))

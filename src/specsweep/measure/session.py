@@ -39,7 +39,7 @@ from specsweep.engines.server import _Terminated as Terminated  # one exception 
 from specsweep.measure import gpu
 from specsweep.measure.adaptive import next_step
 from specsweep.measure.client import StreamedResponse, stream_post, timings_from_arrivals
-from specsweep.measure.load import run_window
+from specsweep.measure.load import run_window, steady_interval
 from specsweep.measure.machine import snapshot as machine_snapshot
 from specsweep.measure.placement import placement
 from specsweep.measure.progress import ReadyWait, eta
@@ -610,15 +610,22 @@ def _measure_load(
             f"{wanted}; set -np {wanted} (or more) in the configuration's args"
         )
     for level in levels:
-        for window, path in enumerate(paths.windows[level.label]):
-            label = f"load {level.label} window {window + 1}/{len(paths.windows[level.label])}"
-            launch.log_segments.append(segment(LOAD, window, _log_position(process, paths.log), level.label))
+        measured = [path for path in paths.windows[level.label] if not results.is_warmup_window(path)]
+        for path in sorted(paths.windows[level.label], key=lambda p: p in measured):  # the warmup window first
+            warmup = path not in measured
+            # the warmup window sends window 0's prompts on its schedule, and is kept but in no table
+            window = 0 if warmup else measured.index(path)
+            label = f"load {level.label} {'warmup window' if warmup else f'window {window + 1}/{len(measured)}'}"
+            phase, index = (WARMUP, None) if warmup else (LOAD, window)  # the warmup window's log rows count nowhere
+            launch.log_segments.append(segment(phase, index, _log_position(process, paths.log), level.label))
             with _server_death_named(process, label, paths.log):
-                record = _measured_window(session, prompts, base_url, level, window)
+                record = _measured_window(session, prompts, base_url, level, window, warmup)
             _write_evidence(paths, path, record.to_json())
+            start, end = record.steady
             print(
                 f"{name}: {label}: {record.output_tokens_per_s:.1f} output tok/s, "
-                f"{len(record.requests)} requests in {record.duration_s:.1f} s",
+                f"{len(record.requests)} requests in {record.duration_s:.1f} s, steady {start:.1f}-{end:.1f} s"
+                + ("" if end > start else " (empty: more requests_per_window would give one)"),
                 file=progress,
                 flush=True,
             )
@@ -626,7 +633,9 @@ def _measure_load(
                 raise ServerError(f"the server exited with status {process.returncode} during {label}")
 
 
-def _measured_window(session: Session, prompts: list[Prompt], base_url: str, level: LoadLevel, window: int) -> Window:
+def _measured_window(
+    session: Session, prompts: list[Prompt], base_url: str, level: LoadLevel, window: int, warmup: bool = False
+) -> Window:
     """One window of requests at ``level``. Request i of window w uses prompt (w * requests + i) mod n:
     the same prompts, in the same order, for every configuration."""
     engine, benchmark = session.engine, session.benchmark
@@ -664,14 +673,18 @@ def _measured_window(session: Session, prompts: list[Prompt], base_url: str, lev
     started_at = now_iso()
     sent, duration = run_window(level, requests, send, window_seed(int(load["seed"]), window))
     after = engine.scrape_counters(base_url)
+    steady_start, steady_end = steady_interval(level, [s.sent_s for s in sent], [s.ended_s for s in sent])
     return Window(
         level=level.as_dict(),
-        window=window,
+        window=-1 if warmup else window,
         started_at=started_at,
         duration_s=duration,
         requests=[replace(s.result, sent_s=s.sent_s) for s in sent],
         # window totals: per request they cannot be told apart while requests overlap
         counter_delta={k: after[k] - before.get(k, 0.0) for k in after},
+        steady_start_s=steady_start,
+        steady_end_s=steady_end,
+        warmup=warmup,
     )
 
 

@@ -6,7 +6,8 @@ Two kinds of level (``benchmark.load`` in the config):
 * ``request_rate: R`` - open loop: Poisson arrivals at R requests/s from a seeded generator, so a
   rerun (and every configuration) sends the same schedule.
 
-A measured repetition is a window of ``requests_per_window`` requests (``specsweep.measure.load``).
+A measured repetition is a window of ``requests_per_window`` requests (``specsweep.measure.load``),
+of which the steady interval counts; each level's windows follow one discarded warmup window.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from specsweep.plan.config import ConfigError, Configuration
 
 CONCURRENCY = "concurrency"
 REQUEST_RATE = "request_rate"
+# A closed-loop window holds at least this many times its concurrency in requests: the opening burst
+# (C), a steady interval that holds whole requests (about C), and the drain (C).
+REQUESTS_PER_SLOT = 4
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,11 @@ class LoadLevel:
         return {"kind": self.kind, "value": self.value, "label": self.label}
 
 
+def warmup_windows(benchmark: dict[str, Any]) -> bool:
+    """Whether each level starts with a discarded warmup window (``benchmark.load.warmup``)."""
+    return bool((benchmark.get("load") or {}).get("warmup", True))
+
+
 def levels_of(benchmark: dict[str, Any]) -> list[LoadLevel]:
     """The load levels of a validated config, concurrency first (empty without ``benchmark.load``)."""
     load = benchmark.get("load") or {}
@@ -60,10 +69,11 @@ def check_slots(
 ) -> None:
     """Before anything starts: every configuration's engine can hold the highest concurrency at once."""
     wanted = max((level.in_flight or 0 for level in levels), default=0)
-    if wanted > requests_per_window:
+    if REQUESTS_PER_SLOT * wanted > requests_per_window:
         raise ConfigError(
-            f"benchmark/load/requests_per_window: {requests_per_window} requests cannot keep "
-            f"concurrency {wanted} in flight; set it to at least {wanted}"
+            f"benchmark/load/requests_per_window: {requests_per_window} requests at concurrency {wanted} are "
+            f"one burst (all start and end together), with no steady interval of {wanted} requests in flight; "
+            f"set it to at least {REQUESTS_PER_SLOT * wanted} ({REQUESTS_PER_SLOT} x the highest concurrency)"
         )
     for configuration in configurations.values():
         setting = slots_of(configuration)

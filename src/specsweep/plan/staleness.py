@@ -14,6 +14,21 @@ from specsweep.plan.config import NOT_IDENTITY, Configuration
 from specsweep.record.redact import redact_mapping
 from specsweep.record.results import Launch
 
+# Benchmark settings a measurement does not depend on: when to give up (timeouts), what the tables make of
+# it (the SLOs), and which levels and how many windows are listed (a level or window added is a missing
+# output, measured then; one removed leaves the others valid).
+NOT_MEASUREMENT = frozenset({"ready_timeout_s", "request_timeout_s", "stop_grace_s", "gpu_release_timeout_s"})
+NOT_LOAD_MEASUREMENT = frozenset({"slo", "concurrency", "request_rate", "windows"})
+
+
+def measurement_identity(benchmark: dict[str, Any]) -> dict[str, Any]:
+    """The benchmark settings that identify a measurement: the bench rule's params, and what a launch record
+    is compared on."""
+    identity = {k: v for k, v in benchmark.items() if k not in NOT_MEASUREMENT}
+    if isinstance(identity.get("load"), dict):
+        identity["load"] = {k: v for k, v in identity["load"].items() if k not in NOT_LOAD_MEASUREMENT}
+    return identity
+
 
 def _comparable(params: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in redact_mapping(params).items() if k not in NOT_IDENTITY}
@@ -24,7 +39,7 @@ def stale_reason(launch: Launch, configuration: Configuration, benchmark: dict[s
     now, then = _comparable(configuration.as_params()), _comparable(launch.configuration)
     changed = sorted(k for k in now.keys() | then.keys() if now.get(k) != then.get(k))
     # benchmark settings the launch recorded (older launch records have none: not evidence of a change)
-    measured, current = launch.benchmark or {}, redact_mapping(benchmark)
+    measured, current = measurement_identity(launch.benchmark or {}), measurement_identity(redact_mapping(benchmark))
     changed += sorted(f"benchmark/{k}" for k in measured.keys() & current.keys() if measured[k] != current[k])
     return f"measured under other {', '.join(changed)}" if changed else None
 

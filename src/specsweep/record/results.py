@@ -360,8 +360,16 @@ def load_launches(paths: Iterable[str | Path]) -> dict[str, Launch]:
 
 
 # Load windows (benchmark.load): results/<cfg>/load/<level>/window_<w>.json
+WARMUP = "warmup"  # window_file(cfg, level, WARMUP): the discarded warmup window of a level
+
+
 def window_file(cfg: str, level: str, w: int | str, root: str | Path = ROOT) -> str:
     return "/".join((load_dir(cfg, root), level, f"window_{w}.json"))
+
+
+def is_warmup_window(path: str | Path) -> bool:
+    """results/<cfg>/load/<level>/window_warmup.json: a level's discarded warmup window."""
+    return Path(path).name == Path(window_file("", "", WARMUP)).name
 
 
 def configuration_of_window(path: str | Path) -> str:
@@ -405,7 +413,12 @@ class WindowRequest:
 
 @dataclass(frozen=True)
 class Window:
-    """One measured repetition at a load level: a window of requests (specsweep.measure.load)."""
+    """One measured repetition at a load level: a window of requests (specsweep.measure.load).
+
+    ``steady_start_s`` and ``steady_end_s`` (seconds after the window started) bound its steady
+    interval (measure.load.steady_interval), from which the tables take throughput and latency; records
+    made before there was one have None in both, and their whole window counts. A ``warmup`` window is
+    measured and kept before a level's windows but is in no table."""
 
     level: dict[str, Any]  # LoadLevel.as_dict(): kind, value, label
     window: int
@@ -413,6 +426,9 @@ class Window:
     duration_s: float  # first send to last end
     requests: list[WindowRequest]
     counter_delta: dict[str, float] = field(default_factory=dict)  # window totals of the engine's counters
+    steady_start_s: float | None = None
+    steady_end_s: float | None = None
+    warmup: bool = False
 
     @property
     def label(self) -> str:
@@ -426,12 +442,27 @@ class Window:
     def requests_per_s(self) -> float:
         return len(self.requests) / self.duration_s
 
+    @property
+    def steady(self) -> tuple[float, float]:
+        """The steady interval (the whole window for a record of the earlier method)."""
+        if self.steady_start_s is None or self.steady_end_s is None:
+            return 0.0, self.duration_s
+        return self.steady_start_s, self.steady_end_s
+
+    def in_steady(self, request: WindowRequest) -> bool:
+        """Whether ``request`` was sent and ended within the steady interval (the latency percentiles' sample)."""
+        start, end = self.steady
+        return start <= request.sent_s and request.sent_s + request.e2e_s <= end
+
     def to_json(self) -> dict[str, Any]:
         return {
             "level": self.level,
             "window": self.window,
+            "warmup": self.warmup,
             "started_at": self.started_at,
             "duration_s": self.duration_s,
+            "steady_start_s": self.steady_start_s,
+            "steady_end_s": self.steady_end_s,
             "output_tokens_per_s": self.output_tokens_per_s,  # derived, for a reader of the file
             "requests_per_s": self.requests_per_s,
             "counter_delta": self.counter_delta,
@@ -440,21 +471,29 @@ class Window:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Window:
-        return cls(
+        window = cls(
             level=data["level"],
             window=data["window"],
             started_at=data.get("started_at", ""),
-            duration_s=data["duration_s"],
+            duration_s=float(data["duration_s"]),
             requests=[WindowRequest.from_json(r) for r in data["requests"]],
             counter_delta=data.get("counter_delta") or {},
+            steady_start_s=data.get("steady_start_s"),
+            steady_end_s=data.get("steady_end_s"),
+            warmup=bool(data.get("warmup", False)),
         )
+        if not window.duration_s > 0:  # also NaN: every rate of the window divides by it
+            raise ValueError(f"duration_s is {data['duration_s']!r}, not a positive number of seconds")
+        return window
 
 
 def read_window(path: str | Path) -> Window:
     try:
         return Window.from_json(json.loads(Path(path).read_text()))
     except (KeyError, TypeError, ValueError) as error:
-        raise ValueError(f"{path}: not a window record ({error!r}); remove it and rerun its configuration") from error
+        raise ValueError(
+            f"{path}: not a window record ({error}); remove it and rerun its configuration to measure it again"
+        ) from error
 
 
 def load_windows(paths: Iterable[str | Path]) -> dict[str, list[Window]]:

@@ -24,7 +24,8 @@ def _errors(frame: pd.DataFrame, value: str, low: str, high: str) -> np.ndarray:
 
 
 def load_speedup(table: pd.DataFrame) -> plt.Figure:
-    """Speedup of output tok/s over the baseline at each level, 95 % Fieller CI, crossover marked."""
+    """Speedup of steady output tok/s over the baseline's same windows at each level, 95 % paired interval,
+    the crossover bracket shaded."""
     sns.set_theme(style="whitegrid", context="notebook")
     kinds = [k for k in (CONCURRENCY, REQUEST_RATE) if k in set(table["load_kind"])]
     figure, panels = plt.subplots(1, len(kinds), figsize=(6.5 * len(kinds), 4.5), squeeze=False)
@@ -44,25 +45,28 @@ def load_speedup(table: pd.DataFrame) -> plt.Figure:
                 color=color,
                 label=name,
             )
-            levels, speedups = group["load_value"].tolist(), group["speedup"].astype(float).tolist()
-            for falling, word in ((True, "falls below 1"), (False, "rises above 1")):
-                if (found := crossover(levels, speedups, falling)) is not None:
-                    axes.axvline(found, color=color, linestyle=":", linewidth=1.2)
-                    axes.annotate(
-                        f"{word} ~{found:.3g}",
-                        (found, 1.0),
-                        xytext=(4, 8),
-                        textcoords="offset points",
-                        color=color,
-                        fontsize=8,
-                    )
+            found = crossover(
+                group["load_value"].astype(float).tolist(),
+                group["speedup_ci95_low"].astype(float).tolist(),
+                group["speedup_ci95_high"].astype(float).tolist(),
+            )
+            if found is not None:  # the bracket of levels whose intervals exclude 1 on opposite sides
+                axes.axvspan(found.before, found.after, color=color, alpha=0.12)
+                axes.annotate(
+                    f"crosses 1 in {found.before:g}-{found.after:g}",
+                    (found.before, 1.0),
+                    xytext=(4, 8),
+                    textcoords="offset points",
+                    color=color,
+                    fontsize=8,
+                )
         axes.axhline(1.0, color="tab:orange", linestyle="--", label="baseline (no speculation)")
         if kind == CONCURRENCY:
             axes.set_xscale("log", base=2)
         values = sorted(set(table.loc[table["load_kind"] == kind, "load_value"]))
         axes.set_xticks(values, [f"{v:g}" for v in values])
         axes.set_xlabel(KIND_LABELS[kind])
-        axes.set_ylabel("speedup of output tok/s\n(95 % Fieller CI over windows)")
+        axes.set_ylabel("speedup of steady output tok/s\n(95 % paired interval over windows)")
         axes.legend(fontsize=8, loc="upper right")
         # where each configuration crosses 1, in words (also when it does not in the measured range)
         axes.text(
@@ -85,7 +89,7 @@ def load_latency(table: pd.DataFrame) -> plt.Figure:
     figure, panels = plt.subplots(1, 2, figsize=(12, 4.5))
     for axes, metric, title in (
         (panels[0], "tpot_ms_p50", "TPOT median (ms)"),
-        (panels[1], "e2e_ms_p90", "end-to-end latency p90 (ms)"),
+        (panels[1], "e2el_ms_p90", "E2EL p90 (ms)"),
     ):
         for index, (name, group) in enumerate(table.groupby("configuration", sort=False)):
             group = group.sort_values(["load_kind", "load_value"])
