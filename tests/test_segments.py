@@ -101,7 +101,7 @@ def test_redacting_a_secret_moves_the_recorded_offsets_with_it(tmp_path):
     text = log.read_bytes()
     log.write_bytes(b"argv --api-key sk-long-secret-value-123\n" + text)
     moved = [dict(s, start=s["start"] + len(b"argv --api-key sk-long-secret-value-123\n")) for s in segments]
-    _redact_log(log, ["sk-long-secret-value-123"], moved)
+    _redact_log(log, ["sk-long-secret-value-123"], moved, [])
     redacted = log.read_bytes()
     assert b"sk-long-secret" not in redacted
     for entry in moved:  # each segment still starts where its first line starts
