@@ -22,7 +22,10 @@ def test_conclusion_matches_summary_csv():
     measured = table[(table["status"] == "ok") & table["tok_s_mean"].notna()]
     assert text[0] == f"specsweep: {len(measured)} of {len(table)} configurations measured"
 
-    assert text[1] == "  sessions: 1 per configuration: the intervals ignore launch-to-launch variation (benchmark.sessions)"
+    assert (
+        text[1]
+        == "  sessions: 1 per configuration: the intervals ignore launch-to-launch variation (benchmark.sessions)"
+    )
     text = text[1:]
     base = table[table["baseline"]].iloc[0]
     assert text[1] == (

@@ -3,9 +3,8 @@ and the table is built from configurations' levels, acceptance on the speculativ
 
 from __future__ import annotations
 
-import math
-
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -226,7 +225,10 @@ def test_independent_multiplicative_effects_are_no_interaction():
     sweeps, hits = 200, 0
     for _ in range(sweeps):
         runs = {
-            name: [run_record({"client": {"decode_tokens_per_s": r}}, i) for i, r in enumerate(50 * f * rng.normal(1, 0.03, 5))]
+            name: [
+                run_record({"client": {"decode_tokens_per_s": r}}, i)
+                for i, r in enumerate(50 * f * rng.normal(1, 0.03, 5))
+            ]
             for name, f in factor.items()
         }
         frame = table(analyses(configurations, runs)[0])

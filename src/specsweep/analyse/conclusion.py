@@ -54,7 +54,10 @@ def _sessions_line(measured: list[Row]) -> str | None:
     if unit == "session":
         return f"  sessions: {shown} per configuration, the replicates of every interval and test"
     if unit == "pass":
-        return f"  sessions: {shown} per configuration: the intervals ignore launch-to-launch variation (benchmark.sessions)"
+        return (
+            f"  sessions: {shown} per configuration: the intervals ignore launch-to-launch variation "
+            + "(benchmark.sessions)"
+        )
     return f"  sessions: {shown} per configuration: {NOT_ESTIMABLE_NOTE} (benchmark.sessions)"
 
 

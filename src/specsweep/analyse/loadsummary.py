@@ -7,7 +7,9 @@
   Welch p), request throughput, goodput under the SLOs, latency percentiles over requests with
   95 % bootstrap intervals over windows, speculation counts;
 * ``categories.csv``: one row per configuration, load and prompt category - acceptance, accept
-  length and the speedup of the per-request decode rate against the baseline's same category.
+  length and the speedup against the baseline's same category. For single-request runs the speedup is
+  the category's workload rate ratio with sessions as the replicates (analyse/replicates.py, the
+  spread pooled over configurations and categories); for load windows, requests are the samples.
 """
 
 from __future__ import annotations
@@ -272,15 +274,20 @@ def _speculation(requests: list[WindowRequest], records: list[Window]) -> dict[s
 
 
 CATEGORY_COLUMNS: dict[str, str] = {
-    "configuration": "configuration name",
+    "configuration": "configuration name (every session of it pooled)",
     "baseline": "true for the baseline configuration",
     "load": "single (one request at a time, idle server) or the load level of the windows",
     "category": "prompt category of the dataset (benchmark.prompts)",
     "requests": "requests of this category",
-    "decode_tok_s_mean": "per-request decode rate (first token excluded), mean over the category's requests",
-    "speedup": "decode_tok_s_mean / the baseline's for the same category and load",
-    "speedup_ci95_low": "95 % Fieller interval of the speedup, requests as samples (NaN with < 3 a side)",
+    "units": "the replicates of the speedup interval: sessions (single; passes with one session), requests (load)",
+    "decode_tok_s_mean": "single: the category's workload rate (decode tokens / decode time of its prompts), "
+    "geometric mean over the units; load: per-request decode rate, mean over the category's requests",
+    "speedup": "decode_tok_s_mean / the baseline's for the same category and load (single: over the prompts "
+    "both measured)",
+    "speedup_ci95_low": "95 % interval of the speedup, lower bound (single: log scale, units as replicates; load: "
+    "Fieller, requests as samples); empty when the cell is too small (see note)",
     "speedup_ci95_high": "upper bound",
+    "note": "why a cell has no interval (too few units), or the caveat of its interval (empty when none)",
     "drafted": "draft tokens proposed (sum over the category's requests)",
     "accepted": "draft tokens accepted",
     "acceptance_rate": "accepted / drafted",
@@ -289,18 +296,49 @@ CATEGORY_COLUMNS: dict[str, str] = {
 }
 
 
-def category_table(configurations: dict[str, Configuration], requests: pd.DataFrame) -> pd.DataFrame:
-    """One row per configuration, load and category (see CATEGORY_COLUMNS)."""
-    baseline = next(c.name for c in configurations.values() if c.baseline)
+def category_table(
+    configurations: dict[str, Configuration], requests: pd.DataFrame, runs: dict[str, list[Run]] | None = None
+) -> pd.DataFrame:
+    """One row per configuration, load and category (see CATEGORY_COLUMNS); ``runs`` (by session) give the
+    single-request rows their session-level statistics."""
+    from specsweep.analyse import replicates
+    from specsweep.plan import design
+
+    sessions = design.sessions_of(configurations)
+    measured = design.measured_configurations(configurations)
+    baseline = next(c.name for c in measured.values() if c.baseline)
+    of = {s: name for name, names in sessions.items() for s in names}
     rows = []
     if requests.empty:
         return pd.DataFrame(columns=list(CATEGORY_COLUMNS))
+    requests = requests.assign(configuration=requests["configuration"].map(lambda n: of.get(n, n)))
+    by_category: dict[str, dict[str, list[list[Run]]]] = {}
+    for name, names in sessions.items():
+        for session in names:
+            kept = [r for r in (runs or {}).get(session, []) if not r.excluded]
+            for category in dict.fromkeys(r.category for r in kept):
+                found = [r for r in kept if r.category == category]
+                by_category.setdefault(category, {}).setdefault(name, []).append(found)
+    # one spread for every configuration and category: the same launch effects move them all
+    model = replicates.pooled({(c, n): v for c, cells in by_category.items() for n, v in cells.items()})
     for (load, category), group in requests.groupby(["load", "category"], sort=False):
         reference = group.loc[group["configuration"] == baseline, "decode_tok_s"].tolist()
-        for name, configuration in configurations.items():
+        cells = by_category.get(category, {}) if load == SINGLE else {}
+        for name, configuration in measured.items():
             mine = group[group["configuration"] == name]
             rates = mine["decode_tok_s"].tolist()
-            ((summary, speedup),) = stats.describe_many([rates], reference, intervals=False)
+            if load == SINGLE and name in cells:
+                level = replicates.level(cells[name], model)
+                units, mean = level.n, level.rate
+                compared = replicates.compare(cells[name], cells[baseline], model) if baseline in cells else None
+                ratio, low, high = (compared.ratio, compared.ci_low, compared.ci_high) if compared else (math.nan,) * 3
+                note = model.note if model.note or not math.isnan(low) else "too few units for an interval"
+            else:
+                ((summary, speedup),) = stats.describe_many([rates], reference, intervals=False)
+                units, mean = len(rates), summary.mean
+                ratio, low, high = speedup.ratio, speedup.ci_low, speedup.ci_high
+                small = min(len(rates), len(reference)) < stats.MIN_RUNS_FOR_CI
+                note = f"too few requests for an interval (need >= {stats.MIN_RUNS_FOR_CI} a side)" if small else ""
             drafted = _total(mine["drafted"])
             accepted = _total(mine["accepted"])
             steps = _total(mine["verify_steps"])
@@ -311,10 +349,12 @@ def category_table(configurations: dict[str, Configuration], requests: pd.DataFr
                     "load": load,
                     "category": category,
                     "requests": len(mine),
-                    "decode_tok_s_mean": summary.mean,
-                    "speedup": None if configuration.baseline else speedup.ratio,
-                    "speedup_ci95_low": None if configuration.baseline else speedup.ci_low,
-                    "speedup_ci95_high": None if configuration.baseline else speedup.ci_high,
+                    "units": units,
+                    "decode_tok_s_mean": mean,
+                    "speedup": None if configuration.baseline else ratio,
+                    "speedup_ci95_low": None if configuration.baseline else low,
+                    "speedup_ci95_high": None if configuration.baseline else high,
+                    "note": None if configuration.baseline else (note or None),
                     "drafted": drafted,
                     "accepted": accepted if drafted else None,
                     "acceptance_rate": accepted / drafted if drafted else None,
@@ -370,7 +410,7 @@ def write_tables(
 
     requests = request_rows(configurations, runs, windows, slo)
     write_csv(requests, Path(outputs["requests"]))
-    categories = category_table(configurations, requests)
+    categories = category_table(configurations, requests, runs)
     write_csv(categories, Path(outputs["categories"]))
     shown = categories[~categories["baseline"].astype(bool)]
     print(

@@ -11,10 +11,10 @@ between categories is part of the workload, not noise.
 **Unit.** A session (one server launch) is the replicate: launches shift throughput by a few percent,
 so runs of one session are not independent replicates of the configuration. The model, on the log
 scale (rates and ratios are positive; a log interval cannot cross zero), is
-``log R_cs = μ_c + e_cs`` with ``e_cs ~ N(0, σ²)``, one σ for every configuration of the sweep (a
-one-way random-effects layout; σ includes the within-session noise of a session's mean), estimated by
+``log R_cs = μ_c + e_cs`` with ``e_cs ~ N(0, sigma²)``, one sigma for every configuration of the sweep (a
+one-way random-effects layout; sigma includes the within-session noise of a session's mean), estimated by
 pooling the within-configuration spread of the session log-rates (``Pooled``, ``Σ(S_c - 1)`` degrees
-of freedom). Intervals are ``exp(mean ± t·σ/√S)``; a speedup's is ``exp(Δ ± t·σ·√(1/S_c + 1/S_b))``
+of freedom). Intervals are ``exp(mean ± t·sigma/√S)``; a speedup's is ``exp(Δ ± t·sigma·√(1/S_c + 1/S_b))``
 with its two-sided t-test. With one session per configuration the unit falls back to a pass over the
 prompts within the session (when a session holds several), and the intervals ignore launch-to-launch
 variation (``Pooled.note``); with one pass too, no interval is possible.
@@ -174,7 +174,10 @@ class Comparison:
 
 
 def compare(
-    candidate: Sequence[Sequence[Run]], baseline: Sequence[Sequence[Run]], model: Pooled, prompts: set[int] | None = None
+    candidate: Sequence[Sequence[Run]],
+    baseline: Sequence[Sequence[Run]],
+    model: Pooled,
+    prompts: set[int] | None = None,
 ) -> Comparison:
     """The speedup of ``candidate``'s sessions over ``baseline``'s on ``prompts`` (default: their common ones)."""
     shared = prompts if prompts is not None else common_prompts(*candidate, *baseline)
@@ -188,7 +191,9 @@ def compare(
     if not model.df:
         return Comparison(math.exp(delta), math.nan, math.nan, math.nan, delta, math.nan, 0)
     if se == 0:  # identical rates in every unit (a deterministic stand-in): the ratio is exact
-        return Comparison(math.exp(delta), math.exp(delta), math.exp(delta), math.nan if delta == 0 else 0.0, delta, 0.0, 0)
+        return Comparison(
+            math.exp(delta), math.exp(delta), math.exp(delta), math.nan if delta == 0 else 0.0, delta, 0.0, 0
+        )
     half = model.t() * se
     p = 2 * float(stats.t_sf(abs(delta) / se, model.df))
     return Comparison(math.exp(delta), math.exp(delta - half), math.exp(delta + half), p, delta, se, model.df)

@@ -389,7 +389,7 @@ def holm(p_values: Sequence[float]) -> list[float]:
     """Holm's step-down adjustment of a family of p-values (NaN entries are not comparisons and stay NaN).
 
     Sorted ascending, the i-th (0-based) of m is multiplied by m - i, made non-decreasing and capped at 1:
-    rejecting adjusted p < α controls the family-wise error rate at α for any dependence between tests.
+    rejecting adjusted p < alpha controls the family-wise error rate at alpha for any dependence between tests.
     """
     tested = sorted((p, i) for i, p in enumerate(p_values) if not math.isnan(p))
     adjusted = [math.nan] * len(p_values)

@@ -160,7 +160,7 @@ def session_order(configurations: Mapping[str, Configuration]) -> list[str]:
         shuffle(names)
         if baseline is not None:
             # the baseline opens the first round and closes the last
-            names = names + [baseline] if round_index == rounds - 1 and round_index else [baseline, *names]
+            names = [*names, baseline] if round_index == rounds - 1 and round_index else [baseline, *names]
         order += [
             session_name(name, round_index + 1)
             for name in names

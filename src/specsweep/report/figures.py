@@ -188,7 +188,9 @@ def acceptance(summary: pd.DataFrame) -> plt.Figure:
     speed_axes.barh(names, spec["speedup"], color=["tab:blue" if s >= 1 else "tab:red" for s in spec["speedup"]])
     if "speedup_ci95_low" in spec and spec["speedup_ci95_low"].notna().any():
         speedup = spec["speedup"].to_numpy(dtype=float)
-        _interval_bars(speed_axes, speedup, spec["speedup_ci95_low"], spec["speedup_ci95_high"], "95 % CI (sessions, log scale)")
+        _interval_bars(
+            speed_axes, speedup, spec["speedup_ci95_low"], spec["speedup_ci95_high"], "95 % CI (sessions, log scale)"
+        )
     speed_axes.sharey(rate_axes)
     speed_axes.tick_params(labelleft=False)
     speed_axes.axvline(1.0, color="tab:orange", linestyle="--", label="baseline")
