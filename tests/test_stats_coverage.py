@@ -61,3 +61,64 @@ def test_welch_rejects_a_true_null_five_percent_of_the_time():
 def test_welch_detects_the_simulated_speedup():
     base, cand = _sweeps(5, seed=13)
     assert float(np.mean(stats.welch_p_value(cand, base) < stats.ALPHA)) > 0.99
+
+
+# Sessions as replicates (analyse/replicates.py) under the noise the project documents: a log-normal launch
+# offset per session (3 % and 10 %), categories ±14 %, heavy-tailed run noise (t with 3 df, 2 %), 7 prompts.
+CATEGORY_PROFILE = np.array([0.86, 0.93, 1.0, 1.07, 1.14, 0.9, 1.1])
+
+
+def _sessions(rng, effect, launch_sd, sessions=2):
+    from run_records import run_record
+
+    found = []
+    for _ in range(sessions):
+        launch = np.exp(rng.normal(0, launch_sd))
+        noise = np.exp(0.02 * rng.standard_t(3, len(CATEGORY_PROFILE)) / np.sqrt(3))
+        rates = 50.0 * effect * launch * CATEGORY_PROFILE * noise
+        found.append(
+            [run_record({"prompt_index": i, "client": {"decode_tokens_per_s": float(r)}}, i) for i, r in enumerate(rates)]
+        )
+    return found
+
+
+def _workload(effect):
+    profile = 50.0 * effect * CATEGORY_PROFILE
+    return len(profile) / (1 / profile).sum()
+
+
+@pytest.mark.parametrize("launch_sd", [0.03, 0.10])
+def test_session_intervals_cover_the_workload_rate_and_speedup(launch_sd):
+    from specsweep.analyse import replicates
+
+    rng = np.random.default_rng(int(launch_sd * 100))
+    sweeps, rate_hits, speedup_hits = 600, 0, 0
+    for _ in range(sweeps):
+        sweep = {"base": _sessions(rng, 1.0, launch_sd), "cand": _sessions(rng, 1.1, launch_sd)}
+        model = replicates.pooled(sweep)
+        level = replicates.level(sweep["base"], model)
+        rate_hits += level.ci_low <= _workload(1.0) <= level.ci_high
+        ratio = replicates.compare(sweep["cand"], sweep["base"], model)
+        speedup_hits += ratio.ci_low <= 1.1 <= ratio.ci_high
+    assert 0.92 <= rate_hits / sweeps <= 0.98
+    assert 0.92 <= speedup_hits / sweeps <= 0.98
+
+
+def test_the_conclusion_holds_the_familywise_error_of_an_aa_sweep():
+    """A baseline and three identical configurations, 2 sessions each, 3 % launch offsets: Holm keeps the
+    share of sweeps that call any of them significant at or below 5 % (one launch each: about 80 %)."""
+    from specsweep.analyse import replicates
+
+    rng = np.random.default_rng(26)
+    sweeps, any_significant = 400, 0
+    for _ in range(sweeps):
+        sweep = {name: _sessions(rng, 1.0, 0.03) for name in ("base", "a", "b", "c")}
+        model = replicates.pooled(sweep)
+        p = [replicates.compare(sweep[n], sweep["base"], model).p_value for n in ("a", "b", "c")]
+        any_significant += any(q < stats.ALPHA for q in stats.holm(p))
+    assert any_significant / sweeps <= 0.075  # 5 % + 2.3 binomial standard errors of 400 sweeps
+
+
+def test_holm_adjusts_in_step_down_order():
+    assert stats.holm([0.01, 0.04, 0.03, float("nan")])[:3] == pytest.approx([0.03, 0.06, 0.06])
+    assert np.isnan(stats.holm([0.01, float("nan")])[1]) and stats.holm([0.9, 0.8]) == [1.0, 1.0]

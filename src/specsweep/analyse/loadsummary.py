@@ -420,7 +420,12 @@ def write_tables(
         file=progress,
     )
     if "load" in outputs:
-        table = load_table(configurations, windows, slo)
+        from specsweep.plan import design
+
+        # one row per configuration: the windows of all its sessions (benchmark.sessions) together
+        table = load_table(
+            design.measured_configurations(configurations), design.merged_runs(configurations, windows), slo
+        )
         write_csv(table, Path(outputs["load"]))
         print(
             table[
