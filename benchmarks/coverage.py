@@ -15,13 +15,14 @@ the summary reports it, else the mean of per-run rates (the earlier method), bot
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import math
 from typing import Any
 
 import numpy as np
 
-from specsweep.analyse import aggregate
+from specsweep.analyse import aggregate, loadsummary
 from specsweep.plan import design
 from specsweep.plan.config import Configuration
 from specsweep.record.results import Run
@@ -31,6 +32,9 @@ TOKENS = 300
 RUN_SD = 0.02
 BASE_RATE = 50.0
 DEFAULT_SESSIONS = 2  # config/config.yaml's benchmark.sessions
+# six configurations like the default sweep's: the baseline, the x1.10 candidate whose intervals are scored,
+# and four others (a draft model at half speed among them)
+DEFAULT_LIKE = {"base": 1.0, "cand": 1.10, "m3": 1.0, "m24": 0.9, "default": 1.2, "draft": 0.5}
 
 
 def _run(index: int, rate: float) -> Run:
@@ -89,11 +93,12 @@ def measure(sweeps: int, launch_sd: float, seed: int = 21) -> dict[str, Any]:
     an A/A sweep (a baseline and three identical configurations), at one launch offset."""
     rng = np.random.default_rng(seed)
     sessions = DEFAULT_SESSIONS if has_sessions() else 1
-    covered = {"tok_s": 0, "speedup": 0, "best_speedup": 0}
+    covered = {"tok_s": 0, "speedup": 0, "category_speedup": 0, "best_speedup": 0}
+    cells = detected = 0
     scored = dict.fromkeys(covered, 0)
     false_positive = 0
     for _ in range(sweeps):
-        configurations, runs = sweep(rng, {"base": 1.0, "cand": 1.10}, launch_sd, sessions)
+        configurations, runs = sweep(rng, DEFAULT_LIKE, launch_sd, sessions)
         frame = aggregate.summarise(configurations, runs, {}).set_index("configuration")
         workload = "interval_unit" in frame.columns
         for key, low, high, truth in (
@@ -107,6 +112,13 @@ def measure(sweeps: int, launch_sd: float, seed: int = 21) -> dict[str, Any]:
             if not (math.isnan(low) or math.isnan(high)):
                 scored[key] += 1
                 covered[key] += low <= truth <= high
+        detected += bool(frame.loc["cand", "significant"] is True or frame.loc["cand", "significant"] == True)  # noqa: E712
+        # per category: the effect is a uniform x1.10, so every category's speedup is 1.10
+        for low, high in _category_intervals(configurations, runs, "cand"):
+            cells += 1
+            if not (math.isnan(low) or math.isnan(high)):
+                scored["category_speedup"] += 1
+                covered["category_speedup"] += low <= 1.10 <= high
         configurations, runs = sweep(rng, {"base": 1.0, "a": 1.0, "b": 1.0, "c": 1.0}, launch_sd, sessions)
         frame = aggregate.summarise(configurations, runs, {}).set_index("configuration")
         false_positive += bool(frame["significant"].fillna(False).astype(bool).any())
@@ -122,8 +134,27 @@ def measure(sweeps: int, launch_sd: float, seed: int = 21) -> dict[str, Any]:
         "sessions": sessions,
         "sweeps": sweeps,
         **{f"{key}_coverage": covered[key] / scored[key] if scored[key] else math.nan for key in covered},
+        "category_cells_with_interval": scored["category_speedup"] / cells if cells else math.nan,
         "familywise_false_positive": false_positive / sweeps,
+        "power_x1.10": detected / sweeps,
     }
+
+
+def _category_intervals(
+    configurations: dict[str, Configuration], runs: dict[str, list[Run]], name: str
+) -> list[tuple[float, float]]:
+    """categories.csv's speedup interval of each category of ``name`` (single-request runs)."""
+    requests = loadsummary.request_rows(configurations, runs, {}, {})
+    takes_runs = "runs" in inspect.signature(loadsummary.category_table).parameters
+    table = (
+        loadsummary.category_table(configurations, requests, runs)
+        if takes_runs
+        else loadsummary.category_table(configurations, requests)
+    )
+    rows = table[table["configuration"] == name]
+    return [
+        (float(low), float(high)) for low, high in zip(rows["speedup_ci95_low"], rows["speedup_ci95_high"], strict=True)
+    ]
 
 
 def main() -> None:

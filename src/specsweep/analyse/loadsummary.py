@@ -313,14 +313,15 @@ def category_table(
         return pd.DataFrame(columns=list(CATEGORY_COLUMNS))
     requests = requests.assign(configuration=requests["configuration"].map(lambda n: of.get(n, n)))
     by_category: dict[str, dict[str, list[list[Run]]]] = {}
+    by_session: dict[str, list[list[Run]]] = {}
     for name, names in sessions.items():
         for session in names:
             kept = [r for r in (runs or {}).get(session, []) if not r.excluded]
+            by_session.setdefault(name, []).append(kept)
             for category in dict.fromkeys(r.category for r in kept):
                 found = [r for r in kept if r.category == category]
                 by_category.setdefault(category, {}).setdefault(name, []).append(found)
-    # one spread for every configuration and category: the same launch effects move them all
-    model = replicates.pooled({(c, n): v for c, cells in by_category.items() for n, v in cells.items()})
+    model = _category_model(by_session, by_category)
     for (load, category), group in requests.groupby(["load", "category"], sort=False):
         reference = group.loc[group["configuration"] == baseline, "decode_tok_s"].tolist()
         cells = by_category.get(category, {}) if load == SINGLE else {}
@@ -362,6 +363,27 @@ def category_table(
                 }
             )
     return pd.DataFrame(rows, columns=list(CATEGORY_COLUMNS))
+
+
+def _category_model(by_session: dict[str, list[list[Run]]], by_category: dict[str, dict[str, list[list[Run]]]]) -> Any:
+    """The replicate model of the per-category speedups: with sessions, the two-way session x category
+    layout (replicates.category_spread: a launch moves every category alike); with one session per
+    configuration, passes as replicates, pooled over the (configuration, category) cells."""
+    from specsweep.analyse import replicates
+
+    whole = replicates.pooled(by_session)
+    if whole.unit == replicates.SESSION:
+        categories = list(by_category)
+        matrices = []
+        for sessions in by_session.values():
+            full = [s for s in sessions if {r.category for r in s} >= set(categories)]
+            rates = [[replicates.workload_rate([r for r in s if r.category == c]) for c in categories] for s in full]
+            if len(full) >= 2:
+                matrices.append(np.log(np.asarray(rates, dtype=float)))
+        sd, df = replicates.category_spread(matrices)
+        if df:
+            return replicates.Pooled(replicates.SESSION, sd, df)
+    return replicates.pooled({f"{n}/{c}": v for c, cells in by_category.items() for n, v in cells.items()})
 
 
 def _total(values: pd.Series) -> float | None:

@@ -94,7 +94,7 @@ class Pooled:
 
     unit: str  # SESSION, PASS, or "" when no configuration has two units
     sd: float
-    df: int
+    df: float  # an integer, but for a Satterthwaite combination (category_spread)
 
     @property
     def note(self) -> str:
@@ -163,7 +163,7 @@ class Comparison:
     p_value: float
     log_ratio: float
     se: float
-    df: int
+    df: float
 
     def interval(self, confidence: float) -> tuple[float, float]:
         """The interval at another confidence (the simultaneous one of a selected configuration)."""
@@ -197,3 +197,38 @@ def compare(
     half = model.t() * se
     p = 2 * float(stats.t_sf(abs(delta) / se, model.df))
     return Comparison(math.exp(delta), math.exp(delta - half), math.exp(delta + half), p, delta, se, model.df)
+
+
+def category_spread(matrices: Iterable[np.ndarray]) -> tuple[float, float]:
+    """The standard deviation of one (configuration, category) cell's log rate in one session, and its
+    Satterthwaite degrees of freedom, from each configuration's sessions x categories matrix of log rates.
+
+    A launch moves every category of its session alike, so the cells are not independent: the two-way
+    layout (session effect + residual, per configuration, pooled) gives the session mean square MS_s
+    (estimates K·sigma_L² + sigma_e², S - 1 df each) and the residual one MS_e (sigma_e², (S - 1)(K - 1) df); a
+    cell's variance sigma_L² + sigma_e² is MS_s/K + (K - 1)·MS_e/K, with Satterthwaite's df for that sum.
+    NaN and 0 when no configuration has two sessions and two categories.
+    """
+    session_squares = session_df = residual_squares = residual_df = 0.0
+    categories = 0
+    for y in matrices:
+        sessions, categories = y.shape
+        if sessions < 2 or categories < 2:
+            continue
+        session_means, category_means, grand = y.mean(axis=1), y.mean(axis=0), y.mean()
+        session_squares += categories * float(((session_means - grand) ** 2).sum())
+        session_df += sessions - 1
+        residual = y - session_means[:, None] - category_means[None, :] + grand
+        residual_squares += float((residual**2).sum())
+        residual_df += (sessions - 1) * (categories - 1)
+    if not session_df or not residual_df:
+        return math.nan, 0.0
+    between, within = (
+        session_squares / session_df / categories,
+        residual_squares / residual_df * (categories - 1) / categories,
+    )
+    variance = between + within
+    if variance == 0:
+        return 0.0, session_df + residual_df
+    df = variance**2 / (between**2 / session_df + within**2 / residual_df)
+    return math.sqrt(variance), df
