@@ -77,7 +77,10 @@ def _sessions(rng, effect, launch_sd, sessions=2):
         noise = np.exp(0.02 * rng.standard_t(3, len(CATEGORY_PROFILE)) / np.sqrt(3))
         rates = 50.0 * effect * launch * CATEGORY_PROFILE * noise
         found.append(
-            [run_record({"prompt_index": i, "client": {"decode_tokens_per_s": float(r)}}, i) for i, r in enumerate(rates)]
+            [
+                run_record({"prompt_index": i, "client": {"decode_tokens_per_s": float(r)}}, i)
+                for i, r in enumerate(rates)
+            ]
         )
     return found
 
@@ -122,3 +125,38 @@ def test_the_conclusion_holds_the_familywise_error_of_an_aa_sweep():
 def test_holm_adjusts_in_step_down_order():
     assert stats.holm([0.01, 0.04, 0.03, float("nan")])[:3] == pytest.approx([0.03, 0.06, 0.06])
     assert np.isnan(stats.holm([0.01, float("nan")])[1]) and stats.holm([0.9, 0.8]) == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("launch_sd", [0.03, 0.10])
+def test_per_category_intervals_cover_though_a_launch_moves_every_category(launch_sd):
+    """categories.csv's model (replicates.category_spread): six configurations x 2 sessions x 7 categories,
+    heavy-tailed run noise (pooling the cells as if they were independent replicates under-covers)."""
+    from specsweep.analyse import replicates
+
+    rng = np.random.default_rng(7 + int(100 * launch_sd))
+    hits = cells = 0
+    for _ in range(1500):
+        logs = [rng.normal(0, launch_sd, (2, 1)) + 0.02 * rng.standard_t(3, (2, 7)) / np.sqrt(3) for _ in range(6)]
+        sd, df = replicates.category_spread(logs)
+        half = stats.t_critical(df) * sd * np.sqrt(1 / 2 + 1 / 2)
+        hits += int((np.abs(logs[1].mean(axis=0) - logs[0].mean(axis=0)) <= half).sum())
+        cells += 7
+    assert 0.93 <= hits / cells <= 0.97
+
+
+def test_the_selected_best_keeps_its_simultaneous_interval():
+    """Among three configurations equal to the baseline, the fastest one's simultaneous interval (Bonferroni
+    over the family) still covers 1 in at least 95 % of sweeps; its plain interval does not."""
+    from specsweep.analyse import replicates
+
+    rng = np.random.default_rng(31)
+    sweeps, plain, simultaneous = 600, 0, 0
+    for _ in range(sweeps):
+        sweep = {name: _sessions(rng, 1.0, 0.03) for name in ("base", "a", "b", "c")}
+        model = replicates.pooled(sweep)
+        compared = {n: replicates.compare(sweep[n], sweep["base"], model) for n in ("a", "b", "c")}
+        best = max(compared.values(), key=lambda c: c.ratio)
+        plain += best.ci_low <= 1.0 <= best.ci_high
+        low, high = best.interval(stats.simultaneous_confidence(3))
+        simultaneous += low <= 1.0 <= high
+    assert simultaneous / sweeps >= 0.95 > plain / sweeps
