@@ -58,6 +58,7 @@ def test_conclusion_matches_summary_csv():
 def test_a_baseline_that_wins_is_named(tmp_path):
     table = pd.read_csv(GOLDEN)
     table.loc[table["baseline"], "tok_s_mean"] = 1000.0
+    table.loc[~table["baseline"], "speedup"] = 0.1  # every other configuration is slower now
     table.to_csv(tmp_path / "summary.csv", index=False)
     text = conclusion.lines(conclusion.read(tmp_path / "summary.csv"))
     assert text[3] == "  best: baseline, 1000.0 tok/s (95 % CI 74.9-86.4), a baseline itself: no configuration beats it"
@@ -81,3 +82,22 @@ def test_several_baselines_are_listed_and_speedups_are_against_their_own(tmp_pat
     assert text[2] == "  baselines: baseline, 80.4 tok/s (95 % CI 74.9-86.4); b, 81.1 tok/s (95 % CI 70.3-93.5)"
     assert ", speedup 1.53x over its baseline (" in text[3]
     assert "b" not in _names(text[6])  # a baseline is not compared with itself
+
+
+def test_the_best_line_names_the_significant_winner_the_paper_names(tmp_path):
+    """A faster configuration that is not significant is not called best over a slower significant one
+    (paper.best gives the same), and with no significant winner the line says so."""
+    from specsweep.report import paper
+
+    table = pd.read_csv(GOLDEN)
+    table.loc[table["configuration"] == "flat", ["tok_s_mean", "significant"]] = [500.0, False]
+    table.to_csv(tmp_path / "summary.csv", index=False)
+    text = conclusion.lines(conclusion.read(tmp_path / "summary.csv"))
+    assert text[3].startswith("  best: a, ") and paper.best(table)["configuration"] == "a"
+    table["significant"] = False
+    table.to_csv(tmp_path / "summary.csv", index=False)
+    text = conclusion.lines(conclusion.read(tmp_path / "summary.csv"))
+    assert text[3].startswith("  best: flat, 500.0 tok/s") and text[3].endswith(
+        "no configuration is shown to beat its baseline"
+    )
+    assert paper.best(table) is None
