@@ -43,9 +43,10 @@ def test_sessions_are_instances_interleaved_in_rounds_the_baseline_bracketing(de
     for k, members in enumerate(rounds, start=1):  # every configuration's session k before any k + 1
         assert {configurations[n].session_of or n for n in members} == set(names)
         assert all(n == design.session_name(configurations[n].session_of or n, k) for n in members)
-    # seeded random within a round: not the configuration order, and different between rounds
+    # seeded random within round 1 (not the configuration order), round 2 its reverse, round 3 shuffled again
     others = [[configurations[n].session_of or n for n in r if "baseline" not in n] for r in rounds]
-    assert others[0] != [n for n in names if n != "baseline"] or others[1] != others[0]
+    assert others[0] != [n for n in names if n != "baseline"] and others[1] == others[0][::-1]
+    assert others[2] not in (others[0], others[1])
     priorities = design.session_priorities(configurations)
     assert [n for n, _ in sorted(priorities.items(), key=lambda item: -item[1])] == order
     with pytest.raises(ValueError, match="benchmark/sessions"):

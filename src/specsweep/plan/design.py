@@ -7,7 +7,8 @@ and bench job, ``session_of`` naming the configuration. The analysis groups inst
 (``sessions_of``) and takes the session as the unit of every interval and test (analyse/replicates.py).
 
 Order: sessions are measured in rounds (every configuration's session k before any session k+1),
-each round in a seeded random order, the baseline's first session first and its last session last,
+odd rounds in a seeded random order, each even round the reverse of the one before (ABBA, so a drift
+over the sweep cancels in pairs), the baseline's first session first and its last session last,
 so the baseline brackets the sweep (Snakemake priorities: no configuration depends on another, so a
 rerun of one never reruns the others). ``benchmark.order: bracket`` also measures the baseline once
 more as ``<baseline>-end``, ordered after every other session through its inputs; it is one more
@@ -153,17 +154,21 @@ def session_order(configurations: Mapping[str, Configuration]) -> list[str]:
     sessions = sessions_of(configurations)
     baseline = next((name for name, c in configurations.items() if c.baseline), None)
     rounds = max((len([s for s in names if not s.endswith(END_SUFFIX)]) for names in sessions.values()), default=0)
-    shuffle = random.Random(ORDER_SEED).shuffle
     order: list[str] = []
+    names: list[str] = []
     for round_index in range(rounds):
-        names = [n for n in sessions if n != baseline]
-        shuffle(names)
+        if round_index % 2:  # ABBA: the reverse of the round before, so a drift over the sweep cancels in pairs
+            names = names[::-1]
+        else:
+            names = [n for n in sessions if n != baseline]
+            random.Random(ORDER_SEED + round_index).shuffle(names)
+        placed = names
         if baseline is not None:
             # the baseline opens the first round and closes the last
-            names = [*names, baseline] if round_index == rounds - 1 and round_index else [baseline, *names]
+            placed = [*names, baseline] if round_index == rounds - 1 and round_index else [baseline, *names]
         order += [
             session_name(name, round_index + 1)
-            for name in names
+            for name in placed
             if session_name(name, round_index + 1) in configurations
         ]
     return order
