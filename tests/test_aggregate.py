@@ -34,17 +34,28 @@ def _sweep(default_config):
 
 
 def test_statistics_speedup_and_acceptance(default_config):
+    """One session of one prompt run 5 times: the unit is the pass (each run), on the log scale, with the
+    spread pooled over the sweep's configurations (analyse/replicates.py)."""
+    from scipy import stats as scipy_stats
+
     summary = _sweep(default_config).set_index("configuration")
     base = summary.loc["baseline"]
-    assert base["decode_tok_s_mean"] == pytest.approx(62.0)
+    logs = np.log(60.0 + np.arange(5))
+    assert base["decode_tok_s_mean"] == pytest.approx(math.exp(logs.mean()))
     assert base["decode_tok_s_std"] == pytest.approx(math.sqrt(2.5))
-    # t(0.975, 4) = 2.7764: half-width 2.7764 * sqrt(2.5) / sqrt(5)
-    assert base["decode_tok_s_ci95_high"] - base["decode_tok_s_mean"] == pytest.approx(
-        2.7764 * math.sqrt(0.5), rel=1e-4
-    )
+    # pooled: four configurations at 60..64, ngram-m8 at 90..94, draft-model constant; df 4 each
+    ngram_logs = np.log(90.0 + np.arange(5))
+    squares = 4 * ((logs - logs.mean()) ** 2).sum() + ((ngram_logs - ngram_logs.mean()) ** 2).sum()
+    df = 4 * 6
+    half = scipy_stats.t.ppf(0.975, df) * math.sqrt(squares / df) / math.sqrt(5)
+    assert base["decode_tok_s_ci95_high"] == pytest.approx(math.exp(logs.mean() + half), rel=1e-9)
+    assert base["decode_tok_s_ci95_low"] == pytest.approx(math.exp(logs.mean() - half), rel=1e-9)
+    assert base["interval_unit"] == "pass" and base["ci_df"] == df
+    assert "intervals ignore launch-to-launch variation" in base["warnings"]
     ngram = summary.loc["ngram-m8"]
-    assert ngram["speedup"] == pytest.approx(92.0 / 62.0)
-    assert ngram["speedup_pct"] == pytest.approx((92.0 / 62.0 - 1) * 100)
+    assert ngram["speedup"] == pytest.approx(math.exp(ngram_logs.mean() - logs.mean()))
+    assert ngram["speedup_pct"] == pytest.approx((ngram["speedup"] - 1) * 100)
+    assert ngram["comparisons"] == 5 and ngram["speedup_p_holm"] >= ngram["speedup_p_value"]
     assert ngram["acceptance_rate"] == pytest.approx(0.75)
     assert ngram["accept_length"] == pytest.approx(1 + 1500 / 500)
     assert bool(ngram["text_matches_baseline"]) and not bool(summary.loc["draft-model", "text_matches_baseline"])
@@ -52,11 +63,7 @@ def test_statistics_speedup_and_acceptance(default_config):
 
 
 def test_csv_is_byte_identical_when_rewritten(default_config, tmp_path):
-    from specsweep.analyse import stats
-
     write_csv(_sweep(default_config), tmp_path / "a.csv")
-    stats._means_of.cache_clear()  # recompute the seeded bootstrap draws, not reuse them
-    stats._indices.cache_clear()
     write_csv(_sweep(default_config), tmp_path / "b.csv")
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
 
@@ -124,24 +131,19 @@ def _varied_sweep() -> tuple[dict, dict]:
     return configurations, runs
 
 
-@pytest.mark.parametrize("block_rows", [None, 2])
-def test_a_sweep_gives_every_configuration_the_numbers_it_gets_alone(monkeypatch, block_rows):
-    """summarise computes configurations with equal run counts together (stats.describe_many), in blocks of
-    rows; each row must equal the one from a sweep of that configuration and the baseline only."""
-    from specsweep.analyse import stats
-
+def test_a_row_depends_on_the_others_only_through_the_pooled_spread():
+    """Point estimates of a configuration are its own; its interval widths use the sweep's pooled spread
+    (one launch-to-launch sigma for every configuration), so they change with the sweep, in proportion."""
     configurations, runs = _varied_sweep()
-    if block_rows:  # blocks of 2 rows: several blocks per run count, and the last one short
-        monkeypatch.setattr(stats, "BLOCK_BYTES", block_rows * 8 * stats.BOOTSTRAP_RESAMPLES)
-    together = summarise(configurations, runs_of(runs), {})
-    rows = []
-    for name in configurations:
-        other = "c1" if name == "c0" else name  # the baseline's row from a sweep of two as well
-        pair = summarise({"c0": configurations["c0"], other: configurations[other]}, runs_of(runs), {})
-        rows.append(pair[pair["configuration"] == name])
-    alone = pd.concat(rows)
-    pd.testing.assert_frame_equal(together.reset_index(drop=True), alone.reset_index(drop=True), check_exact=True)
+    together = summarise(configurations, runs_of(runs), {}).set_index("configuration")
+    for name in ["c3", "c7", "c13"]:
+        pair = summarise({"c0": configurations["c0"], name: configurations[name]}, runs_of(runs), {})
+        alone = pair.set_index("configuration").loc[name]
+        assert together.loc[name, "decode_tok_s_mean"] == alone["decode_tok_s_mean"]
+        assert together.loc[name, "speedup"] == alone["speedup"]
+        assert together.loc[name, "ci_df"] > alone["ci_df"]
     assert together["status"].tolist().count("missing") == 1 and together["runs"].min() == 0
+    assert together["comparisons"].max() == 17  # 18 candidates, one without runs: no test
 
 
 def test_an_unknown_draft_count_is_not_summed_as_zero(default_config):

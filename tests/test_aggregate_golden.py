@@ -1,10 +1,9 @@
-"""summary.csv of a synthetic sweep is byte for byte what the per-configuration statistics wrote before
-the configurations were computed together (stats.describe_many).
+"""summary.csv of a synthetic sweep is byte for byte what it was when the statistics last changed on purpose.
 
-tests/fixtures/summary_golden.csv was written by commit 2f86af2's ``aggregate.summarise`` from ``sweep()``
-below (its run records as JSON, which that commit read): ``git worktree add /tmp/old 2f86af2 &&
-PYTHONPATH=/tmp/old/src python tests/test_aggregate_golden.py``.
-The empty ``host`` column (no launch records here) was inserted later; every number is unchanged.
+tests/fixtures/summary_golden.csv was written by ``python tests/test_aggregate_golden.py`` when issue 21
+made the session the replicate (analyse/replicates.py: log scale, pooled spread, Holm); until then it
+held commit 2f86af2's per-run statistics. A change of any number here is a change of the method: rewrite
+the file with that command and say why in the commit.
 """
 
 from __future__ import annotations
@@ -13,6 +12,8 @@ import random
 import sys
 from pathlib import Path
 from typing import Any
+
+from run_records import runs_of
 
 from specsweep.analyse.aggregate import summarise, write_csv
 from specsweep.plan.config import Configuration
@@ -28,7 +29,7 @@ def sweep() -> tuple[dict[str, Configuration], dict[str, list[dict[str, Any]]]]:
         "a": (5, 120.0, 9.0),
         "b": (5, 81.0, 0.5),
         "c": (3, 95.0, 2.0),
-        "d": (2, 60.0, 1.0),
+        "d": (2, 40.0, 1.0),
         "e": (1, 70.0, 0.0),
         "f": (0, 0.0, 0.0),
         "flat": (5, 90.0, 0.0),
@@ -68,17 +69,15 @@ def sweep() -> tuple[dict[str, Configuration], dict[str, list[dict[str, Any]]]]:
     return configurations, runs
 
 
-def test_summary_is_byte_identical_to_the_per_configuration_statistics(tmp_path):
-    """The golden file predates the compared_with column (which baseline; one here): the rest is unchanged."""
-    from run_records import runs_of  # typed records: not in the code that wrote the golden file
-
+def test_summary_is_byte_identical_to_the_golden_file(tmp_path):
     configurations, runs = sweep()
     summary = summarise(configurations, runs_of(runs), {})
     assert summary["compared_with"].isna()[0] and list(summary["compared_with"][1:]) == ["baseline"] * 7
-    write_csv(summary.drop(columns="compared_with"), tmp_path / "summary.csv")
+    write_csv(summary, tmp_path / "summary.csv")
     assert (tmp_path / "summary.csv").read_text() == GOLDEN.read_text()
 
 
-if __name__ == "__main__":  # with the code of commit 2f86af2 on PYTHONPATH (see above): it reads the JSON form
-    write_csv(summarise(*sweep(), {}), GOLDEN)
+if __name__ == "__main__":
+    configurations, runs = sweep()
+    write_csv(summarise(configurations, runs_of(runs), {}), GOLDEN)
     print(f"written {GOLDEN}", file=sys.stderr)

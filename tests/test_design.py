@@ -24,16 +24,43 @@ def test_bracket_adds_the_end_baseline_ordered_after_everything(default_config):
 
 def test_the_baseline_session_is_scheduled_first(default_config):
     configurations = design.with_end_baseline(expand(validate_schema(default_config)), "bracket")
-    priorities = {name: design.session_priority(name, configurations) for name in configurations}
+    priorities = design.session_priorities(configurations)
     assert priorities["baseline"] > max(p for name, p in priorities.items() if name != "baseline")
+
+
+def test_sessions_are_instances_interleaved_in_rounds_the_baseline_bracketing(default_config):
+    configurations = design.with_sessions(expand(validate_schema(default_config)), 3)
+    names = list(expand(validate_schema(default_config)))
+    assert set(configurations) == {design.session_name(n, k) for n in names for k in (1, 2, 3)}
+    third = configurations["ngram-m8-s3"]
+    assert third.session_of == "ngram-m8" and third.args == configurations["ngram-m8"].args and not third.baseline
+    assert configurations["baseline-s2"].compared_with == "baseline" and not configurations["baseline-s2"].baseline
+    assert design.sessions_of(configurations)["ngram-m8"] == ["ngram-m8", "ngram-m8-s2", "ngram-m8-s3"]
+    assert list(design.measured_configurations(configurations)) == names
+    order = design.session_order(configurations)
+    assert order[0] == "baseline" and order[-1] == "baseline-s3" and len(order) == 3 * len(names)
+    rounds = [order[k * len(names) : (k + 1) * len(names)] for k in range(3)]
+    for k, members in enumerate(rounds, start=1):  # every configuration's session k before any k + 1
+        assert {configurations[n].session_of or n for n in members} == set(names)
+        assert all(n == design.session_name(configurations[n].session_of or n, k) for n in members)
+    # seeded random within round 1 (not the configuration order), round 2 its reverse, round 3 shuffled again
+    others = [[configurations[n].session_of or n for n in r if "baseline" not in n] for r in rounds]
+    assert others[0] != [n for n in names if n != "baseline"] and others[1] == others[0][::-1]
+    assert others[2] not in (others[0], others[1])
+    priorities = design.session_priorities(configurations)
+    assert [n for n, _ in sorted(priorities.items(), key=lambda item: -item[1])] == order
+    with pytest.raises(ValueError, match="benchmark/sessions"):
+        design.with_sessions({**configurations, "ngram-m8-s2": configurations["ngram-m8"]}, 2)
 
 
 def test_a_job_gets_its_configurations_with_real_values_expanding_only_their_entries(default_config):
     config = validate_schema(default_config)
     config["benchmark"]["order"] = "bracket"
     config["configurations"]["baseline"]["env"] = {"HF_TOKEN": "real-secret"}
+    config["benchmark"]["sessions"] = 2
     everything = design.configurations_of(config)
-    for name in ("ngram-m8", "baseline-end", "baseline"):
+    assert everything["baseline-end"].session_of == "baseline"
+    for name in ("ngram-m8", "baseline-end", "baseline", "ngram-m8-s2", "baseline-s2"):
         identity = everything[name].identity()  # what the job's params hold (secrets as fingerprints)
         assert design.configuration_for(config, identity) == everything[name]
     assert design.configuration_for(config, everything["baseline"].identity()).env["HF_TOKEN"] == "real-secret"

@@ -138,7 +138,8 @@ def test_summary_compares_each_configuration_with_its_own_baseline(default_confi
     )
     summary = summarise(configurations, runs, {}).set_index("configuration")
     assert summary.loc["spec-d1-tuned", "compared_with"] == "spec-off-tuned"
-    assert summary.loc["spec-d1-tuned", "speedup"] == pytest.approx(1.2)
-    assert summary.loc["spec-d1-plain", "speedup"] == pytest.approx(1.5)
+    # ratios of geometric means of the runs (one pass each): 1.2 and 1.5 up to the +-1 tok/s spread
+    assert summary.loc["spec-d1-tuned", "speedup"] == pytest.approx(1.2, rel=1e-4)
+    assert summary.loc["spec-d1-plain", "speedup"] == pytest.approx(1.5, rel=1e-4)
     assert summary.loc["spec-d2-tuned", "speedup_ci95_high"] < 1  # against 100, not 50
     assert summary.loc["spec-off-tuned", "speedup"] == 1.0 and pd.isna(summary.loc["spec-off-tuned", "compared_with"])

@@ -52,7 +52,23 @@ def test_speedup_bars_carry_their_confidence_intervals():
     speed_axes = figure.axes[1]
     (bars,) = speed_axes.containers[:1]
     caps = [c for c in speed_axes.containers if c.__class__.__name__ == "ErrorbarContainer"]
-    assert len(caps) == 1 and caps[0].get_label() == "95 % CI (Fieller)"
+    assert len(caps) == 1 and caps[0].get_label() == "95 % CI (sessions, log scale)"
     (segments,) = caps[0].lines[2]  # one LineCollection of x error segments, one per bar
     spans = sorted((float(a[0]), float(b[0])) for a, b in segments.get_segments())
     assert spans == [(0.4, 0.6), (1.1, 1.3), (1.3, 1.5)] and len(bars) == 3
+
+
+def test_throughput_percent_labels_say_when_a_difference_is_not_significant():
+    """Issue 26: the throughput figure's percent labels carry the conclusion's verdict."""
+    summary = _summary().assign(
+        decode_tok_s_mean=[50.0, 60.0, 70.0, 25.0],
+        decode_tok_s_ci95_low=[48.0, 55.0, 68.0, 24.0],
+        decode_tok_s_ci95_high=[52.0, 65.0, 72.0, 26.0],
+        speedup_pct=[0.0, 20.0, 40.0, -50.0],
+        significant=[None, False, True, None],
+        runs=[7, 7, 7, 7],
+    )
+    runs = pd.DataFrame({"configuration": ["baseline"], "decode_tok_s": [50.0]})
+    figure = figures.throughput(summary, runs)
+    labels = [t.get_text() for t in figure.axes[0].texts]
+    assert labels == ["+0.0 %", "+20.0 % (n.s.)", "+40.0 %", "-50.0 % (no test)"]

@@ -272,11 +272,36 @@ def test_window_records_round_trip_through_json(tmp_path):
     assert json.loads(path.read_text())["output_tokens_per_s"] == pytest.approx(window.output_tokens_per_s)
 
 
-def test_a_window_record_of_the_earlier_method_still_reads_as_one_whole_window():
-    earlier = windows_of()["base"][0].to_json()
-    for key in ("steady_start_s", "steady_end_s", "warmup"):
-        earlier.pop(key)
-    window = Window.from_json(earlier)
-    assert window.steady == (0.0, window.duration_s) and not window.warmup
-    assert all(window.in_steady(r) for r in window.requests)
-    assert steady_part(window).output_tokens_per_s == pytest.approx(window.output_tokens_per_s)
+def test_category_speedups_use_sessions_and_say_when_a_cell_is_too_small():
+    """Issue 21/26: a uniform x1.10 on categories that differ by +-14 % is exactly x1.10 in every category,
+    with sessions (not requests) as the replicates; one session per side and one pass is no interval."""
+    from run_records import run_record
+
+    from specsweep.analyse.loadsummary import category_table, request_rows
+    from specsweep.plan import design
+    from specsweep.plan.config import Configuration
+
+    base = {n: Configuration(n, "llama", "llamacpp", n == "base", {}, {}, group=n) for n in ("base", "cand")}
+    profile = {"chat": 0.86, "code": 1.14, "math": 1.0}
+    rng = np.random.default_rng(3)
+
+    def session(effect: float) -> list:
+        launch = float(np.exp(rng.normal(0, 0.03)))
+        return [
+            run_record(
+                {"prompt_index": i, "category": c, "client": {"decode_tokens_per_s": 50 * effect * f * launch}}, i
+            )
+            for i, (c, f) in enumerate(profile.items())
+        ]
+
+    configurations = design.with_sessions(base, 3)
+    runs = {n: session(1.10 if (c.session_of or n) == "cand" else 1.0) for n, c in configurations.items()}
+    table = category_table(configurations, request_rows(configurations, runs, {}, {}), runs)
+    cand = table[table["configuration"] == "cand"].set_index("category")
+    assert list(cand.index) == list(profile) and (cand["units"] == 3).all() and (cand["requests"] == 3).all()
+    assert (cand["speedup_ci95_low"] > 0).all()
+    assert ((cand["speedup_ci95_low"] < 1.10) & (cand["speedup_ci95_high"] > 1.10)).all()
+    one = {n: runs[n] for n in base}
+    alone = category_table(base, request_rows(base, one, {}, {}), one)
+    assert alone.loc[alone["configuration"] == "cand", "speedup_ci95_low"].isna().all()
+    assert alone.loc[alone["configuration"] == "cand", "note"].str.contains("noise not estimable").all()

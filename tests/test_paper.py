@@ -28,6 +28,9 @@ def summary() -> pd.DataFrame:
             "speedup_pct": [0.0, 50.4167, -50.0],
             "speedup_ci95_low": [float("nan"), 1.44, 0.47],
             "speedup_ci95_high": [float("nan"), 1.57, 0.53],
+            "speedup_sim95_low": [float("nan"), 1.41, 0.45],
+            "speedup_sim95_high": [float("nan"), 1.60, 0.55],
+            "significant": [None, True, True],
             "acceptance_rate": [float("nan"), 0.8123, 1.0],
             "accept_length": [float("nan"), 3.1, 4.0],
         }
@@ -50,7 +53,7 @@ def test_macros_give_the_headline_numbers(summary):
     assert macro(text, "BestTokS") == math("90.2")  # 90.25 rounds half to even
     assert macro(text, "BestSpeedup") == math(r"1.50\times")
     assert macro(text, "BestSpeedupPct") == math(r"+50.4\,\%")
-    assert macro(text, "BestSpeedupCI") == math(r"[1.44, 1.57]\times")
+    assert macro(text, "BestSpeedupCI") == math(r"[1.41, 1.60]\times")  # simultaneous: it was selected
     assert macro(text, "BestAcceptanceRate") == math(r"81.2\,\%")
     assert macro(text, "RunsPerConfiguration") == "5"
     assert macro(text, "Configurations") == "3"
@@ -58,8 +61,18 @@ def test_macros_give_the_headline_numbers(summary):
     assert len(names) == len(set(names)) and all(n.isalpha() for n in names)
 
 
+def test_the_best_macros_follow_the_conclusion(summary):
+    """Issue 26: a configuration the console calls no better than the baseline is not the paper's best."""
+    summary.loc[summary["configuration"] == "ngram_m8", "significant"] = False
+    text = paper.macros(summary)
+    assert "BestName" not in text and "no configuration is significantly faster" in text
+    summary.loc[summary["configuration"] == "ngram_m8", ["decode_tok_s_mean", "significant"]] = [20.0, True]
+    summary.loc[summary["configuration"] == "ngram_m8", "speedup"] = 0.33  # significantly slower: not a best
+    assert "BestName" not in paper.macros(summary)
+
+
 def test_missing_speedup_ci_degrades_to_na(summary):
-    older = summary.drop(columns=["speedup_ci95_low", "speedup_ci95_high"])
+    older = summary.drop(columns=["speedup_sim95_low", "speedup_sim95_high", "speedup_ci95_low", "speedup_ci95_high"])
     text = paper.macros(older)
     assert macro(text, "BestSpeedupCI") == math(paper.NA)
     table = paper.table(older)

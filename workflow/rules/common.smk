@@ -279,9 +279,12 @@ def runs_before(wildcards):
     return sweep_design.runs_before(wildcards.cfg, CONFIGURATIONS, RUNS)
 
 
+# Sessions in rounds, each in a seeded random order, the baseline first and last (plan/design.py).
+SESSION_PRIORITIES = sweep_design.session_priorities(CONFIGURATIONS)
+
+
 def bench_priority(wildcards):
-    """The baseline's session is scheduled before the others (the start of a bracket)."""
-    return sweep_design.session_priority(wildcards.cfg, CONFIGURATIONS)
+    return SESSION_PRIORITIES[wildcards.cfg]
 
 
 def compare_input(key):

@@ -6,16 +6,18 @@ Every column is described in ``COLUMNS`` (and docs/summary.md is checked against
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from specsweep.analyse import stats
+from specsweep.analyse import replicates, stats
 from specsweep.analyse.stats import describe
 from specsweep.measure import placement
 from specsweep.measure.rate_check import kept_and_excluded
+from specsweep.plan import design
 from specsweep.plan.config import Configuration, parameter_value, swept_parameters
 from specsweep.plan.factors import baselines_by_configuration
 from specsweep.record import speculation
@@ -36,31 +38,43 @@ COLUMNS: dict[str, str] = {
     "status": "ok; stale (provisional summary only: runs measured under parameters the config no longer has, "
     "the row labelled with those); or why there is no result: excluded (runs measured, none counts: see "
     "runs_excluded), failed (<evidence folder>), damaged (<file>: why), missing",
-    "runs": "measured runs the statistics rest on",
+    "runs": "measured runs the statistics rest on (all sessions)",
+    "sessions": "sessions (server launches, benchmark.sessions) with counted runs: the replicates of every "
+    "interval and test",
+    "prompts": "prompts in a pass (distinct prompts measured): the blocks a comparison is paired on",
+    "interval_unit": "the replicate unit of the intervals and tests: session; pass (one session per "
+    "configuration: the intervals ignore launch-to-launch variation); empty when none is possible",
+    "ci_df": "degrees of freedom of the pooled log-scale spread of the units (sum over configurations of units - 1)",
     "runs_excluded": "runs kept on disk but left out of the statistics: the client's decode rate disagreed with "
     "the engine's own beyond benchmark.rate_tolerance_pct, or could not be timed",
     "tokens_per_run": "tokens generated in each run (all runs must equal benchmark.max_tokens)",
-    "decode_tok_s_mean": "client-measured decode throughput, mean over runs (tokens/s; first token excluded)",
-    "decode_tok_s_std": "sample standard deviation over runs (tokens/s)",
-    "decode_tok_s_cv": "coefficient of variation, std / mean",
-    "decode_tok_s_min": "slowest run (tokens/s)",
-    "decode_tok_s_max": "fastest run (tokens/s)",
-    "decode_tok_s_ci95_low": "95 % Student-t confidence interval of the mean, lower bound (NaN with < 3 runs)",
-    "decode_tok_s_ci95_high": "95 % Student-t confidence interval of the mean, upper bound",
-    "decode_tok_s_median": "median run (tokens/s)",
-    "decode_tok_s_boot95_low": "95 % percentile-bootstrap interval of the mean, lower bound (seeded; too narrow "
-    "with few runs, so the t-interval is the one shown)",
-    "decode_tok_s_boot95_high": "95 % percentile-bootstrap interval of the mean, upper bound",
-    "speedup": "decode_tok_s_mean / the decode_tok_s_mean of its baseline (compared_with)",
+    "decode_tok_s_mean": "client-measured decode throughput of the workload (tokens/s; first token excluded): decode "
+    "tokens / decode time of one pass over the prompts, geometric mean over the units (docs/summary.md)",
+    "decode_tok_s_std": "standard deviation of the units' throughput (tokens/s)",
+    "decode_tok_s_cv": "the variation 'noisy' is judged on: decode_tok_s_between_session_cv with >= 2 sessions, else "
+    "decode_tok_s_within_session_cv; empty when not estimable",
+    "decode_tok_s_between_session_cv": "standard deviation of the log throughput of this configuration's sessions "
+    "(≈ CV; launch-to-launch variation plus the noise of a session's mean; empty with one session)",
+    "decode_tok_s_within_session_cv": "pooled standard deviation of the log decode rate of a prompt's repeated runs "
+    "within a session (≈ CV; empty with one run per prompt per session)",
+    "decode_tok_s_min": "slowest unit (tokens/s)",
+    "decode_tok_s_max": "fastest unit (tokens/s)",
+    "decode_tok_s_ci95_low": "95 % interval of decode_tok_s_mean, lower bound: exp(mean log ± t·s/√units) with "
+    "the pooled log-scale spread (always positive; empty when no interval is possible)",
+    "decode_tok_s_ci95_high": "95 % interval of decode_tok_s_mean, upper bound",
+    "decode_tok_s_median": "median unit (tokens/s)",
+    "speedup": "workload throughput / the baseline's (compared_with), both over the prompts both measured",
     "speedup_pct": "(speedup - 1) * 100",
-    "speedup_ci95_low": "95 % Fieller confidence interval of the speedup (ratio of independent means), "
-    "lower bound (NaN with < 3 runs or when unbounded)",
-    "speedup_ci95_high": "95 % Fieller confidence interval of the speedup, upper bound",
-    "speedup_boot95_low": "95 % percentile-bootstrap interval of the ratio of means, lower bound (seeded)",
-    "speedup_boot95_high": "95 % percentile-bootstrap interval of the ratio of means, upper bound",
-    "speedup_p_value": "two-sided Welch t-test p-value, this configuration's runs against the baseline's "
-    "(unequal variances; compares means, which the speedup is a ratio of)",
-    "significant": "true when speedup_p_value < 0.05 (empty for the baseline and when no test was possible)",
+    "speedup_ci95_low": "95 % interval of the speedup, lower bound: exp(Δ mean log ± t·s·√(1/n + 1/n_b)) "
+    "(empty when no interval is possible)",
+    "speedup_ci95_high": "95 % interval of the speedup, upper bound",
+    "speedup_p_value": "two-sided t-test of log speedup = 0 on the units, raw (not adjusted for multiplicity)",
+    "speedup_p_holm": "speedup_p_value adjusted by Holm over the comparisons against the same baseline",
+    "comparisons": "comparisons in that family (configurations compared with the same baseline)",
+    "significant": "true when speedup_p_holm < 0.05 (empty for the baseline and when no test was possible)",
+    "speedup_sim95_low": "simultaneous 95 % interval of the speedup over the family's comparisons (Bonferroni), "
+    "lower bound: the one to quote for a configuration selected as the best",
+    "speedup_sim95_high": "simultaneous 95 % interval of the speedup, upper bound",
     "engine_decode_tok_s_mean": "the engine's own decode throughput, mean over runs (llama.cpp predicted_per_second)",
     "ttft_ms_median": "median time to first token as the client saw it (ms)",
     "itl_ms_median": "median inter-event latency over all runs (ms); an event may carry several tokens",
@@ -74,8 +88,9 @@ COLUMNS: dict[str, str] = {
     "Prometheus counter deltas, else the server log (profile.csv run rows; for vLLM its per-interval "
     "`SpecDecoding metrics` rows, warmup included, said as `server log (logging intervals, warmup included)`)",
     "text_matches_baseline": "true when every run's text equals the baseline's for the same prompt",
-    "warnings": "why not to trust the row at face value, '; '-separated: fewer than 3 runs, CV above "
-    "10 %, a speedup CI that straddles 1, a profile parser that matched no line, measured on another node or "
+    "warnings": "why not to trust the row at face value, '; '-separated: one session (intervals ignore "
+    "launch-to-launch variation), noise not estimable, CV above 10 %, a speedup CI that straddles 1, a profile "
+    "parser that matched no line, measured on another node or "
     "GPU model than the baseline (empty when none)",
 }
 
@@ -83,52 +98,61 @@ COLUMNS: dict[str, str] = {
 def summarise(
     configurations: dict[str, Configuration], runs: dict[str, list[Run]], launches: dict[str, Launch]
 ) -> pd.DataFrame:
-    """summary.csv's statistics columns from runs and launches (``summary_table`` adds the logs' columns)."""
-    swept = swept_parameters(configurations)
-    compared = baselines_by_configuration(configurations)
-    excluded = {name: len(kept_and_excluded(records)[1]) for name, records in runs.items()}
-    runs = {name: kept_and_excluded(records)[0] for name, records in runs.items()}
-    rates = {c.name: [r.decode_tokens_per_s for r in runs.get(c.name, [])] for c in configurations.values()}
-    throughput: dict[str, stats.Summary] = {}
-    ratios: dict[str, stats.Ratio | None] = {}
-    for reference in [name for name, against in compared.items() if against is None]:
-        # each baseline with the configurations compared with it, at once (stats.describe_many)
-        members = [name for name, against in compared.items() if reference in (name, against)]
-        described = stats.describe_many([rates[name] for name in members], rates[reference])
-        for name, (summary, speedup) in zip(members, described, strict=True):
-            throughput[name], ratios[name] = summary, None if name == reference else speedup
-    texts = {
-        name: {r.prompt_index: r.text_sha256 for r in runs.get(name, [])}
-        for name, against in compared.items()
-        if against is None
+    """summary.csv's statistics columns from runs and launches (``summary_table`` adds the logs' columns):
+    one row per configuration, its sessions (design.sessions_of) as the replicates (analyse/replicates.py)."""
+    sessions = design.sessions_of(configurations)
+    measured = design.measured_configurations(configurations)
+    swept = swept_parameters(measured)
+    compared = baselines_by_configuration(measured)
+    excluded = {
+        name: sum(len(kept_and_excluded(runs.get(s, []))[1]) for s in names) for name, names in sessions.items()
     }
+    counted = {
+        name: [kept for s in names if (kept := kept_and_excluded(runs.get(s, []))[0])]
+        for name, names in sessions.items()
+    }
+    model = replicates.pooled(counted)
+    levels = {name: replicates.level(counted[name], model) for name in measured}
+    comparisons = {
+        name: replicates.compare(counted[name], counted[against], model)
+        for name, against in compared.items()
+        if against is not None
+    }
+    family = _families(compared, comparisons)
+    merged = {name: [r for session in counted[name] for r in session] for name in measured}
+    texts = {name: {r.prompt_index: r.text_sha256 for r in merged[name]} for name, a in compared.items() if a is None}
     rows = [
-        _row(
-            c, runs.get(c.name, []), launches.get(c.name), swept, texts[compared[c.name] or c.name], throughput[c.name]
-        )
-        for c in configurations.values()
+        _row(c, counted[c.name], launches.get(c.name), swept, texts[compared[c.name] or c.name], levels[c.name], model)
+        for c in measured.values()
     ]
     frame = pd.DataFrame(rows)
     frame["compared_with"] = [compared[name] for name in frame["configuration"]]
-    means = dict(zip(frame["configuration"], frame["decode_tok_s_mean"], strict=True))
-    frame["speedup"] = [means[name] / means[compared[name] or name] for name in frame["configuration"]]
-    frame["speedup_pct"] = (frame["speedup"] - 1.0) * 100.0
-    for column, attribute in (
-        ("speedup_ci95_low", "ci_low"),
-        ("speedup_ci95_high", "ci_high"),
-        ("speedup_boot95_low", "boot_low"),
-        ("speedup_boot95_high", "boot_high"),
-        ("speedup_p_value", "p_value"),
+    for column, value in (
+        ("speedup", lambda c, f: c.ratio),
+        ("speedup_ci95_low", lambda c, f: c.ci_low),
+        ("speedup_ci95_high", lambda c, f: c.ci_high),
+        ("speedup_p_value", lambda c, f: c.p_value),
+        ("speedup_p_holm", lambda c, f: f[0]),
+        ("comparisons", lambda c, f: f[1]),
+        ("speedup_sim95_low", lambda c, f: c.interval(stats.simultaneous_confidence(f[1]))[0]),
+        ("speedup_sim95_high", lambda c, f: c.interval(stats.simultaneous_confidence(f[1]))[1]),
     ):
-        frame[column] = [getattr(ratios[n], attribute) if ratios[n] else None for n in frame["configuration"]]
-    frame["significant"] = [ratio.significant if (ratio := ratios[name]) else None for name in frame["configuration"]]
+        frame[column] = [
+            value(comparisons[n], family[n]) if n in comparisons else (1.0 if column == "speedup" else None)
+            for n in frame["configuration"]
+        ]
+    frame["speedup_pct"] = (frame["speedup"] - 1.0) * 100.0
+    frame["significant"] = [
+        None if n not in family or math.isnan(family[n][0]) else bool(family[n][0] < stats.ALPHA)
+        for n in frame["configuration"]
+    ]
     frame["runs_excluded"] = [excluded.get(name, 0) for name in frame["configuration"]]
     # measured, but no run counts: say so rather than `missing`
     frame.loc[(frame["runs"] == 0) & (frame["runs_excluded"] > 0), "status"] = "excluded"
     where = {name: placement.of_launch(launch) for name, launch in launches.items() if launch}
     frame["warnings"] = [
         "; ".join(
-            stats.warnings_for(throughput[name], ratios[name])
+            replicates_warnings(levels[name], comparisons.get(name), model, len(counted[name]), cv)
             + ([f"{excluded[name]} run(s) excluded: client and engine rates disagree"] if excluded.get(name) else [])
             + [
                 w
@@ -136,11 +160,45 @@ def summarise(
                 if w
             ]
         )
-        for name in frame["configuration"]
+        for name, cv in zip(frame["configuration"], frame["decode_tok_s_cv"], strict=True)
     ]
     ordered = [c for c in COLUMNS if c in frame.columns]
     ordered[ordered.index("status") + 1 : ordered.index("status") + 1] = swept
     return frame[ordered]
+
+
+def _families(
+    compared: dict[str, str | None], comparisons: dict[str, replicates.Comparison]
+) -> dict[str, tuple[float, int]]:
+    """Per compared configuration: its Holm-adjusted p within the family of its baseline, and the family's
+    number of comparisons (those with a p-value)."""
+    found: dict[str, tuple[float, int]] = {}
+    for reference in {a for a in compared.values() if a is not None}:
+        members = [n for n, a in compared.items() if a == reference]
+        raw = [comparisons[n].p_value for n in members]
+        tested = sum(not math.isnan(p) for p in raw)
+        found.update({n: (p, tested) for n, p in zip(members, stats.holm(raw), strict=True)})
+    return found
+
+
+def replicates_warnings(
+    level: replicates.Level,
+    comparison: replicates.Comparison | None,
+    model: replicates.Pooled,
+    sessions: int,
+    cv: float | None,
+) -> list[str]:
+    """Reasons not to trust a configuration's numbers at face value (empty when there are none)."""
+    if level.n == 0:
+        return ["no runs"]
+    found = [model.note] if model.note and sessions else []
+    if cv is not None and not math.isnan(cv) and cv > stats.CV_WARNING:
+        found.append(f"noisy: CV {100 * cv:.1f} % > {100 * stats.CV_WARNING:.0f} %")
+    if comparison is not None and not math.isnan(comparison.ci_low) and comparison.ci_low <= 1.0 <= comparison.ci_high:
+        found.append(
+            f"speedup CI [{comparison.ci_low:.3f}, {comparison.ci_high:.3f}] straddles 1: no demonstrated difference"
+        )
+    return found
 
 
 @dataclass(frozen=True)
@@ -161,17 +219,31 @@ def summary_table(
     """summary.csv: the one builder, for a finished sweep (the summary job) and an unfinished one (the
     ``onerror`` path, which passes each configuration's ``status``), so both have the same columns."""
     frame = summarise(measured.configurations, measured.runs, measured.launches)
+    sessions = design.sessions_of(measured.configurations)
     if statuses is not None:
-        frame["status"] = frame["configuration"].map(statuses)
-    if measured.log_warnings:
-        frame = add_warnings(frame, measured.log_warnings)
-    frame = fill_speculation_from_logs(frame, measured.profiles)
-    return add_profile_columns(frame, measured.profiles, profile_parsers)
+        # a configuration is as far as its least finished session (ok only when every one is)
+        frame["status"] = [
+            next((statuses[s] for s in sessions[name] if statuses.get(s, "ok") != "ok"), statuses.get(name))
+            for name in frame["configuration"]
+        ]
+    warnings = {name: [w for s in names for w in measured.log_warnings.get(s, [])] for name, names in sessions.items()}
+    if any(warnings.values()):
+        frame = add_warnings(frame, warnings)
+    # each session's server log, one profile per configuration
+    profiles = {
+        name: pd.concat(found, ignore_index=True)
+        for name, names in sessions.items()
+        if (found := [measured.profiles[s] for s in names if s in measured.profiles])
+    }
+    frame = fill_speculation_from_logs(frame, profiles)
+    return add_profile_columns(frame, profiles, profile_parsers)
 
 
 # runs.csv, one row per measured run, in this column order (docs/runs.md gives the same table).
 RUNS_COLUMNS: dict[str, str] = {
-    "configuration": "configuration name (results/<configuration>/)",
+    "configuration": "configuration name (the one of summary.csv)",
+    "session": "the session (server launch) the run was measured in: its results folder, results/<session>/ "
+    "(the configuration's own name for its first session, <configuration>-s<k> for session k)",
     "run": "run index within the session, 0-based, in the order measured",
     "prompt_index": "0-based index of the prompt in benchmark.prompts (blank lines and # comments skipped): run i "
     "uses prompt i modulo the number of prompts, so one index is one text in every configuration",
@@ -229,13 +301,15 @@ def client_columns(client: ClientTimings) -> dict[str, Any]:
     return out
 
 
-def runs_table(runs: dict[str, list[Run]]) -> pd.DataFrame:
+def runs_table(runs: dict[str, list[Run]], configurations: Mapping[str, Configuration] | None = None) -> pd.DataFrame:
     """runs.csv: per run, which prompt, the client's timings, the engine's own decode rate, the speculation
     counts (empty without speculation or when the engine did not report them) and why the run is left out
     of the statistics (empty when it counts)."""
+    of = {name: c.session_of or name for name, c in (configurations or {}).items()}
     rows = [
         {
-            "configuration": name,
+            "configuration": of.get(name, name),
+            "session": name,
             "run": r.run,
             "prompt_index": r.prompt_index,
             "category": r.category,
@@ -262,15 +336,20 @@ def runs_table(runs: dict[str, list[Run]]) -> pd.DataFrame:
 
 def _row(
     configuration: Configuration,
-    runs: list[Run],
+    sessions: list[list[Run]],
     launch: Launch | None,
     swept: list[str],
     baseline_texts: dict[int, str],
-    throughput: stats.Summary,
+    level: replicates.Level,
+    model: replicates.Pooled,
 ) -> dict[str, Any]:
-    # Only means and medians of these: no bootstrap (it is most of describe's cost)
+    runs = [r for session in sessions for r in session]
+    # Only means and medians of these
     engine_rate = describe([r.engine_tokens_per_s for r in runs], intervals=False)
     spec = speculation.total([r.speculation for r in runs if r.speculation])
+    spread = describe(list(level.unit_rates), intervals=False)
+    between = replicates.pooled_sd([replicates.units(sessions, replicates.SESSION)])[0] if len(sessions) > 1 else None
+    within = replicates.within_session_cv(sessions)
     row: dict[str, Any] = {
         "configuration": configuration.name,
         "group": configuration.group,
@@ -280,18 +359,22 @@ def _row(
         "host": placement.of_launch(launch)["host"] if launch else None,
         "baseline": configuration.baseline,
         "status": "ok" if runs else "missing",
-        "runs": throughput.n,
+        "runs": len(runs),
+        "sessions": len(sessions),
+        "prompts": len({r.prompt_index for r in runs}),
+        "interval_unit": model.unit or None,
+        "ci_df": model.df,
         "tokens_per_run": runs[0].tokens if runs else None,
-        "decode_tok_s_mean": throughput.mean,
-        "decode_tok_s_std": throughput.std,
-        "decode_tok_s_cv": throughput.cv,
-        "decode_tok_s_min": throughput.minimum,
-        "decode_tok_s_max": throughput.maximum,
-        "decode_tok_s_ci95_low": throughput.ci_low,
-        "decode_tok_s_ci95_high": throughput.ci_high,
-        "decode_tok_s_median": throughput.median,
-        "decode_tok_s_boot95_low": throughput.boot_low,
-        "decode_tok_s_boot95_high": throughput.boot_high,
+        "decode_tok_s_mean": level.rate,
+        "decode_tok_s_std": spread.std,
+        "decode_tok_s_cv": between if between is not None else _known(within),
+        "decode_tok_s_between_session_cv": between,
+        "decode_tok_s_within_session_cv": _known(within),
+        "decode_tok_s_min": spread.minimum,
+        "decode_tok_s_max": spread.maximum,
+        "decode_tok_s_ci95_low": level.ci_low,
+        "decode_tok_s_ci95_high": level.ci_high,
+        "decode_tok_s_median": spread.median,
         "engine_decode_tok_s_mean": engine_rate.mean,
         "ttft_ms_median": 1000 * describe([r.client.ttft_s for r in runs], intervals=False).median,
         "itl_ms_median": 1000 * describe([r.client.itl_median_s for r in runs], intervals=False).median,
@@ -324,10 +407,12 @@ def write_csv(frame: pd.DataFrame, path: str | Path) -> None:
 
 def warning_lines(frame: pd.DataFrame) -> list[str]:
     """The summary's warnings as console lines, plus which interval and test the numbers are."""
+    units = frame["interval_unit"].dropna() if "interval_unit" in frame else pd.Series(dtype=str)
+    unit = str(units.iloc[0]) if len(units) else "none"
     lines = [
-        f"statistics: tok/s CI = 95 % {stats.MEAN_CI_METHOD} interval of the mean; speedup CI = 95 % "
-        f"{stats.SPEEDUP_CI_METHOD} interval of the ratio of means; p = {stats.TEST_METHOD} against the "
-        f"baseline (bootstrap intervals in the *_boot95_* columns, seeded)"
+        f"statistics: unit = {unit}; tok/s = decode tokens / decode time of a pass over the prompts; CIs = 95 % "
+        f"t-intervals on the log scale with the pooled spread of the units; p = t-test against the baseline, "
+        f"Holm-adjusted over each baseline's comparisons (raw p in speedup_p_value)"
     ]
     for name, text in zip(frame["configuration"], frame["warnings"], strict=True):
         lines += [f"WARNING {name}: {w}" for w in str(text).split("; ") if text and str(text) != "nan"]

@@ -12,7 +12,8 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from specsweep.analyse.stats import CV_WARNING, MIN_RUNS_FOR_CI
+from specsweep.analyse.replicates import NOT_ESTIMABLE_NOTE
+from specsweep.analyse.stats import CV_WARNING
 from specsweep.plan.config_errors import user_command
 
 Row = dict[str, str]
@@ -29,19 +30,37 @@ def _ok(row: Row) -> bool:
     return row.get("status", "ok") == "ok" and not math.isnan(_number(row, "decode_tok_s_mean"))
 
 
-def _interval(row: Row, stem: str, spec: str) -> str:
+def _interval(row: Row, stem: str, spec: str, name: str = "95 % CI") -> str:
     low, high = _number(row, f"{stem}_low"), _number(row, f"{stem}_high")
-    return "no CI" if math.isnan(low) or math.isnan(high) else f"95 % CI {low:{spec}}-{high:{spec}}"
+    return "no CI" if math.isnan(low) or math.isnan(high) else f"{name} {low:{spec}}-{high:{spec}}"
 
 
 def noisy(row: Row) -> str | None:
-    """Why a configuration's numbers are shaky (too few runs for an interval, CV above the limit), or None."""
-    runs, cv = _number(row, "runs"), _number(row, "decode_tok_s_cv")
-    if runs < MIN_RUNS_FOR_CI:
-        return f"{runs:.0f} run(s): no CI"
+    """Why a configuration's numbers are shaky (no interval possible, CV above the limit), or None. The CV is
+    the launch-to-launch one, else the within-session one of a prompt's repeated runs (docs/summary.md)."""
+    cv = _number(row, "decode_tok_s_cv")
     if not math.isnan(cv) and cv > CV_WARNING:
         return f"CV {100 * cv:.1f} % > {100 * CV_WARNING:.0f} %"
+    if math.isnan(_number(row, "decode_tok_s_ci95_low")):
+        return "noise not estimable: no CI" if math.isnan(cv) else "no CI"
     return None
+
+
+def _sessions_line(measured: list[Row]) -> str | None:
+    """How many sessions the intervals rest on, and whether they ignore launch-to-launch variation."""
+    counts = sorted({int(_number(r, "sessions")) for r in measured if not math.isnan(_number(r, "sessions"))})
+    if not counts:
+        return None
+    unit = next((r.get("interval_unit") for r in measured if r.get("interval_unit")), "")
+    shown = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+    if unit == "session":
+        return f"  sessions: {shown} per configuration, the replicates of every interval and test"
+    if unit == "pass":
+        return (
+            f"  sessions: {shown} per configuration: the intervals ignore launch-to-launch variation "
+            + "(benchmark.sessions)"
+        )
+    return f"  sessions: {shown} per configuration: {NOT_ESTIMABLE_NOTE} (benchmark.sessions)"
 
 
 def lines(rows: list[Row], results: str = "results", config_files: Sequence[str] = ()) -> list[str]:
@@ -53,6 +72,8 @@ def lines(rows: list[Row], results: str = "results", config_files: Sequence[str]
     out = [f"specsweep: {len(measured)} of {len(rows)} configurations measured"]
     if not measured:
         return [*out, f"  files: {results}/summary.csv"]
+    if (sessions := _sessions_line(measured)) is not None:
+        out.append(sessions)
     if baselines:
         listed = "; ".join(
             f"{b['configuration']}, {_number(b, 'decode_tok_s_mean'):.1f} tok/s "
@@ -60,24 +81,14 @@ def lines(rows: list[Row], results: str = "results", config_files: Sequence[str]
             for b in baselines
         )
         out.append(f"  baseline{'s' if len(baselines) > 1 else ''}: {listed}")
-    best = max(measured, key=lambda r: _number(r, "decode_tok_s_mean"))
-    text = (
-        f"  best: {best['configuration']}, {_number(best, 'decode_tok_s_mean'):.1f} tok/s "
-        f"({_interval(best, 'decode_tok_s_ci95', '.1f')})"
-    )
-    if best in baselines:
-        text += ", a baseline itself: no configuration beats it"
-    elif baselines:
-        text += (
-            f", speedup {_number(best, 'speedup'):.2f}x over {'its' if len(baselines) > 1 else 'the'} baseline "
-            f"({_interval(best, 'speedup_ci95', '.2f')}; {_verdict(best)})"
-        )
-    out.append(text)
+    out.append(_best_line(measured, baselines))
     others = [r for r in measured if r not in baselines]
     faster = [_change(r) for r in others if r.get("significant") == "True" and _number(r, "speedup") > 1]
     slower = [_change(r) for r in others if r.get("significant") == "True" and _number(r, "speedup") < 1]
     unclear = [r["configuration"] for r in others if r.get("significant") != "True"]
-    out.append(f"  significantly faster than the baseline (Welch p < 0.05): {', '.join(faster) or 'none'}")
+    family = max((_number(r, "comparisons") for r in others), default=math.nan)
+    tests = f"Holm-adjusted p < 0.05 over {family:.0f} comparisons" if not math.isnan(family) else "p < 0.05"
+    out.append(f"  significantly faster than the baseline ({tests}): {', '.join(faster) or 'none'}")
     out.append(f"  significantly slower: {', '.join(slower) or 'none'}")
     out.append(f"  no demonstrated difference (or no test possible): {', '.join(unclear) or 'none'}")
     shaky = [f"{r['configuration']} ({reason})" for r in measured if (reason := noisy(r))]
@@ -93,11 +104,39 @@ def lines(rows: list[Row], results: str = "results", config_files: Sequence[str]
     return out
 
 
+def best(measured: list[Row]) -> Row | None:
+    """The configuration the conclusion and the paper call best: the fastest that is significantly faster
+    than its baseline (Holm), else None. The fastest is selected by its own noise, so it is quoted with
+    its simultaneous interval (speedup_sim95_*)."""
+    faster = [r for r in measured if r.get("significant") == "True" and _number(r, "speedup") > 1]
+    return max(faster, key=lambda r: _number(r, "decode_tok_s_mean"), default=None)
+
+
+def _best_line(measured: list[Row], baselines: list[Row]) -> str:
+    """The significantly faster configuration with the highest throughput (as the paper's Best* macros),
+    else the fastest measured, said not to be shown better than its baseline."""
+    chosen = best(measured) or max(measured, key=lambda r: _number(r, "decode_tok_s_mean"))
+    text = f"  best: {chosen['configuration']}, {_number(chosen, 'decode_tok_s_mean'):.1f} tok/s "
+    if chosen in baselines:
+        return text + f"({_interval(chosen, 'decode_tok_s_ci95', '.1f')}), a baseline itself: no configuration beats it"
+    if not baselines:
+        return text + f"({_interval(chosen, 'decode_tok_s_ci95', '.1f')})"
+    its = "its" if len(baselines) > 1 else "the"
+    text += (
+        f"({_interval(chosen, 'decode_tok_s_ci95', '.1f')}), speedup {_number(chosen, 'speedup'):.2f}x over {its} "
+        f"baseline ({_interval(chosen, 'speedup_sim95', '.2f', 'simultaneous 95 % CI')}; {_verdict(chosen)})"
+    )
+    if best(measured) is None:
+        text += ": no configuration is shown to beat its baseline"
+    return text
+
+
 def _verdict(row: Row) -> str:
-    p = _number(row, "speedup_p_value")
+    p, holm = _number(row, "speedup_p_value"), _number(row, "speedup_p_holm")
     if math.isnan(p):
         return "no test possible"
-    return f"p = {p:.2g}, {'significant' if row.get('significant') == 'True' else 'not significant'}"
+    adjusted = f", Holm p = {holm:.2g}" if not math.isnan(holm) else ""
+    return f"p = {p:.2g}{adjusted}, {'significant' if row.get('significant') == 'True' else 'not significant'}"
 
 
 def _change(row: Row) -> str:

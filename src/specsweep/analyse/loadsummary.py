@@ -8,7 +8,9 @@
   throughput, goodput under the SLOs, vLLM's latency percentiles over requests with 95 % sectioning
   intervals over windows, speculation counts;
 * ``categories.csv``: one row per configuration, load and prompt category - acceptance, accept
-  length and the speedup of the per-request decode rate against the baseline's same category.
+  length and the speedup against the baseline's same category. For single-request runs the speedup is
+  the category's workload rate ratio with sessions as the replicates (analyse/replicates.py, the
+  spread pooled over configurations and categories); for load windows, requests are the samples.
 """
 
 from __future__ import annotations
@@ -328,15 +330,20 @@ def _speculation(requests: list[WindowRequest], records: list[Window]) -> dict[s
 
 
 CATEGORY_COLUMNS: dict[str, str] = {
-    "configuration": "configuration name",
+    "configuration": "configuration name (every session of it pooled)",
     "baseline": "true for the baseline configuration",
     "load": "single (one request at a time, idle server) or the load level of the windows",
     "category": "prompt category of the dataset (benchmark.prompts)",
     "requests": "requests of this category",
-    "decode_tok_s_mean": "per-request decode rate (first token excluded), mean over the category's requests",
-    "speedup": "decode_tok_s_mean / the baseline's for the same category and load",
-    "speedup_ci95_low": "95 % Fieller interval of the speedup, requests as samples (NaN with < 3 a side)",
+    "units": "the replicates of the speedup interval: sessions (single; passes with one session), requests (load)",
+    "decode_tok_s_mean": "single: the category's workload rate (decode tokens / decode time of its prompts), "
+    "geometric mean over the units; load: per-request decode rate, mean over the category's requests",
+    "speedup": "decode_tok_s_mean / the baseline's for the same category and load (single: over the prompts "
+    "both measured)",
+    "speedup_ci95_low": "95 % interval of the speedup, lower bound (single: log scale, units as replicates; load: "
+    "Fieller, requests as samples); empty when the cell is too small (see note)",
     "speedup_ci95_high": "upper bound",
+    "note": "why a cell has no interval (too few units), or the caveat of its interval (empty when none)",
     "drafted": "draft tokens proposed (sum over the category's requests)",
     "accepted": "draft tokens accepted",
     "acceptance_rate": "accepted / drafted",
@@ -345,18 +352,50 @@ CATEGORY_COLUMNS: dict[str, str] = {
 }
 
 
-def category_table(configurations: dict[str, Configuration], requests: pd.DataFrame) -> pd.DataFrame:
-    """One row per configuration, load and category (see CATEGORY_COLUMNS)."""
-    baseline = next(c.name for c in configurations.values() if c.baseline)
+def category_table(
+    configurations: dict[str, Configuration], requests: pd.DataFrame, runs: dict[str, list[Run]] | None = None
+) -> pd.DataFrame:
+    """One row per configuration, load and category (see CATEGORY_COLUMNS); ``runs`` (by session) give the
+    single-request rows their session-level statistics."""
+    from specsweep.analyse import replicates
+    from specsweep.plan import design
+
+    sessions = design.sessions_of(configurations)
+    measured = design.measured_configurations(configurations)
+    baseline = next(c.name for c in measured.values() if c.baseline)
+    of = {s: name for name, names in sessions.items() for s in names}
     rows = []
     if requests.empty:
         return pd.DataFrame(columns=list(CATEGORY_COLUMNS))
+    requests = requests.assign(configuration=requests["configuration"].map(lambda n: of.get(n, n)))
+    by_category: dict[str, dict[str, list[list[Run]]]] = {}
+    by_session: dict[str, list[list[Run]]] = {}
+    for name, names in sessions.items():
+        for session in names:
+            kept = [r for r in (runs or {}).get(session, []) if not r.excluded]
+            by_session.setdefault(name, []).append(kept)
+            for category in dict.fromkeys(r.category for r in kept):
+                found = [r for r in kept if r.category == category]
+                by_category.setdefault(category, {}).setdefault(name, []).append(found)
+    model = _category_model(by_session, by_category)
     for (load, category), group in requests.groupby(["load", "category"], sort=False):
         reference = group.loc[group["configuration"] == baseline, "decode_tok_s"].tolist()
-        for name, configuration in configurations.items():
+        cells = by_category.get(category, {}) if load == SINGLE else {}
+        for name, configuration in measured.items():
             mine = group[group["configuration"] == name]
             rates = mine["decode_tok_s"].tolist()
-            ((summary, speedup),) = stats.describe_many([rates], reference, intervals=False)
+            if load == SINGLE and name in cells:
+                level = replicates.level(cells[name], model)
+                units, mean = level.n, level.rate
+                compared = replicates.compare(cells[name], cells[baseline], model) if baseline in cells else None
+                ratio, low, high = (compared.ratio, compared.ci_low, compared.ci_high) if compared else (math.nan,) * 3
+                note = model.note if model.note or not math.isnan(low) else "too few units for an interval"
+            else:
+                ((summary, speedup),) = stats.describe_many([rates], reference, intervals=False)
+                units, mean = len(rates), summary.mean
+                ratio, low, high = speedup.ratio, speedup.ci_low, speedup.ci_high
+                small = min(len(rates), len(reference)) < stats.MIN_RUNS_FOR_CI
+                note = f"too few requests for an interval (need >= {stats.MIN_RUNS_FOR_CI} a side)" if small else ""
             drafted = _total(mine["drafted"])
             accepted = _total(mine["accepted"])
             steps = _total(mine["verify_steps"])
@@ -367,10 +406,12 @@ def category_table(configurations: dict[str, Configuration], requests: pd.DataFr
                     "load": load,
                     "category": category,
                     "requests": len(mine),
-                    "decode_tok_s_mean": summary.mean,
-                    "speedup": None if configuration.baseline else speedup.ratio,
-                    "speedup_ci95_low": None if configuration.baseline else speedup.ci_low,
-                    "speedup_ci95_high": None if configuration.baseline else speedup.ci_high,
+                    "units": units,
+                    "decode_tok_s_mean": mean,
+                    "speedup": None if configuration.baseline else ratio,
+                    "speedup_ci95_low": None if configuration.baseline else low,
+                    "speedup_ci95_high": None if configuration.baseline else high,
+                    "note": None if configuration.baseline else (note or None),
                     "drafted": drafted,
                     "accepted": accepted if drafted is not None else None,
                     "acceptance_rate": accepted / drafted if drafted else None,
@@ -378,6 +419,27 @@ def category_table(configurations: dict[str, Configuration], requests: pd.DataFr
                 }
             )
     return pd.DataFrame(rows, columns=list(CATEGORY_COLUMNS))
+
+
+def _category_model(by_session: dict[str, list[list[Run]]], by_category: dict[str, dict[str, list[list[Run]]]]) -> Any:
+    """The replicate model of the per-category speedups: with sessions, the two-way session x category
+    layout (replicates.category_spread: a launch moves every category alike); with one session per
+    configuration, passes as replicates, pooled over the (configuration, category) cells."""
+    from specsweep.analyse import replicates
+
+    whole = replicates.pooled(by_session)
+    if whole.unit == replicates.SESSION:
+        categories = list(by_category)
+        matrices = []
+        for sessions in by_session.values():
+            full = [s for s in sessions if {r.category for r in s} >= set(categories)]
+            rates = [[replicates.workload_rate([r for r in s if r.category == c]) for c in categories] for s in full]
+            if len(full) >= 2:
+                matrices.append(np.log(np.asarray(rates, dtype=float)))
+        sd, df = replicates.category_spread(matrices)
+        if df:
+            return replicates.Pooled(replicates.SESSION, sd, df)
+    return replicates.pooled({f"{n}/{c}": v for c, cells in by_category.items() for n, v in cells.items()})
 
 
 def _total(values: pd.Series) -> float | None:
@@ -452,7 +514,7 @@ def write_tables(
 
     requests = request_rows(configurations, runs, windows, slo)
     write_csv(requests, Path(outputs["requests"]))
-    categories = category_table(configurations, requests)
+    categories = category_table(configurations, requests, runs)
     write_csv(categories, Path(outputs["categories"]))
     shown = categories[~categories["baseline"].astype(bool)]
     print(
@@ -462,7 +524,12 @@ def write_tables(
         file=progress,
     )
     if "load" in outputs:
-        table = load_table(configurations, windows, slo)
+        from specsweep.plan import design
+
+        # one row per configuration: the windows of all its sessions (benchmark.sessions) together
+        table = load_table(
+            design.measured_configurations(configurations), design.merged_runs(configurations, windows), slo
+        )
         write_csv(table, Path(outputs["load"]))
         print(
             table[

@@ -1,6 +1,9 @@
 """Statistics of repeated runs, with every interval and test named and justified.
 
-What is reported, and why:
+summary.csv's headline numbers are computed by analyse/replicates.py: sessions (server launches) are
+the replicates, on the log scale, with Holm's adjustment (``holm``) over the comparisons against a
+baseline; that module says why. The functions below are the building blocks, and what the load,
+drift, effects and comparison tables use. What they are, and why:
 
 * **Mean ± 95 % Student-t interval** (``t_interval``): mean ± t(0.975, n-1) · s/√n. This is the
   interval shown (summary ``decode_tok_s_ci95_*``, the throughput figure). With 3-10 runs per
@@ -373,3 +376,30 @@ def warnings_for(summary: Summary, speedup: Ratio | None = None, cv_limit: float
         else:
             found.append("speedup CI unbounded: the baseline mean is not clearly non-zero")
     return found
+
+
+def t_sf(t: float, df: float) -> float:
+    """Upper tail P(T > t) of Student's t with ``df`` degrees of freedom."""
+    from scipy import special
+
+    return float(special.stdtr(df, -t))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of a family of p-values (NaN entries are not comparisons and stay NaN).
+
+    Sorted ascending, the i-th (0-based) of m is multiplied by m - i, made non-decreasing and capped at 1:
+    rejecting adjusted p < alpha controls the family-wise error rate at alpha for any dependence between tests.
+    """
+    tested = sorted((p, i) for i, p in enumerate(p_values) if not math.isnan(p))
+    adjusted = [math.nan] * len(p_values)
+    running = 0.0
+    for rank, (p, index) in enumerate(tested):
+        running = max(running, min(1.0, (len(tested) - rank) * p))
+        adjusted[index] = running
+    return adjusted
+
+
+def simultaneous_confidence(comparisons: int, confidence: float = CONFIDENCE) -> float:
+    """Per-interval confidence that makes ``comparisons`` intervals hold together (Bonferroni)."""
+    return 1.0 - (1.0 - confidence) / max(1, comparisons)

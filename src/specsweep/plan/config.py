@@ -57,6 +57,8 @@ class Configuration:
     baseline_factors: list[str] = field(default_factory=list)
     # The baseline this configuration is compared with, when its entry names one (see factors.baseline_of).
     compared_with: str | None = None
+    # The configuration this one is a further session (server launch) of (plan/design.py), else None.
+    session_of: str | None = None
 
     def as_params(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,15 +1,26 @@
-"""The sweep's design: which configurations are measured, and in which order.
+"""The sweep's design: which configurations are measured, in how many sessions, and in which order.
 
-``benchmark.order: bracket`` measures the baseline first (a Snakemake priority, so no configuration
-depends on it) and again as the last session, ``<baseline>-end``, ordered after every other
-configuration through its inputs; ``drift`` then compares the two. ``configurations_for`` is the one
+A session is one server launch. ``benchmark.sessions: N`` measures every configuration in N sessions:
+the first is the configuration itself (``results/<name>/``), session k >= 2 is a configuration-instance
+``<name>-s<k>`` (``session_name``, the one place instance names are made) with its own results folder
+and bench job, ``session_of`` naming the configuration. The analysis groups instances by that field
+(``sessions_of``) and takes the session as the unit of every interval and test (analyse/replicates.py).
+
+Order: sessions are measured in rounds (every configuration's session k before any session k+1),
+odd rounds in a seeded random order, each even round the reverse of the one before (ABBA, so a drift
+over the sweep cancels in pairs), the baseline's first session first and its last session last,
+so the baseline brackets the sweep (Snakemake priorities: no configuration depends on another, so a
+rerun of one never reruns the others). ``benchmark.order: bracket`` also measures the baseline once
+more as ``<baseline>-end``, ordered after every other session through its inputs; it is one more
+session of the baseline, and ``drift`` compares it with the first. ``configurations_for`` is the one
 way a job gets its configurations (with real values; Snakemake params hold fingerprints of secrets).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+import random
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from specsweep.plan.config import ConfigError, Configuration, check_engines, expand, expand_entry
@@ -17,16 +28,70 @@ from specsweep.record.results import run_file
 
 ORDERS = ("sequential", "bracket")
 END_SUFFIX = "-end"
+SESSION_SUFFIX = "-s"
+ORDER_SEED = 20_261_201  # the seeded order of the sessions within a round
 
 
 def end_name(baseline: str) -> str:
     return baseline + END_SUFFIX
 
 
+def session_name(name: str, session: int) -> str:
+    """The configuration-instance measuring session ``session`` (1-based) of configuration ``name``."""
+    return name if session == 1 else f"{name}{SESSION_SUFFIX}{session}"
+
+
 def configurations_of(config: dict[str, Any]) -> dict[str, Configuration]:
-    """Every configuration of a validated config: grids expanded and, for ``benchmark.order: bracket``,
-    the ``<baseline>-end`` session added. What the workflow plans."""
-    return with_end_baseline(expand(config), config["benchmark"]["order"])
+    """Every configuration-instance of a validated config: grids expanded, each configuration's further
+    sessions (``benchmark.sessions``) and, for ``benchmark.order: bracket``, the ``<baseline>-end``
+    session added. What the workflow plans."""
+    sessions = with_sessions(expand(config), config["benchmark"].get("sessions", 1))
+    return with_end_baseline(sessions, config["benchmark"]["order"])
+
+
+def with_sessions(configurations: dict[str, Configuration], sessions: int) -> dict[str, Configuration]:
+    """Each configuration followed by its sessions 2..``sessions`` as instances (see the module doc)."""
+    found = dict(configurations)
+    for configuration in configurations.values():
+        for session in range(2, sessions + 1):
+            name = session_name(configuration.name, session)
+            if name in found:
+                raise ConfigError(
+                    f"benchmark/sessions: {sessions} adds a session '{name}' of '{configuration.name}', which "
+                    f"already exists as a configuration; rename that configuration"
+                )
+            found[name] = dataclasses.replace(
+                configuration,
+                name=name,
+                baseline=False,
+                baseline_factors=[],
+                compared_with=configuration.name if configuration.baseline else configuration.compared_with,
+                session_of=configuration.name,
+                description=f"{configuration.name}, session {session} of {sessions} (benchmark.sessions)",
+            )
+    return found
+
+
+def sessions_of(configurations: Mapping[str, Configuration]) -> dict[str, list[str]]:
+    """Each configuration (not an instance) with the names of its sessions, its own first, in session order."""
+    found: dict[str, list[str]] = {name: [] for name, c in configurations.items() if c.session_of is None}
+    for name, configuration in configurations.items():
+        found[configuration.session_of or name].append(name)
+    return found
+
+
+def measured_configurations(configurations: Mapping[str, Configuration]) -> dict[str, Configuration]:
+    """The configurations a table has rows for: every one that is not a further session of another."""
+    return {name: c for name, c in configurations.items() if c.session_of is None}
+
+
+def merged_runs(configurations: Mapping[str, Configuration], runs: Mapping[str, list[Any]]) -> dict[str, list[Any]]:
+    """Runs of every session of a configuration under the configuration's name (for the tables that pool
+    runs: cost model, effects, categories); keyed by ``measured_configurations``."""
+    return {
+        name: [run for session in names for run in runs.get(session, [])]
+        for name, names in sessions_of(configurations).items()
+    }
 
 
 def configurations_for(config: dict[str, Any], identities: Iterable[dict[str, Any]]) -> dict[str, Configuration]:
@@ -38,6 +103,7 @@ def configurations_for(config: dict[str, Any], identities: Iterable[dict[str, An
     expanded: dict[str, Configuration] = {}
     for group in dict.fromkeys(wanted.values()):
         expanded.update(expand_entry(config, group))
+    expanded = with_sessions(expanded, config["benchmark"].get("sessions", 1))
     baseline = next((c for c in expanded.values() if c.baseline), None)
     if baseline is not None and end_name(baseline.name) in wanted:
         expanded[end_name(baseline.name)] = end_session(baseline)
@@ -56,6 +122,7 @@ def end_session(baseline: Configuration) -> Configuration:
         baseline=False,
         baseline_factors=[],
         compared_with=baseline.name,
+        session_of=baseline.name,
         description=f"{baseline.name} measured again after every other configuration (benchmark.order: bracket)",
     )
 
@@ -81,6 +148,34 @@ def runs_before(name: str, configurations: dict[str, Configuration], runs: Seque
     return [run_file(other, i) for other in configurations if other != name for i in runs]
 
 
-def session_priority(name: str, configurations: dict[str, Configuration]) -> int:
-    """Scheduling priority of a session: the baseline first (the start of a bracket), then the rest."""
-    return 1 if configurations[name].baseline else 0
+def session_order(configurations: Mapping[str, Configuration]) -> list[str]:
+    """Every session in the order it is measured (see the module doc); ``<baseline>-end`` is left out
+    (its inputs order it last)."""
+    sessions = sessions_of(configurations)
+    baseline = next((name for name, c in configurations.items() if c.baseline), None)
+    rounds = max((len([s for s in names if not s.endswith(END_SUFFIX)]) for names in sessions.values()), default=0)
+    order: list[str] = []
+    names: list[str] = []
+    for round_index in range(rounds):
+        if round_index % 2:  # ABBA: the reverse of the round before, so a drift over the sweep cancels in pairs
+            names = names[::-1]
+        else:
+            names = [n for n in sessions if n != baseline]
+            random.Random(ORDER_SEED + round_index).shuffle(names)
+        placed = names
+        if baseline is not None:
+            # the baseline opens the first round and closes the last
+            placed = [*names, baseline] if round_index == rounds - 1 and round_index else [baseline, *names]
+        order += [
+            session_name(name, round_index + 1)
+            for name in placed
+            if session_name(name, round_index + 1) in configurations
+        ]
+    return order
+
+
+def session_priorities(configurations: Mapping[str, Configuration]) -> dict[str, int]:
+    """Scheduling priority of every session: the earlier in ``session_order``, the higher (0 for
+    ``<baseline>-end``, which its inputs order)."""
+    order = session_order(configurations)
+    return {name: len(order) - order.index(name) if name in order else 0 for name in configurations}

@@ -51,7 +51,12 @@ def plot_sweep(
 
     save(throughput(summary, runs), Path(files.throughput).with_suffix(""))
     save(acceptance(summary), Path(files.acceptance).with_suffix(""))
-    model, text = cost.fit_or_reason(configurations, run_records)
+    from specsweep.plan import design
+
+    # every session of a configuration pooled, as the summary job's cost model (report/tables.py)
+    model, text = cost.fit_or_reason(
+        design.measured_configurations(configurations), design.merged_runs(configurations, run_records)
+    )
     save(costmodel(model, text), Path(files.costmodel).with_suffix(""))
     print(f"figures written to {Path(files.throughput).parent}", file=progress)
 
@@ -108,21 +113,38 @@ def throughput(summary: pd.DataFrame, runs: pd.DataFrame) -> plt.Figure:
         means,
         summary["decode_tok_s_ci95_low"],
         summary["decode_tok_s_ci95_high"],
-        "95 % CI of the mean (Student t)",
+        "95 % CI (sessions, log scale)",
         zorder=3,
     )
     axes.scatter(means, range(len(order)), s=60, c=colors, zorder=4, marker="D", label="mean")
     baseline = summary.loc[summary["baseline"], "decode_tok_s_mean"].iloc[0]
     axes.axvline(baseline, color="tab:orange", linestyle="--", zorder=1, label=f"baseline {baseline:.1f} tok/s")
-    for i, (mean, pct) in enumerate(zip(means, summary["speedup_pct"], strict=True)):
-        axes.annotate(f"{pct:+.1f} %", (mean, i), xytext=(0, 9), textcoords="offset points", ha="center", fontsize=8)
+    for i, (mean, pct, label) in enumerate(zip(means, summary["speedup_pct"], _verdicts(summary), strict=True)):
+        axes.annotate(
+            f"{pct:+.1f} %{label}", (mean, i), xytext=(0, 9), textcoords="offset points", ha="center", fontsize=8
+        )
     axes.set_yticks(range(len(order)), order)
     axes.invert_yaxis()
     axes.set_xlabel("decode throughput (tokens/s, client-measured, first token excluded)")
     axes.set_ylabel("configuration")
-    axes.set_title(f"Throughput per configuration ({runs_range(summary)} runs each)")
+    axes.set_title(
+        f"Throughput per configuration ({runs_range(summary)} runs each; n.s.: not significant, Holm-adjusted)"
+    )
     axes.legend(loc="lower right", fontsize=8, frameon=True)
     return figure
+
+
+NOT_SIGNIFICANT = " (n.s.)"
+NO_TEST = " (no test)"
+
+
+def _verdicts(summary: pd.DataFrame) -> list[str]:
+    """What follows a percent label: nothing when significant (Holm) or for a baseline, else n.s. / no test."""
+    significant = summary["significant"] if "significant" in summary else pd.Series(None, index=summary.index)
+    return [
+        "" if bool(b) else "" if s is True or str(s) == "True" else NO_TEST if pd.isna(s) else NOT_SIGNIFICANT
+        for b, s in zip(summary["baseline"], significant, strict=True)
+    ]
 
 
 def swept_axes(summary: pd.DataFrame) -> dict[str, str]:
@@ -169,7 +191,9 @@ def acceptance(summary: pd.DataFrame) -> plt.Figure:
     speed_axes.barh(names, spec["speedup"], color=["tab:blue" if s >= 1 else "tab:red" for s in spec["speedup"]])
     if "speedup_ci95_low" in spec and spec["speedup_ci95_low"].notna().any():
         speedup = spec["speedup"].to_numpy(dtype=float)
-        _interval_bars(speed_axes, speedup, spec["speedup_ci95_low"], spec["speedup_ci95_high"], "95 % CI (Fieller)")
+        _interval_bars(
+            speed_axes, speedup, spec["speedup_ci95_low"], spec["speedup_ci95_high"], "95 % CI (sessions, log scale)"
+        )
     speed_axes.sharey(rate_axes)
     speed_axes.tick_params(labelleft=False)
     speed_axes.axvline(1.0, color="tab:orange", linestyle="--", label="baseline")
@@ -299,7 +323,7 @@ def comparison(frame: pd.DataFrame, before: str, after: str, empty_reason: str |
     colors = ["tab:blue" if s else "0.6" for s in rows["significant"].fillna(False).astype(bool)]
     axes.barh(names, delta, color=colors)
     percent = 100 * (rows[["ratio_ci95_low", "ratio_ci95_high"]].to_numpy(dtype=float) - 1)
-    _interval_bars(axes, delta, percent[:, 0], percent[:, 1], "95 % CI (Fieller)")
+    _interval_bars(axes, delta, percent[:, 0], percent[:, 1], "95 % CI (sessions, log scale)")
     for i, p in enumerate(rows["p_value"]):
         axes.annotate(f"p={p:.2g}", (0, i), xytext=(4, 8), textcoords="offset points", fontsize=7)
     axes.axvline(0, color="black", linewidth=0.8)

@@ -12,6 +12,7 @@ import pandas as pd
 
 from specsweep.analyse import aggregate, costmodel, drift
 from specsweep.measure.rate_check import kept_and_excluded
+from specsweep.plan import design
 from specsweep.record import results
 from specsweep.record.atomic import atomic_write
 from specsweep.report import paper
@@ -45,10 +46,13 @@ def build(measured: aggregate.Measured, profile_parsers: dict[str, dict[str, Any
     runs = {name: [] for name in configurations} | measured.runs
     # the statistics rest on the runs that count; summary.csv counts the others, runs.csv lists every run
     counted = {name: kept_and_excluded(records)[0] for name, records in runs.items()}
-    model, text = costmodel.fit_or_reason(configurations, counted)
+    # the cost model pools every session of a configuration; drift looks at each session on its own
+    model, text = costmodel.fit_or_reason(
+        design.measured_configurations(configurations), design.merged_runs(configurations, counted)
+    )
     return Tables(
         summary=aggregate.summary_table(replace(measured, runs=runs), profile_parsers),
-        runs=aggregate.runs_table(runs),
+        runs=aggregate.runs_table(runs, configurations),
         drift=drift.report(configurations, counted),
         costmodel=model,
         costmodel_text=text,
@@ -64,6 +68,7 @@ def write(tables: Tables, files: TableFiles, progress: TextIO, macro_prefix: str
         frame[
             [
                 "configuration",
+                "sessions",
                 "runs",
                 "decode_tok_s_mean",
                 "decode_tok_s_ci95_low",
@@ -72,6 +77,7 @@ def write(tables: Tables, files: TableFiles, progress: TextIO, macro_prefix: str
                 "speedup_ci95_low",
                 "speedup_ci95_high",
                 "speedup_p_value",
+                "speedup_p_holm",
                 "acceptance_rate",
             ]
         ].to_string(index=False),

@@ -1,0 +1,169 @@
+"""Coverage of summary.csv's intervals and the conclusion's family-wise false-positive rate, by simulation
+through the library's own ``aggregate.summarise`` (whatever version is on the path).
+
+    .venv/bin/python benchmarks/coverage.py [--sweeps N]                 (a row of make bench)
+    PYTHONPATH=<old checkout>/src .venv/bin/python benchmarks/coverage.py   (the figures before)
+
+The noise the project documents: a launch offset per session (log-normal, 3 % or 10 %), category effects
+(7 categories, one prompt each, ±14 %), heavy-tailed run noise (Student t with 3 df, 2 %). Each sweep is
+measured as the pipeline of that version measures it: the sessions of ``benchmark.sessions`` of the
+default sweep where the design has them (plan/design.py ``with_sessions``), else one per configuration.
+Each interval is scored against its own estimand: the workload rate (tokens over time of a pass) where
+the summary reports it, else the mean of per-run rates (the earlier method), both at the median launch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import math
+from typing import Any
+
+import numpy as np
+
+from specsweep.analyse import aggregate, loadsummary
+from specsweep.plan import design
+from specsweep.plan.config import Configuration
+from specsweep.record.results import Run
+
+CATEGORIES = np.array([0.86, 0.93, 1.0, 1.07, 1.14, 0.9, 1.1])  # a prompt's rate relative to the mean
+TOKENS = 300
+RUN_SD = 0.02
+BASE_RATE = 50.0
+DEFAULT_SESSIONS = 2  # config/config.yaml's benchmark.sessions
+# six configurations like the default sweep's: the baseline, the x1.10 candidate whose intervals are scored,
+# and four others (a draft model at half speed among them)
+DEFAULT_LIKE = {"base": 1.0, "cand": 1.10, "m3": 1.0, "m24": 0.9, "default": 1.2, "draft": 0.5}
+
+
+def _run(index: int, rate: float) -> Run:
+    seconds = (TOKENS - 1) / rate
+    return Run.from_json(
+        {
+            "run": index,
+            "prompt_index": index,
+            "category": f"c{index}",
+            "tokens": TOKENS,
+            "text_sha256": "t",
+            "client": {
+                "ttft_s": 0.05,
+                "decode_s": seconds,
+                "e2e_s": seconds + 0.05,
+                "decode_tokens_per_s": rate,
+                "itl_median_s": 1 / rate,
+                "itl_p90_s": 1 / rate,
+                "content_events": TOKENS,
+            },
+        }
+    )
+
+
+def _configuration(name: str, baseline: bool) -> Configuration:
+    return Configuration(name, "llama", "llamacpp", baseline, {}, {}, group=name)
+
+
+def has_sessions() -> bool:
+    return hasattr(design, "with_sessions")
+
+
+def sweep(
+    rng: np.random.Generator, effects: dict[str, float], launch_sd: float, sessions: int, category_effects: bool = True
+) -> tuple[dict[str, Configuration], dict[str, list[Run]]]:
+    """One simulated sweep: configuration -> true speedup (the first is the baseline)."""
+    base = {name: _configuration(name, i == 0) for i, name in enumerate(effects)}
+    configurations = design.with_sessions(base, sessions) if has_sessions() else base
+    profile = CATEGORIES if category_effects else np.ones_like(CATEGORIES)
+    runs = {}
+    for name, configuration in configurations.items():
+        launch = math.exp(rng.normal(0, launch_sd))
+        noise = np.exp(RUN_SD * rng.standard_t(3, len(profile)) / math.sqrt(3))
+        rates = BASE_RATE * effects[getattr(configuration, "session_of", None) or name] * launch * profile * noise
+        runs[name] = [_run(i, float(r)) for i, r in enumerate(rates)]
+    return configurations, runs
+
+
+def _truths(effect: float, workload: bool, category_effects: bool = True) -> float:
+    profile = BASE_RATE * effect * (CATEGORIES if category_effects else np.ones_like(CATEGORIES))
+    return float(len(profile) / (1 / profile).sum()) if workload else float(profile.mean())
+
+
+def measure(sweeps: int, launch_sd: float, seed: int = 21) -> dict[str, Any]:
+    """Coverage of tok/s and speedup intervals (a x1.10 candidate) and the family-wise false-positive rate of
+    an A/A sweep (a baseline and three identical configurations), at one launch offset."""
+    rng = np.random.default_rng(seed)
+    sessions = DEFAULT_SESSIONS if has_sessions() else 1
+    covered = {"tok_s": 0, "speedup": 0, "category_speedup": 0, "best_speedup": 0}
+    cells = detected = 0
+    scored = dict.fromkeys(covered, 0)
+    false_positive = 0
+    for _ in range(sweeps):
+        configurations, runs = sweep(rng, DEFAULT_LIKE, launch_sd, sessions)
+        frame = aggregate.summarise(configurations, runs, {}).set_index("configuration")
+        workload = "interval_unit" in frame.columns
+        for key, low, high, truth in (
+            ("tok_s", *frame.loc["base", ["decode_tok_s_ci95_low", "decode_tok_s_ci95_high"]], _truths(1.0, workload)),
+            (
+                "speedup",
+                *frame.loc["cand", ["speedup_ci95_low", "speedup_ci95_high"]],
+                _truths(1.10, workload) / _truths(1.0, workload),
+            ),
+        ):
+            if not (math.isnan(low) or math.isnan(high)):
+                scored[key] += 1
+                covered[key] += low <= truth <= high
+        detected += bool(frame.loc["cand", "significant"] is True or frame.loc["cand", "significant"] == True)  # noqa: E712
+        # per category: the effect is a uniform x1.10, so every category's speedup is 1.10
+        for low, high in _category_intervals(configurations, runs, "cand"):
+            cells += 1
+            if not (math.isnan(low) or math.isnan(high)):
+                scored["category_speedup"] += 1
+                covered["category_speedup"] += low <= 1.10 <= high
+        configurations, runs = sweep(rng, {"base": 1.0, "a": 1.0, "b": 1.0, "c": 1.0}, launch_sd, sessions)
+        frame = aggregate.summarise(configurations, runs, {}).set_index("configuration")
+        false_positive += bool(frame["significant"].fillna(False).astype(bool).any())
+        # the configuration that looks best, with the interval the conclusion quotes for it
+        best = frame.loc[["a", "b", "c"], "decode_tok_s_mean"].idxmax()
+        stem = "speedup_sim95" if "speedup_sim95_low" in frame.columns else "speedup_ci95"
+        low, high = frame.loc[best, [f"{stem}_low", f"{stem}_high"]]
+        if not (math.isnan(low) or math.isnan(high)):
+            scored["best_speedup"] += 1
+            covered["best_speedup"] += low <= 1.0 <= high
+    return {
+        "launch_sd": launch_sd,
+        "sessions": sessions,
+        "sweeps": sweeps,
+        **{f"{key}_coverage": covered[key] / scored[key] if scored[key] else math.nan for key in covered},
+        "category_cells_with_interval": scored["category_speedup"] / cells if cells else math.nan,
+        "familywise_false_positive": false_positive / sweeps,
+        "power_x1.10": detected / sweeps,
+    }
+
+
+def _category_intervals(
+    configurations: dict[str, Configuration], runs: dict[str, list[Run]], name: str
+) -> list[tuple[float, float]]:
+    """categories.csv's speedup interval of each category of ``name`` (single-request runs)."""
+    requests = loadsummary.request_rows(configurations, runs, {}, {})
+    takes_runs = "runs" in inspect.signature(loadsummary.category_table).parameters
+    table = (
+        loadsummary.category_table(configurations, requests, runs)
+        if takes_runs
+        else loadsummary.category_table(configurations, requests)
+    )
+    rows = table[table["configuration"] == name]
+    return [
+        (float(low), float(high)) for low, high in zip(rows["speedup_ci95_low"], rows["speedup_ci95_high"], strict=True)
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sweeps", type=int, default=1000)
+    args = parser.parse_args()
+    found = [measure(args.sweeps, sd) for sd in (0.03, 0.10)]
+    print(json.dumps(found, indent=1))
+
+
+if __name__ == "__main__":
+    main()
