@@ -203,6 +203,8 @@ class Run:
     category: str = UNCATEGORISED  # the prompt's category in the dataset (benchmark.prompts)
     # every token-carrying event's arrival, delta-encoded integer microseconds after sending (specsweep.analyse.latency)
     arrivals_us: list[int] = field(default_factory=list)
+    # power, energy, clocks and contention sampled while the run was measured (measure/telemetry.py, docs/energy.md)
+    telemetry: dict[str, Any] | None = None
 
     @property
     def decode_tokens_per_s(self) -> float:
@@ -231,6 +233,7 @@ class Run:
             "text_chars": self.text_chars,
             "malformed_events": self.malformed_events,
             "excluded": self.excluded,
+            "telemetry": self.telemetry,
         }
 
     @classmethod
@@ -255,6 +258,7 @@ class Run:
             excluded=data.get("excluded"),
             category=data.get("category", UNCATEGORISED),
             arrivals_us=data.get("arrivals_us") or [],
+            telemetry=data.get("telemetry"),
         )
 
 
@@ -407,6 +411,7 @@ class Window:
     duration_s: float  # first send to last end
     requests: list[WindowRequest]
     counter_delta: dict[str, float] = field(default_factory=dict)  # window totals of the engine's counters
+    telemetry: dict[str, Any] | None = None  # sampled while the window was measured (measure/telemetry.py)
 
     @property
     def label(self) -> str:
@@ -429,6 +434,7 @@ class Window:
             "output_tokens_per_s": self.output_tokens_per_s,  # derived, for a reader of the file
             "requests_per_s": self.requests_per_s,
             "counter_delta": self.counter_delta,
+            "telemetry": self.telemetry,
             "requests": [r.to_json() for r in self.requests],
         }
 
@@ -441,6 +447,7 @@ class Window:
             duration_s=data["duration_s"],
             requests=[WindowRequest.from_json(r) for r in data["requests"]],
             counter_delta=data.get("counter_delta") or {},
+            telemetry=data.get("telemetry"),
         )
 
 
