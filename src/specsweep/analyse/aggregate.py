@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from specsweep.analyse import stats
+from specsweep.analyse import energy, stats
 from specsweep.analyse.stats import describe
 from specsweep.measure import placement
 from specsweep.measure.rate_check import kept_and_excluded
@@ -77,6 +77,7 @@ COLUMNS: dict[str, str] = {
     "warnings": "why not to trust the row at face value, '; '-separated: fewer than 3 runs, CV above "
     "10 %, a speedup CI that straddles 1, a profile parser that matched no line, measured on another node or "
     "GPU model than the baseline (empty when none)",
+    **energy.SUMMARY_COLUMNS,  # energy per token, clocks, throttling, contention (analyse/energy.py)
 }
 
 
@@ -166,6 +167,8 @@ def summary_table(
     if measured.log_warnings:
         frame = add_warnings(frame, measured.log_warnings)
     frame = fill_speculation_from_logs(frame, measured.profiles)
+    frame, energy_warnings = energy.summary_columns(frame, measured.runs, measured.launches)
+    frame = add_warnings(frame, energy_warnings)
     return add_profile_columns(frame, measured.profiles, profile_parsers)
 
 
@@ -194,6 +197,7 @@ RUNS_COLUMNS: dict[str, str] = {
     "around the run",
     "excluded": "why the run is left out of the statistics (the client's decode rate disagreed with the engine's "
     "own beyond benchmark.rate_tolerance_pct, or could not be timed); empty when it counts",
+    **energy.RUN_COLUMNS,  # energy, clocks and contention while the run was measured (analyse/energy.py)
 }
 
 
@@ -231,6 +235,7 @@ def runs_table(runs: dict[str, list[Run]]) -> pd.DataFrame:
                 else {}
             ),
             "excluded": r.excluded,
+            **energy.run_columns(r),
         }
         for name, records in runs.items()
         for r in sorted(records, key=lambda r: r.run)

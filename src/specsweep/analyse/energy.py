@@ -19,7 +19,8 @@ from typing import Any
 import pandas as pd
 
 from specsweep.analyse import stats
-from specsweep.measure import telemetry
+from specsweep.measure import machine, telemetry
+from specsweep.measure.rate_check import kept_and_excluded
 from specsweep.record import results
 from specsweep.record.results import Launch, Run, Window
 
@@ -108,8 +109,9 @@ def _per_token(records: Sequence[dict[str, Any] | None], tokens: Sequence[int]) 
     if not energies or any(e.joules is None or e.joules <= 0 for e in energies):
         return {}
     joules = [e.joules or 0.0 for e in energies]
-    per_token = stats.describe([j / n for j, n in zip(joules, tokens, strict=True)], intervals=False)
-    per_joule = stats.describe([n / j for j, n in zip(joules, tokens, strict=True)], intervals=False)
+    (per_token, _), (per_joule, _) = stats.describe_many(
+        [[j / n for j, n in zip(joules, tokens, strict=True)], [n / j for j, n in zip(joules, tokens, strict=True)]]
+    )
     return {
         "energy_j_mean": sum(joules) / len(joules),
         "joules_per_token_mean": per_token.mean,
@@ -142,13 +144,14 @@ def measurement_columns(records: Sequence[dict[str, Any] | None], tokens: Sequen
     }
 
 
-def summary_columns(frame: pd.DataFrame, runs: dict[str, list[Run]], launches: dict[str, Launch]) -> pd.DataFrame:
-    """summary.csv with SUMMARY_COLUMNS appended and throttling, contention and power-limit warnings added."""
-    from specsweep.analyse.aggregate import add_warnings
-    from specsweep.measure.rate_check import kept_and_excluded
+def summary_columns(
+    frame: pd.DataFrame, runs: dict[str, list[Run]], launches: dict[str, Launch]
+) -> tuple[pd.DataFrame, dict[str, list[str]]]:
+    """summary.csv with SUMMARY_COLUMNS appended, and per configuration its throttling, contention and
+    power-limit warnings."""
 
     rows, warnings = [], {}
-    limits = {name: _power_limits(launch) for name, launch in launches.items() if launch}
+    limits = {name: machine.power_limits(launch.machine) for name, launch in launches.items() if launch}
     for name in frame["configuration"]:
         kept = kept_and_excluded(runs.get(name, []))[0]
         found = measurement_columns([r.telemetry for r in kept], [r.tokens for r in kept])
@@ -161,7 +164,7 @@ def summary_columns(frame: pd.DataFrame, runs: dict[str, list[Run]], launches: d
         )
         warnings[name] = _warnings(kept, limits, name)
     added = pd.DataFrame(rows, index=frame.index, columns=list(SUMMARY_COLUMNS))
-    return add_warnings(pd.concat([frame, added], axis=1), warnings)
+    return pd.concat([frame, added], axis=1), warnings
 
 
 def _warnings(kept: list[Run], limits: dict[str, dict[str, str]], name: str) -> list[str]:
@@ -179,12 +182,6 @@ def _warnings(kept: list[Run], limits: dict[str, dict[str, str]], name: str) -> 
         listed = ", ".join(f"{other} {', '.join(limit.values())}" for other, limit in others.items())
         out.append(f"GPU power limit {', '.join(mine.values())} differs from {listed}")
     return out
-
-
-def _power_limits(launch: Launch) -> dict[str, str]:
-    """GPU -> power limit at launch (machine.gpu_settings of the launch's snapshot)."""
-    settings = ((launch.machine or {}).get("gpus") or {}).get("settings") or []
-    return {str(s.get("index")): s["power_limit"] for s in settings if s.get("power_limit")}
 
 
 def window_columns(records: list[Window]) -> dict[str, Any]:

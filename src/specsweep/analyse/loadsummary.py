@@ -21,7 +21,7 @@ from typing import Any, TextIO
 import numpy as np
 import pandas as pd
 
-from specsweep.analyse import stats
+from specsweep.analyse import energy, stats
 from specsweep.analyse.latency import PERCENTILES, RequestLatency, meets_slo, pooled_percentiles, request_latency
 from specsweep.engines.openai import counter_speculation
 from specsweep.plan.config import Configuration
@@ -74,6 +74,7 @@ LOAD_COLUMNS: dict[str, str] = {
     "verify_steps": "verification steps over the windows (engine counters, window totals)",
     "accept_length": "1 + accepted / verify_steps (tokens per verify step, bonus included)",
     "text_matches_baseline": "true when every request's text equals the baseline's same request",
+    **energy.LOAD_COLUMNS,  # energy per token, clocks, throttling, contention per level (analyse/energy.py)
 }
 
 
@@ -247,6 +248,7 @@ def _level_row(
                 1000 * found.high,
             )
     row.update(_speculation(requests, records))
+    row.update(energy.window_columns(records))
     row["text_matches_baseline"] = (
         all(reference_texts.get((w.window, r.index)) == r.text_sha256 for w in records for r in w.requests)
         if requests
