@@ -132,7 +132,9 @@ def plot(smk: Any) -> None:
             pd.read_csv(smk.input.runs),
             configurations,
             results.load_runs(smk.input.run_records),
-            figures.FigureFiles(smk.output.throughput, smk.output.acceptance, smk.output.costmodel),
+            figures.FigureFiles(
+                smk.output.throughput, smk.output.acceptance, smk.output.costmodel, smk.output.efficiency
+            ),
             progress,
         )
 
@@ -183,7 +185,7 @@ def load_tables(smk: Any) -> None:
 def load_plots(smk: Any) -> None:
     import pandas as pd
 
-    from specsweep.report import figures, loadfigures
+    from specsweep.report import energyfigures, figures, loadfigures
 
     with progress_to(smk.log[0]) as progress:
         categories = pd.read_csv(smk.input.categories)
@@ -192,6 +194,7 @@ def load_plots(smk: Any) -> None:
             table = pd.read_csv(smk.input.load)
             figures.save(loadfigures.load_speedup(table), Path(smk.output.speedup).with_suffix(""))
             figures.save(loadfigures.load_latency(table), Path(smk.output.latency).with_suffix(""))
+            figures.save(energyfigures.load_efficiency(table), Path(smk.output.efficiency).with_suffix(""))
         print(f"load and category figures written to {Path(smk.output.categories).parent}", file=progress)
 
 
