@@ -18,6 +18,7 @@ import client_load
 import fidelity
 import overhead
 import scale
+import telemetry_overhead
 from common import REPO, machine
 
 OUT = REPO / "benchmarks" / "results.json"
@@ -85,6 +86,13 @@ def table(result: dict) -> str:
             "≈ 1",
         )
     row(f"aggregate {agg['runs']} runs (s / peak MiB)", f"{agg['seconds']:.1f} / {agg['peak_rss_mib']:.0f}", "≤ 5 s")
+    if tel := result.get("telemetry"):
+        row(
+            f"decode tok/s with ÷ without the {tel['rate_hz']:g} Hz sampler, {tel['pairs']} pairs, one session",
+            f"{tel['client_ratio']:.4f}",
+            "1 ± 0.01",
+        )
+        row("  engine's own rate, with ÷ without", f"{tel['engine_ratio']:.4f}", "")
     return "\n".join(lines)
 
 
@@ -113,6 +121,7 @@ def main() -> None:
             "parse": scale.bench_parse([100, 1000]),
             "aggregate": scale.bench_aggregate(100_000),
         },
+        "telemetry": telemetry_overhead.measure(),
     }
     OUT.write_text(json.dumps(result, indent=1) + "\n")
     print(table(result))

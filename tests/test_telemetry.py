@@ -25,8 +25,11 @@ class FakeNvml:
     NVMLError = Exception
     NVML_CLOCK_SM, NVML_CLOCK_MEM, NVML_TEMPERATURE_GPU = 1, 2, 0
 
-    def __init__(self, watts=(300.0, 200.0), energy_counter=True, reasons=0, processes=()):
+    NVML_FI_DEV_POWER_INSTANT = 186
+
+    def __init__(self, watts=(300.0, 200.0), energy_counter=True, reasons=0, processes=(), instant=None):
         self.watts, self.energy_counter, self.reasons, self.running = watts, energy_counter, reasons, processes
+        self.instant = instant  # instantaneous watts per GPU; None: the GPU has no such field
         self.started = time.monotonic()
         self.threads: set[int] = set()
 
@@ -39,6 +42,12 @@ class FakeNvml:
     def nvmlDeviceGetPowerUsage(self, h):
         self.threads.add(threading.get_ident())
         return int(1000 * self.watts[h])
+
+    def nvmlDeviceGetFieldValues(self, h, fields):
+        assert fields == [self.NVML_FI_DEV_POWER_INSTANT]
+        found = self.instant is not None
+        value = SimpleNamespace(uiVal=int(1000 * self.instant[h]) if found else 0)
+        return [SimpleNamespace(nvmlReturn=0 if found else 3, value=value)]
 
     def nvmlDeviceGetTotalEnergyConsumption(self, h):
         if not self.energy_counter:
@@ -72,7 +81,7 @@ def _sampled(nvml, seconds=0.6, rate=20.0, env=None, powercap=Path("/nonexistent
 
 
 def test_sampler_reads_every_gpu_quantity_in_its_own_thread_at_the_rate():
-    nvml = FakeNvml()
+    nvml = FakeNvml(instant=(300.0, 200.0))
     record = _sampled(nvml)
     assert set(record["gpus"]) == {"0", "1"}
     gpu = record["gpus"]["0"]
@@ -87,7 +96,7 @@ def test_sampler_reads_every_gpu_quantity_in_its_own_thread_at_the_rate():
 
 
 def test_energy_from_the_counter_agrees_with_integrated_power():
-    record = _sampled(FakeNvml(watts=(300.0, 200.0)))
+    record = _sampled(FakeNvml(watts=(300.0, 200.0), instant=(300.0, 200.0)))
     energy = telemetry.energy_of(record)
     assert energy.source == telemetry.NVML_COUNTER
     # the fake's counter follows real time between the first and last sample: 500 W over the sampled span
@@ -98,11 +107,18 @@ def test_energy_from_the_counter_agrees_with_integrated_power():
 
 def test_a_gpu_without_an_energy_counter_integrates_its_power():
     record = _sampled(FakeNvml(watts=(250.0,), energy_counter=False))
-    assert "energy_mj" not in record["gpus"]["0"]
+    assert "energy_mj" not in record["gpus"]["0"] and "power_instant_mw" not in record["gpus"]["0"]
     energy = telemetry.energy_of(record)
     assert energy.source == telemetry.NVML_INTEGRATED
     assert energy.joules == pytest.approx(250 * sum(record["t_ms"]) / 1000, rel=1e-6)  # power times sampled span
     assert telemetry.agreement(record) is None
+
+
+def test_instantaneous_power_is_integrated_where_the_gpu_gives_it():
+    """nvmlDeviceGetPowerUsage is a running average on GA100 and later: the instantaneous field is integrated."""
+    record = _sampled(FakeNvml(watts=(250.0,), energy_counter=False, instant=(400.0,)))
+    assert record["gpus"]["0"]["power_instant_mw"][0] == 400_000 and record["gpus"]["0"]["power_mw"][0] == 250_000
+    assert telemetry.energy_of(record).joules == pytest.approx(400 * sum(record["t_ms"]) / 1000, rel=1e-6)
 
 
 def test_only_the_gpus_of_cuda_visible_devices_are_sampled():

@@ -52,7 +52,8 @@ RAPL = "rapl"
 
 # (record key, NVML reading) of each GPU quantity sampled; integers, units in the key.
 _GPU_FIELDS: tuple[tuple[str, Callable[[Any, Any], int]], ...] = (
-    ("power_mw", lambda n, h: n.nvmlDeviceGetPowerUsage(h)),
+    ("power_mw", lambda n, h: n.nvmlDeviceGetPowerUsage(h)),  # a 1 s running average on GA100 and later
+    ("power_instant_mw", lambda n, h: _instant_power(n, h)),
     ("energy_mj", lambda n, h: n.nvmlDeviceGetTotalEnergyConsumption(h)),
     ("sm_mhz", lambda n, h: n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_SM)),
     ("mem_mhz", lambda n, h: n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_MEM)),
@@ -61,6 +62,15 @@ _GPU_FIELDS: tuple[tuple[str, Callable[[Any, Any], int]], ...] = (
     ("temp_c", lambda n, h: n.nvmlDeviceGetTemperature(h, n.NVML_TEMPERATURE_GPU)),
     ("clocks_event_reasons", lambda n, h: _clocks_event_reasons(n, h)),
 )
+
+
+def _instant_power(nvml: Any, handle: Any) -> int:
+    """Instantaneous power (mW, NVML_FI_DEV_POWER_INSTANT), what integration needs: ``nvmlDeviceGetPowerUsage``
+    averages over about a second on GA100 and later GPUs, which would smear a short run's start and end."""
+    (found,) = nvml.nvmlDeviceGetFieldValues(handle, [nvml.NVML_FI_DEV_POWER_INSTANT])
+    if found.nvmlReturn != 0:
+        raise nvml.NVMLError(found.nvmlReturn)
+    return int(found.value.uiVal)
 
 
 def _clocks_event_reasons(nvml: Any, handle: Any) -> int:
@@ -426,7 +436,8 @@ def energy_of(record: dict[str, Any] | None) -> Energy:
     gpus = record.get("gpus") or {}
     if gpus:
         counters = [counter_difference(g.get("energy_mj", []), 1e-3) for g in gpus.values()]
-        powers = [integrate(times, g.get("power_mw", []), 1e-3) for g in gpus.values()]
+        # instantaneous power where each GPU gives it, else the (averaged) power draw
+        powers = [integrate(times, g.get("power_instant_mw") or g.get("power_mw", []), 1e-3) for g in gpus.values()]
         integrated = None if None in powers else sum(p for p in powers if p is not None)
         counter = None if None in counters else sum(c for c in counters if c is not None)
         if counter is not None:
