@@ -190,7 +190,8 @@ def _cpu_times(proc: Path = PROC) -> _CpuTimes:
 class _Process:
     command: str
     ppid: int
-    ticks: int  # utime + stime + cutime + cstime: a reaped child's time moves into its parent's
+    ticks: int  # utime + stime: its own
+    reaped: int  # cutime + cstime: its children's once reaped (all their life, not only the measurement)
 
 
 def _processes(proc: Path = PROC) -> dict[int, _Process]:
@@ -203,7 +204,8 @@ def _processes(proc: Path = PROC) -> dict[int, _Process]:
         except OSError:  # exited while listed
             continue
         command, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
-        found[int(entry.name)] = _Process(command, int(rest[1]), sum(int(x) for x in rest[11:15]))
+        utime, stime, cutime, cstime = (int(x) for x in rest[11:15])
+        found[int(entry.name)] = _Process(command, int(rest[1]), utime + stime, cutime + cstime)
     return found
 
 
@@ -235,12 +237,15 @@ class _Contention:
         cpu, processes, load = _cpu_times(self.proc), _processes(self.proc), os.getloadavg()[0]
         ours = _ours(processes, self.client_pid)
 
-        def used(pid: int) -> int:  # a process started during the measurement: all of its time
-            before = self.processes0.get(pid)
-            return processes[pid].ticks - (before.ticks if before and before.command == processes[pid].command else 0)
+        def used(pid: int, reaped: bool = False) -> int:  # a process started during the measurement: all its time
+            now, before = processes[pid], self.processes0.get(pid)
+            if before is None or before.command != now.command:
+                before = _Process(now.command, now.ppid, 0, 0)
+            return now.ticks - before.ticks + (now.reaped - before.reaped if reaped else 0)
 
         busy, total = cpu.busy - self.cpu0.busy, max(1, cpu.total - self.cpu0.total)
-        other = max(0, busy - sum(used(pid) for pid in ours))
+        # ours with the children they reaped meanwhile (an engine worker that exited): theirs is not contention
+        other = max(0, busy - sum(used(pid, reaped=True) for pid in ours))
         top = sorted(((used(pid), pid) for pid in processes if pid not in ours), reverse=True)[:3]
         gpu_others = [p for p in (self.gpus.processes() if self.gpus else []) if p["pid"] not in ours]
         return {
