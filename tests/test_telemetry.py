@@ -221,3 +221,20 @@ def test_the_two_percent_check_tells_agreeing_sources_from_disagreeing_ones():
     watts = [300 + 50 * (i % 3) for i in range(101)]
     assert abs(telemetry.agreement(_synthetic(watts))) < 1e-6
     assert telemetry.agreement(_synthetic(watts, counter_scale=1.05)) == pytest.approx(1 / 1.05 - 1, rel=1e-3)
+
+
+def test_the_session_says_when_a_run_was_contended_or_throttled():
+    import io
+
+    from specsweep.measure.session import _warn_of_telemetry
+
+    record = _sampled(FakeNvml(watts=(100.0,), reasons=0x40, processes=(424242,)), seconds=0.05)
+    out = io.StringIO()
+    _warn_of_telemetry("ngram", "run 2/5", record, out)
+    assert out.getvalue().splitlines() == [
+        "ngram: WARNING: run 2/5 was measured under contention: " + telemetry.contended(record["contention"]),
+        "ngram: WARNING: GPU clocks slowed down during run 2/5: thermal (hardware)",
+    ]
+    quiet = io.StringIO()
+    _warn_of_telemetry("ngram", "run 2/5", None, quiet)  # telemetry off
+    assert quiet.getvalue() == ""

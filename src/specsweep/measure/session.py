@@ -400,7 +400,7 @@ def _measure_runs(
         record = replace(
             record, excluded=exclusion_reason(record, tolerance), telemetry=telemetry.sampled_record(sampler)
         )
-        _warn_contended(name, label, record.telemetry, progress)
+        _warn_of_telemetry(name, label, record.telemetry, progress)
         _write_evidence(paths, run_path, record.to_json())
         rates.append(record.decode_tokens_per_s)
         pace = eta(len(rates), declared, time.monotonic() - runs_started) if index < declared else ""
@@ -428,9 +428,12 @@ def _measure_runs(
     print(f"{name}: {launch.repetitions['stopped_because']}", file=progress, flush=True)
 
 
-def _warn_contended(name: str, label: str, sampled: dict[str, Any] | None, progress: TextIO) -> None:
+def _warn_of_telemetry(name: str, label: str, sampled: dict[str, Any] | None, progress: TextIO) -> None:
+    """Contention and clock slowdowns during a measurement, said as they happen (docs/energy.md)."""
     if reason := telemetry.contended((sampled or {}).get("contention")):
         print(f"{name}: WARNING: {label} was measured under contention: {reason}", file=progress, flush=True)
+    if slowed := telemetry.slowdowns(sampled):
+        print(f"{name}: WARNING: GPU clocks slowed down during {label}: {', '.join(slowed)}", file=progress, flush=True)
 
 
 def _record_stopped(
@@ -624,7 +627,7 @@ def _measure_load(
             with _server_death_named(process, label, paths.log), watch.sampled() as sampler:
                 record = _measured_window(session, prompts, base_url, level, window)
             record = replace(record, telemetry=telemetry.sampled_record(sampler))
-            _warn_contended(name, label, record.telemetry, progress)
+            _warn_of_telemetry(name, label, record.telemetry, progress)
             write_json(path, record.to_json())
             print(
                 f"{name}: {label}: {record.output_tokens_per_s:.1f} output tok/s, "
