@@ -123,7 +123,7 @@ def summarise(smk: Any) -> None:
 def plot(smk: Any) -> None:
     import pandas as pd
 
-    from specsweep.report import figures
+    from specsweep.report import energyfigures, figures
 
     configurations = configurations_for(smk.config, smk.params.configurations.values())
     with progress_to(smk.log[0]) as progress:
@@ -132,11 +132,11 @@ def plot(smk: Any) -> None:
             pd.read_csv(smk.input.runs),
             configurations,
             results.load_runs(smk.input.run_records),
-            figures.FigureFiles(
-                smk.output.throughput, smk.output.acceptance, smk.output.costmodel, smk.output.efficiency
-            ),
+            figures.FigureFiles(smk.output.throughput, smk.output.acceptance, smk.output.costmodel),
             progress,
         )
+        summary = pd.read_csv(smk.input.summary)
+        figures.save(energyfigures.efficiency(summary), Path(smk.output.efficiency).with_suffix(""))
 
 
 def compare_results(smk: Any) -> None:

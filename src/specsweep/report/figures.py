@@ -35,7 +35,6 @@ class FigureFiles:
     throughput: str
     acceptance: str
     costmodel: str
-    efficiency: str  # tokens per joule against throughput (energyfigures.py)
 
 
 def plot_sweep(
@@ -54,9 +53,6 @@ def plot_sweep(
     save(acceptance(summary), Path(files.acceptance).with_suffix(""))
     model, text = cost.fit_or_reason(configurations, run_records)
     save(costmodel(model, text), Path(files.costmodel).with_suffix(""))
-    from specsweep.report.energyfigures import efficiency  # imports this module: imported when used
-
-    save(efficiency(summary), Path(files.efficiency).with_suffix(""))
     print(f"figures written to {Path(files.throughput).parent}", file=progress)
 
 
