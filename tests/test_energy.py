@@ -155,3 +155,13 @@ def test_the_agreement_check_passes_agreeing_sources_and_fails_disagreeing_ones(
     assert energy.main([str(tmp_path / "results")]) == 1
     out = capsys.readouterr().out
     assert "DISAGREE" in out and "some DISAGREE within 2 %" in out
+
+
+def test_contended_load_levels_are_warned_of():
+    table = pd.DataFrame(
+        {"configuration": ["baseline", "ngram"], "load": ["c4", "c4"], "windows": [3, 3], "contended_windows": [0, 2]}
+    )
+    assert energy.contended_levels(table) == [
+        "WARNING ngram at c4: 2 of 3 window(s) measured under contention (other processes used the machine; "
+        "docs/energy.md): do not compare them"
+    ]

@@ -194,6 +194,16 @@ def window_columns(records: list[Window]) -> dict[str, Any]:
     }
 
 
+def contended_levels(table: pd.DataFrame) -> list[str]:
+    """load.csv's levels measured under contention, one warning line each (the load tables job prints them)."""
+    contended = table[pd.to_numeric(table["contended_windows"], errors="coerce").fillna(0) > 0]
+    return [
+        f"WARNING {row.configuration} at {row.load}: {row.contended_windows:.0f} of {row.windows:.0f} window(s) "
+        f"measured under contention (other processes used the machine; docs/energy.md): do not compare them"
+        for row in contended.itertuples()
+    ]
+
+
 def agreement_lines(paths: Iterable[Path]) -> tuple[list[str], bool]:
     """Per run or window file: integrated GPU power against the energy counter; whether all agree within 2 %."""
     out, ok = [], True

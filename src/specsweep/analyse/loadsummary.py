@@ -402,5 +402,5 @@ def write_tables(
             ].to_string(index=False),
             file=progress,
         )
-        for line in crossover_lines(table):
+        for line in crossover_lines(table) + energy.contended_levels(table):
             print(line, file=progress)
