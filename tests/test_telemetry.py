@@ -238,3 +238,30 @@ def test_the_session_says_when_a_run_was_contended_or_throttled():
     quiet = io.StringIO()
     _warn_of_telemetry("ngram", "run 2/5", None, quiet)  # telemetry off
     assert quiet.getvalue() == ""
+
+
+def _fake_proc(root: Path, busy: int, total: int, processes: dict[int, tuple[str, int, int, int]]) -> None:
+    """A /proc with a `cpu` line (``busy`` user ticks of ``total``) and per pid (command, ppid, utime, starttime)."""
+    root.mkdir(exist_ok=True)
+    (root / "stat").write_text(f"cpu  {busy} 0 0 {total - busy} 0 0 0 0 0 0\ncpu0 0 0 0 0\n")
+    for pid, (command, ppid, utime, started) in processes.items():
+        (root / str(pid)).mkdir(exist_ok=True)
+        fields = ["S", ppid, 0, 0, 0, 0, 0, 0, 0, 0, 0, utime, 0, 0, 0, 20, 0, 1, 0, started]
+        (root / str(pid) / "stat").write_text(f"{pid} ({command}) {' '.join(map(str, fields))}\n")
+
+
+def test_a_process_is_followed_by_pid_and_start_time_not_by_its_changing_name(tmp_path):
+    """A kernel worker renames itself after its current work queue: still the same process, only its ticks
+    since the start count; a pid reused by a new process counts all of the new one's time."""
+    me = 4242
+    _fake_proc(
+        tmp_path, 0, 1000, {me: ("python", 1, 0, 5), 11: ("kworker/0:1-events", 2, 500, 7), 12: ("old", 1, 90, 8)}
+    )
+    probe = telemetry._Contention(me, None, tmp_path)
+    probe.start()
+    _fake_proc(
+        tmp_path, 400, 2000, {me: ("python", 1, 100, 5), 11: ("kworker/0:1-vsock", 2, 530, 7), 12: ("new", 1, 40, 99)}
+    )
+    found = probe.stop()
+    assert [(p["command"], p["cpu_s"]) for p in found["top_other"]] == [("new", 0.4), ("kworker/0:1-vsock", 0.3)]
+    assert found["other_cpu_s"] == 3.0 and found["other_cpu_pct"] == 30.0  # 400 busy ticks, 100 of them ours

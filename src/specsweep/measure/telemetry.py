@@ -188,10 +188,11 @@ def _cpu_times(proc: Path = PROC) -> _CpuTimes:
 
 @dataclass(frozen=True)
 class _Process:
-    command: str
+    command: str  # may change while it runs (a kernel worker names its current work queue)
     ppid: int
     ticks: int  # utime + stime: its own
     reaped: int  # cutime + cstime: its children's once reaped (all their life, not only the measurement)
+    started: int  # start time after boot (ticks): tells a reused pid from the same process
 
 
 def _processes(proc: Path = PROC) -> dict[int, _Process]:
@@ -205,7 +206,7 @@ def _processes(proc: Path = PROC) -> dict[int, _Process]:
             continue
         command, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
         utime, stime, cutime, cstime = (int(x) for x in rest[11:15])
-        found[int(entry.name)] = _Process(command, int(rest[1]), utime + stime, cutime + cstime)
+        found[int(entry.name)] = _Process(command, int(rest[1]), utime + stime, cutime + cstime, int(rest[19]))
     return found
 
 
@@ -239,8 +240,8 @@ class _Contention:
 
         def used(pid: int, reaped: bool = False) -> int:  # a process started during the measurement: all its time
             now, before = processes[pid], self.processes0.get(pid)
-            if before is None or before.command != now.command:
-                before = _Process(now.command, now.ppid, 0, 0)
+            if before is None or before.started != now.started:
+                before = _Process(now.command, now.ppid, 0, 0, now.started)
             return now.ticks - before.ticks + (now.reaped - before.reaped if reaped else 0)
 
         busy, total = cpu.busy - self.cpu0.busy, max(1, cpu.total - self.cpu0.total)
