@@ -20,6 +20,7 @@ import fidelity
 import load_coverage
 import overhead
 import scale
+import telemetry_overhead
 from common import REPO, machine
 
 OUT = REPO / "benchmarks" / "results.json"
@@ -93,6 +94,13 @@ def table(result: dict) -> str:
         where = f"{100 * c['launch_sd']:.0f} % launch offsets, {c['sessions']} sessions, {c['sweeps']} sweeps"
         row(f"coverage, {where}: tok/s, speedup, per category", _coverage(c), "95 ± 2 %")
         row("  best's interval; family-wise false positives (A/A, 3 comparisons)", _familywise(c), "≤ 5 %")
+    if tel := result.get("telemetry"):
+        row(
+            f"decode tok/s with ÷ without the {tel['rate_hz']:g} Hz sampler, {tel['pairs']} pairs, one session",
+            f"{tel['client_ratio']:.4f}",
+            "1 ± 0.01",
+        )
+        row("  engine's own rate, with ÷ without", f"{tel['engine_ratio']:.4f}", "")
     return "\n".join(lines)
 
 
@@ -138,6 +146,7 @@ def main() -> None:
         },
         # summary.csv's intervals under the documented noise (benchmarks/coverage.py, about 90 s)
         "coverage": [coverage.measure(1000, sd) for sd in (0.03, 0.10)],
+        "telemetry": telemetry_overhead.measure(),
     }
     OUT.write_text(json.dumps(result, indent=1) + "\n")
     print(table(result))

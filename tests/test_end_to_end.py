@@ -181,3 +181,15 @@ def test_adaptive_repetitions_add_runs_until_max_runs(tmp_path):
     assert pd.read_csv(tmp_path / "results" / "summary.csv")["runs"].tolist() == [5]
     launch = yaml.safe_load((tmp_path / "results" / "baseline" / "launch.json").read_text())
     assert launch["repetitions"]["runs"] == 5 and "max_runs=5" in launch["repetitions"]["stopped_because"]
+
+
+def test_without_a_gpu_energy_is_not_measured_in_words_and_contention_is_recorded(sweep):
+    summary = pd.read_csv(sweep / "results" / "summary.csv")
+    assert summary["energy_source"].str.startswith("not measured: no GPU visible through NVML").all()
+    assert summary["tokens_per_joule_mean"].isna().all()
+    assert "  energy: not measured: no GPU visible" in (sweep / "snakemake.stderr").read_text()
+    runs = pd.read_csv(sweep / "results" / "runs.csv")
+    assert runs["other_cpu_pct"].notna().all() and runs["energy_j"].isna().all()
+    sampled = json.loads((sweep / "results" / "baseline" / "runs" / "run_0.json").read_text())["telemetry"]
+    assert sampled["gpus"] == {} and len(sampled["contention"]["load_average_1m"]) == 2
+    assert (sweep / "results" / "figures" / "efficiency.png").stat().st_size > 1000

@@ -123,7 +123,7 @@ def summarise(smk: Any) -> None:
 def plot(smk: Any) -> None:
     import pandas as pd
 
-    from specsweep.report import figures
+    from specsweep.report import energyfigures, figures
 
     configurations = configurations_for(smk.config, smk.params.configurations.values())
     with progress_to(smk.log[0]) as progress:
@@ -135,6 +135,8 @@ def plot(smk: Any) -> None:
             figures.FigureFiles(smk.output.throughput, smk.output.acceptance, smk.output.costmodel),
             progress,
         )
+        summary = pd.read_csv(smk.input.summary)
+        figures.save(energyfigures.efficiency(summary), Path(smk.output.efficiency).with_suffix(""))
 
 
 def compare_results(smk: Any) -> None:
@@ -183,7 +185,7 @@ def load_tables(smk: Any) -> None:
 def load_plots(smk: Any) -> None:
     import pandas as pd
 
-    from specsweep.report import figures, loadfigures
+    from specsweep.report import energyfigures, figures, loadfigures
 
     with progress_to(smk.log[0]) as progress:
         categories = pd.read_csv(smk.input.categories)
@@ -192,6 +194,7 @@ def load_plots(smk: Any) -> None:
             table = pd.read_csv(smk.input.load)
             figures.save(loadfigures.load_speedup(table), Path(smk.output.speedup).with_suffix(""))
             figures.save(loadfigures.load_latency(table), Path(smk.output.latency).with_suffix(""))
+            figures.save(energyfigures.load_efficiency(table), Path(smk.output.efficiency).with_suffix(""))
         print(f"load and category figures written to {Path(smk.output.categories).parent}", file=progress)
 
 

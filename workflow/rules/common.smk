@@ -130,6 +130,7 @@ def final_outputs():
         results_tree.figure("acceptance"),
         results_tree.COSTMODEL_REPORT,
         results_tree.figure("costmodel"),
+        results_tree.figure("efficiency"),
         results_tree.DRIFT,
         results_tree.PROVENANCE,
         *LOAD_OUTPUTS,
@@ -315,13 +316,13 @@ LOAD_TABLES = [results_tree.REQUESTS_TABLE, results_tree.CATEGORIES_TABLE] + (
 LOAD_FIGURES = [
     results_tree.figure(name, fmt)
     for name in ["categories"]
-    + (["load_speedup", "load_latency"] if LOAD_LEVELS else [])
+    + (["load_speedup", "load_latency", "load_efficiency"] if LOAD_LEVELS else [])
     for fmt in results_tree.FIGURE_FORMATS
 ]
 LOAD_OUTPUTS = LOAD_TABLES + LOAD_FIGURES
 FIGURES = [
     results_tree.figure(name, fmt)
-    for name in ("throughput", "acceptance", "costmodel")
+    for name in ("throughput", "acceptance", "costmodel", "efficiency")
     for fmt in results_tree.FIGURE_FORMATS
 ]
 PAPER = [results_tree.PAPER_MACROS, results_tree.PAPER_TABLE]

@@ -26,6 +26,13 @@ rule figures:
         ),
         costmodel_svg=results_tree.figure("costmodel", "svg"),
         costmodel_pdf=results_tree.figure("costmodel", "pdf"),
+        efficiency=report(
+            results_tree.figure("efficiency", "png"),
+            caption="../report/efficiency.rst",
+            category="Figures",
+        ),
+        efficiency_svg=results_tree.figure("efficiency", "svg"),
+        efficiency_pdf=results_tree.figure("efficiency", "pdf"),
     log:
         "logs/figures.log",
     conda:

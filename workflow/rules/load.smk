@@ -18,6 +18,9 @@ LOAD_FIGURE_OUTPUTS = {
             "latency": results_tree.figure("load_latency", "png"),
             "latency_svg": results_tree.figure("load_latency", "svg"),
             "latency_pdf": results_tree.figure("load_latency", "pdf"),
+            "efficiency": results_tree.figure("load_efficiency", "png"),
+            "efficiency_svg": results_tree.figure("load_efficiency", "svg"),
+            "efficiency_pdf": results_tree.figure("load_efficiency", "pdf"),
         }
         if LOAD_LEVELS
         else {}

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from specsweep.analyse import replicates, stats
+from specsweep.analyse import energy, replicates, stats
 from specsweep.analyse.stats import describe
 from specsweep.measure import placement
 from specsweep.measure.rate_check import kept_and_excluded
@@ -92,6 +92,7 @@ COLUMNS: dict[str, str] = {
     "launch-to-launch variation), noise not estimable, CV above 10 %, a speedup CI that straddles 1, a profile "
     "parser that matched no line, measured on another node or "
     "GPU model than the baseline (empty when none)",
+    **energy.SUMMARY_COLUMNS,  # energy per token, clocks, throttling, contention (analyse/energy.py)
 }
 
 
@@ -236,7 +237,18 @@ def summary_table(
         if (found := [measured.profiles[s] for s in names if s in measured.profiles])
     }
     frame = fill_speculation_from_logs(frame, profiles)
+    frame, energy_warnings = energy.summary_columns(frame, *_of_every_session(sessions, measured))
+    frame = add_warnings(frame, energy_warnings)
     return add_profile_columns(frame, profiles, profile_parsers)
+
+
+def _of_every_session(
+    sessions: dict[str, list[str]], measured: Measured
+) -> tuple[dict[str, list[Run]], dict[str, Launch]]:
+    """Per configuration, the runs of all its sessions and its first session's launch (the machine it ran on)."""
+    runs = {name: [r for s in names for r in measured.runs.get(s, [])] for name, names in sessions.items()}
+    launches = {name: measured.launches[names[0]] for name, names in sessions.items() if names[0] in measured.launches}
+    return runs, launches
 
 
 # runs.csv, one row per measured run, in this column order (docs/runs.md gives the same table).
@@ -267,6 +279,7 @@ RUNS_COLUMNS: dict[str, str] = {
     "around the run",
     "excluded": "why the run is left out of the statistics (the client's decode rate disagreed with the engine's "
     "own beyond benchmark.rate_tolerance_pct, or could not be timed); empty when it counts",
+    **energy.RUN_COLUMNS,  # energy, clocks and contention while the run was measured (analyse/energy.py)
 }
 
 
@@ -327,6 +340,7 @@ def runs_table(runs: dict[str, list[Run]], configurations: Mapping[str, Configur
                 else {}
             ),
             "excluded": r.excluded,
+            **energy.run_columns(r),
         }
         for name, records in runs.items()
         for r in sorted(records, key=lambda r: r.run)

@@ -81,8 +81,14 @@ def lines(rows: list[Row], results: str = "results", config_files: Sequence[str]
             for b in baselines
         )
         out.append(f"  baseline{'s' if len(baselines) > 1 else ''}: {listed}")
-    out.append(_best_line(measured, baselines))
-    others = [r for r in measured if r not in baselines]
+    touched = contended(measured)
+    # no winner is declared from contended runs
+    judged = [r for r in measured if not _touched_by(r, touched, [b["configuration"] for b in baselines])]
+    if not judged:
+        out.append("  best: not declared: every comparison rests on contended runs")
+        return [*out, *contention_lines(touched), *energy_lines(measured, None)]
+    out.append(_best_line(judged, baselines))
+    others = [r for r in judged if r not in baselines]
     faster = [_change(r) for r in others if r.get("significant") == "True" and _number(r, "speedup") > 1]
     slower = [_change(r) for r in others if r.get("significant") == "True" and _number(r, "speedup") < 1]
     unclear = [r["configuration"] for r in others if r.get("significant") != "True"]
@@ -93,6 +99,8 @@ def lines(rows: list[Row], results: str = "results", config_files: Sequence[str]
     out.append(f"  no demonstrated difference (or no test possible): {', '.join(unclear) or 'none'}")
     shaky = [f"{r['configuration']} ({reason})" for r in measured if (reason := noisy(r))]
     out.append(f"  noisy: {', '.join(shaky) or 'none'}")
+    fastest = max(judged, key=lambda r: _number(r, "decode_tok_s_mean"))
+    out += contention_lines(touched) + energy_lines(judged, fastest)
     failed = [f"{r['configuration']} ({r.get('status')})" for r in rows if not _ok(r)]
     if failed:
         out.append(f"  not measured: {', '.join(failed)}")
@@ -129,6 +137,53 @@ def _best_line(measured: list[Row], baselines: list[Row]) -> str:
     if best(measured) is None:
         text += ": no configuration is shown to beat its baseline"
     return text
+
+
+def contended(rows: list[Row]) -> dict[str, str]:
+    """Configurations with runs measured under contention (summary.csv contended_runs): name -> how many."""
+    return {
+        r["configuration"]: f"{_number(r, 'contended_runs'):.0f} of {_number(r, 'runs'):.0f} runs"
+        for r in rows
+        if _number(r, "contended_runs") > 0
+    }
+
+
+def _touched_by(row: Row, touched: dict[str, str], baselines: list[str]) -> bool:
+    """Whether the row or the baseline it is compared with (every baseline, in a summary without
+    compared_with) was contended."""
+    against = [row["compared_with"]] if row.get("compared_with") is not None else baselines
+    return any(name in touched for name in [row["configuration"], *against] if name)
+
+
+def contention_lines(touched: dict[str, str]) -> list[str]:
+    if not touched:
+        return []
+    listed = ", ".join(f"{name} ({runs})" for name, runs in touched.items())
+    return [
+        f"  CONTENDED: other processes used the machine while {listed} were measured (runs.csv contended, "
+        f"docs/energy.md): no winner is declared from them or from comparisons with them; rerun on a quiet machine"
+    ]
+
+
+def energy_lines(rows: list[Row], fastest: Row | None) -> list[str]:
+    """The most efficient configuration (output tokens per joule) beside the fastest, or why energy is not
+    measured; nothing for a summary.csv written before energy was (no energy_source column)."""
+    if not rows or "energy_source" not in rows[0]:
+        return []
+    measured = [r for r in rows if not math.isnan(_number(r, "tokens_per_joule_mean"))]
+    if not measured:
+        return [f"  energy: {rows[0].get('energy_source') or 'not measured'}"]
+    best = max(measured, key=lambda r: _number(r, "tokens_per_joule_mean"))
+    text = (
+        f"  most efficient: {best['configuration']}, {_number(best, 'tokens_per_joule_mean'):.3g} output tokens/J "
+        f"({_interval(best, 'tokens_per_joule_ci95', '.3g')}; {best.get('energy_source')})"
+    )
+    if fastest is not None and fastest["configuration"] != best["configuration"]:
+        per_joule = _number(fastest, "tokens_per_joule_mean")
+        text += f"; the fastest, {fastest['configuration']}, gives {per_joule:.3g} tokens/J"
+    elif fastest is not None:
+        text += ", also the fastest"
+    return [text]
 
 
 def _verdict(row: Row) -> str:

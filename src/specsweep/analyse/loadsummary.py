@@ -24,7 +24,7 @@ from typing import Any, TextIO
 import numpy as np
 import pandas as pd
 
-from specsweep.analyse import stats
+from specsweep.analyse import energy, stats
 from specsweep.analyse.latency import (
     PERCENTILES,
     SECTIONING_WINDOWS,
@@ -95,6 +95,7 @@ LOAD_COLUMNS: dict[str, str] = {
     "verify_steps": "verification steps over the windows (engine counters, window totals)",
     "accept_length": "1 + accepted / verify_steps (tokens per verify step, bonus included)",
     "text_matches_baseline": "true when every request's text equals the baseline's same request",
+    **energy.LOAD_COLUMNS,  # energy per token, clocks, throttling, contention per level (analyse/energy.py)
 }
 
 
@@ -304,6 +305,7 @@ def _level_row(
                 approximate.append(column)
     row["approximate_intervals"] = " ".join(approximate)
     row.update(_speculation(requests, records))
+    row.update(energy.window_columns(records))
     row["text_matches_baseline"] = (
         all(reference_texts.get((w.window, r.index)) == r.text_sha256 for w in records for r in w.requests)
         if requests
@@ -550,5 +552,5 @@ def write_tables(
             ].to_string(index=False),
             file=progress,
         )
-        for line in crossover_lines(table):
+        for line in crossover_lines(table) + energy.contended_levels(table):
             print(line, file=progress)

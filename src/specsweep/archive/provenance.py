@@ -90,6 +90,7 @@ def sweep_record(
             for name, record in configurations.items()
         },
         "machine": current,
+        **gpu_settings_at_start(configurations),
         "env": engines_share(config, os.environ),
     }
 
@@ -101,6 +102,25 @@ def engines_share(config: dict[str, Any], environ: Mapping[str, str]) -> dict[st
     shared = redact_env(engine_environment(environ, {}, (), pass_through).values)
     declared = set(references.declared_values(config, dict(environ)))
     return {k: REDACTED if v in declared else redact_values(v, [], declared) for k, v in shared.items()}
+
+
+def gpu_settings_at_start(configurations: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The GPUs' power limits, application clocks and persistence mode as the sweep's first configuration was
+    launched, and a warning per configuration launched under another power limit or application clocks."""
+    launched = sorted((c for c in configurations.values() if c.get("machine")), key=lambda c: c["started_at"] or "")
+    if not launched:
+        return {"gpu_settings_at_start": [], "gpu_settings_warnings": []}
+    first = machine.settings_of(launched[0]["machine"])
+    warnings = []
+    for record in launched[1:]:
+        mine = machine.settings_of(record["machine"])
+        for key in ("power_limit", "applications_clocks", "persistence_mode"):
+            if [s.get(key) for s in mine] != [s.get(key) for s in first]:
+                warnings.append(
+                    f"{record['name']}: GPU {key.replace('_', ' ')} {[s.get(key) for s in mine]} differs from "
+                    f"{launched[0]['name']}'s {[s.get(key) for s in first]}: their energy and speed are not comparable"
+                )
+    return {"gpu_settings_at_start": first, "gpu_settings_warnings": warnings}
 
 
 def write(
@@ -136,5 +156,8 @@ def write(
         write_json(Path(output), written[name])
         files[name] = {"file": str(output), "sha256": sha256_file(Path(output))}
         print(f"{name}: provenance (machine {written[name]['machine_captured']})", file=progress)
-    write_json(Path(sweep_output), sweep_record(config, written, files, current))
+    sweep = sweep_record(config, written, files, current)
+    write_json(Path(sweep_output), sweep)
+    for warning in sweep["gpu_settings_warnings"]:
+        print(f"WARNING: {warning}", file=progress)
     print(f"sweep provenance of {len(written)} configurations written", file=progress)

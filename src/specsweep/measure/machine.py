@@ -31,6 +31,7 @@ CORE_PACKAGES = (
     "seaborn",
     "requests",
     "psutil",
+    "nvidia-ml-py",
 )
 _TIMEOUT_S = 30
 
@@ -174,6 +175,52 @@ def parse_topology(text: str) -> dict[str, Any]:
     return {"matrix": matrix, "affinity": affinity}
 
 
+def gpu_settings(parsed: dict[str, Any]) -> list[dict[str, Any]]:
+    """What sets a GPU's speed and power, per GPU of parsed ``nvidia-smi -q``: power limit (current and default),
+    application clocks (current and default) and persistence mode; None where the driver reports none."""
+    settings = []
+    for index, device in enumerate(parsed.get("gpus", [])):
+        # "GPU Power Readings" since driver 530, "Power Readings" (with "Power Limit") before
+        power = device.get("GPU Power Readings") or device.get("Power Readings") or {}
+        applications = device.get("Applications Clocks") or {}
+        defaults = device.get("Default Applications Clocks") or {}
+        settings.append(
+            {
+                "index": index,
+                "bus_id": device.get("bus_id"),
+                "product": device.get("Product Name"),
+                "persistence_mode": _known(device.get("Persistence Mode")),
+                "power_limit": _known(power.get("Current Power Limit") or power.get("Power Limit")),
+                "default_power_limit": _known(power.get("Default Power Limit")),
+                "applications_clocks": {
+                    "graphics": _known(applications.get("Graphics")),
+                    "memory": _known(applications.get("Memory")),
+                },
+                "default_applications_clocks": {
+                    "graphics": _known(defaults.get("Graphics")),
+                    "memory": _known(defaults.get("Memory")),
+                },
+            }
+        )
+    return settings
+
+
+def settings_of(snapshot: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """``gpu_settings`` of a machine snapshot (a launch's, a provenance record's); derived from its parsed
+    ``nvidia-smi -q`` when the snapshot predates the settings; empty without GPUs."""
+    found = (snapshot or {}).get("gpus") or {}
+    return found.get("settings") or gpu_settings(found.get("nvidia_smi_q") or {})
+
+
+def power_limits(snapshot: dict[str, Any] | None) -> dict[str, str]:
+    """GPU index -> its power limit, from a machine snapshot."""
+    return {str(s["index"]): s["power_limit"] for s in settings_of(snapshot) if s.get("power_limit")}
+
+
+def _known(value: Any) -> str | None:
+    return value if isinstance(value, str) and value and value != "N/A" else None
+
+
 def gpus() -> dict[str, Any] | None:
     """GPU facts from nvidia-smi, or None when there is none (a CPU machine)."""
     if shutil.which("nvidia-smi") is None:
@@ -189,6 +236,7 @@ def gpus() -> dict[str, Any] | None:
         "cuda_version": parsed.get("CUDA Version"),
         "count": len(devices),
         "models": [d.get("Product Name") for d in devices],
+        "settings": gpu_settings(parsed),  # power limit, application clocks, persistence mode
         "nvidia_smi_q": parsed,
         "topology": parse_topology(topo),
         "topology_text": topo,

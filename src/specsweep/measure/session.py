@@ -36,7 +36,7 @@ from specsweep.engines.server import (
     wait_until_ready,
 )
 from specsweep.engines.server import _Terminated as Terminated  # one exception for a termination signal
-from specsweep.measure import gpu
+from specsweep.measure import gpu, telemetry
 from specsweep.measure.adaptive import next_step
 from specsweep.measure.client import StreamedResponse, stream_post, timings_from_arrivals
 from specsweep.measure.load import run_window, steady_interval
@@ -389,15 +389,20 @@ def _measure_runs(
     engine, benchmark, paths, name = session.engine, session.benchmark, session.paths, session.configuration.name
     rates: list[float] = []
     declared = len(paths.runs)
+    watch = telemetry.watch(benchmark, session.configuration.env)
+    print(f"{name}: {watch.describe()}", file=progress, flush=True)
     runs_started = time.monotonic()
     while (run_path := _next_run_path(paths, len(rates), rates, benchmark, launch)) is not None:
         index = len(rates)
         label = f"run {index + 1}/{declared}" if index < declared else f"run {index + 1} (adaptive)"
         launch.log_segments.append(segment(RUN, index, _log_position(process, paths.log)))
-        with _server_death_named(process, f"{label} ({index} completed)", paths.log):
+        with _server_death_named(process, f"{label} ({index} completed)", paths.log), watch.sampled() as sampler:
             record = _measured_run(engine, base_url, prompts, index, benchmark)
         tolerance = float(benchmark.get("rate_tolerance_pct", DEFAULT_TOLERANCE_PCT))
-        record = replace(record, excluded=exclusion_reason(record, tolerance))
+        record = replace(
+            record, excluded=exclusion_reason(record, tolerance), telemetry=telemetry.sampled_record(sampler)
+        )
+        _warn_of_telemetry(name, label, record.telemetry, progress)
         _write_evidence(paths, run_path, record.to_json())
         rates.append(record.decode_tokens_per_s)
         pace = eta(len(rates), declared, time.monotonic() - runs_started) if index < declared else ""
@@ -423,6 +428,14 @@ def _measure_runs(
         if process.poll() is not None:
             raise ServerError(f"the server exited with status {process.returncode} during the runs")
     print(f"{name}: {launch.repetitions['stopped_because']}", file=progress, flush=True)
+
+
+def _warn_of_telemetry(name: str, label: str, sampled: dict[str, Any] | None, progress: TextIO) -> None:
+    """Contention and clock slowdowns during a measurement, said as they happen (docs/energy.md)."""
+    if reason := telemetry.contended((sampled or {}).get("contention")):
+        print(f"{name}: WARNING: {label} was measured under contention: {reason}", file=progress, flush=True)
+    if slowed := telemetry.slowdowns(sampled):
+        print(f"{name}: WARNING: GPU clocks slowed down during {label}: {', '.join(slowed)}", file=progress, flush=True)
 
 
 def _record_stopped(
@@ -609,6 +622,7 @@ def _measure_load(
             f"the server has {slots} slot(s) (/props total_slots) but benchmark.load.concurrency asks for "
             f"{wanted}; set -np {wanted} (or more) in the configuration's args"
         )
+    watch = telemetry.watch(session.benchmark, session.configuration.env)
     for level in levels:
         measured = [path for path in paths.windows[level.label] if not results.is_warmup_window(path)]
         for path in sorted(paths.windows[level.label], key=lambda p: p in measured):  # the warmup window first
@@ -618,8 +632,10 @@ def _measure_load(
             label = f"load {level.label} {'warmup window' if warmup else f'window {window + 1}/{len(measured)}'}"
             phase, index = (WARMUP, None) if warmup else (LOAD, window)  # the warmup window's log rows count nowhere
             launch.log_segments.append(segment(phase, index, _log_position(process, paths.log), level.label))
-            with _server_death_named(process, label, paths.log):
+            with _server_death_named(process, label, paths.log), watch.sampled() as sampler:
                 record = _measured_window(session, prompts, base_url, level, window, warmup)
+            record = replace(record, telemetry=telemetry.sampled_record(sampler))
+            _warn_of_telemetry(name, label, record.telemetry, progress)
             _write_evidence(paths, path, record.to_json())
             start, end = record.steady
             print(

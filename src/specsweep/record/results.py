@@ -209,6 +209,8 @@ class Run:
     category: str = UNCATEGORISED  # the prompt's category in the dataset (benchmark.prompts)
     # every token-carrying event's arrival, delta-encoded integer microseconds after sending (specsweep.analyse.latency)
     arrivals_us: list[int] = field(default_factory=list)
+    # power, energy, clocks and contention sampled while the run was measured (measure/telemetry.py, docs/energy.md)
+    telemetry: dict[str, Any] | None = None
 
     @property
     def decode_tokens_per_s(self) -> float:
@@ -237,6 +239,7 @@ class Run:
             "text_chars": self.text_chars,
             "malformed_events": self.malformed_events,
             "excluded": self.excluded,
+            "telemetry": self.telemetry,
         }
 
     @classmethod
@@ -261,6 +264,7 @@ class Run:
             excluded=data.get("excluded"),
             category=data.get("category", UNCATEGORISED),
             arrivals_us=data.get("arrivals_us") or [],
+            telemetry=data.get("telemetry"),
         )
 
 
@@ -429,6 +433,7 @@ class Window:
     steady_start_s: float | None = None
     steady_end_s: float | None = None
     warmup: bool = False
+    telemetry: dict[str, Any] | None = None  # sampled while the window was measured (measure/telemetry.py)
 
     @property
     def label(self) -> str:
@@ -466,6 +471,7 @@ class Window:
             "output_tokens_per_s": self.output_tokens_per_s,  # derived, for a reader of the file
             "requests_per_s": self.requests_per_s,
             "counter_delta": self.counter_delta,
+            "telemetry": self.telemetry,
             "requests": [r.to_json() for r in self.requests],
         }
 
@@ -481,6 +487,7 @@ class Window:
             steady_start_s=data.get("steady_start_s"),
             steady_end_s=data.get("steady_end_s"),
             warmup=bool(data.get("warmup", False)),
+            telemetry=data.get("telemetry"),
         )
         if not window.duration_s > 0:  # also NaN: every rate of the window divides by it
             raise ValueError(f"duration_s is {data['duration_s']!r}, not a positive number of seconds")
