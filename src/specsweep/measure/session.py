@@ -36,12 +36,13 @@ from specsweep.engines.server import (
     wait_until_ready,
 )
 from specsweep.engines.server import _Terminated as Terminated  # one exception for a termination signal
+from specsweep.measure import claim as claims
 from specsweep.measure import gpu
 from specsweep.measure.adaptive import next_step
 from specsweep.measure.client import StreamedResponse, stream_post, timings_from_arrivals
 from specsweep.measure.load import run_window
 from specsweep.measure.machine import snapshot as machine_snapshot
-from specsweep.measure.placement import placement
+from specsweep.measure.placement import physical_gpus, placement, select_gpus
 from specsweep.measure.progress import ReadyWait, eta
 from specsweep.measure.rate_check import DEFAULT_TOLERANCE_PCT, exclusion_reason
 from specsweep.plan import references
@@ -91,12 +92,26 @@ class SessionPaths:
     failed_root: Path
     # load windows by level label (empty without benchmark.load)
     windows: dict[str, list[Path]] = field(default_factory=dict)
+    # this attempt's claim on the folder (claim.py), once taken
+    claim: claims.Claim | None = None
 
     @property
     def shadow(self) -> Path:
         """Hard links to the session's evidence under names Snakemake does not know: on a cluster,
-        Snakemake on the node deletes a cancelled job's outputs while the session is still keeping them."""
-        return self.failed_root.parent / ".session"
+        Snakemake on the node deletes a cancelled job's outputs while the session is still keeping them.
+        One per attempt (.session-<attempt>): an orphaned session on a failed node never writes into the
+        next attempt's."""
+        return self.failed_root.parent / f".session-{claims.attempt_key()}"
+
+    def own(self, path: Path) -> Path:
+        """Where this attempt writes ``path``: the path itself, or, once a newer attempt took the
+        configuration over, the same name in the failed/ folder this attempt's evidence was moved to."""
+        return self.claim.redirect(path) if self.claim else path
+
+    def check_claim(self) -> None:
+        """Stop (ClaimLost) when a newer attempt took the configuration over: this session was orphaned."""
+        if self.claim:
+            self.claim.check()
 
     @classmethod
     def of(cls, name: str, runs: int, windows: list[str] | None = None) -> SessionPaths:
@@ -192,6 +207,8 @@ def measure(session: Session, progress: TextIO = sys.stderr) -> None:
     if (pgid := stale.stop_if_running(float(session.benchmark["stop_grace_s"]))) is not None:
         print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
     with measuring(progress, name), _first_termination_only() as terminating:
+        claim = claims.take(paths.failed_root.parent, _evidence(paths), progress, name)
+        session = replace(session, paths=(paths := replace(paths, claim=claim)))
         reserve = ErrorReserve(paths.failed_root.parent)
         try:
             _session(session, stale, progress)
@@ -210,6 +227,7 @@ def measure(session: Session, progress: TextIO = sys.stderr) -> None:
         finally:
             reserve.release()
             shutil.rmtree(paths.shadow, ignore_errors=True)
+            claim.release()
 
 
 @contextlib.contextmanager
@@ -244,7 +262,8 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
     port = _free_checked_port(session)
     base_url = engine.base_url(session.host, port)
     launch, argv, env, hidden = _launch_record(session, port, progress)
-    shutil.rmtree(paths.shadow, ignore_errors=True)  # a killed session's links
+    if warning := claims.replaced_warning(paths.claim) if paths.claim else None:
+        launch.warnings.append(warning)  # summary.csv's warnings: a node failed, this is the new measurement
     _write_evidence(paths, paths.launch, launch.to_json())
     paths.log.unlink(missing_ok=True)
     shutil.rmtree(extra_runs_dir(paths.runs[0].parent), ignore_errors=True)  # a previous session's extras
@@ -300,6 +319,9 @@ def _launch_record(
     configuration, engine, benchmark, host = session.configuration, session.engine, session.benchmark, session.host
     # Secrets given as {from_env: NAME} are read here, in the job, and redacted wherever argv or env is written.
     launched = references.resolve(configuration)
+    # the GPUs: Slurm's under a Slurm job, else engines/<e>/gpus (placement.select_gpus)
+    gpus = select_gpus(configuration.engine, engine.settings.get("gpus"), launched.env, os.environ)
+    launched = replace(launched, env={**launched.env, **gpus.env()})
     hidden = [*references.values_of(configuration), engine.api_key() or ""]
     argv = engine.command(launched, host, port)
     # the engine's clean environment (environment.py), with what the adapter itself sets (an API key)
@@ -309,6 +331,7 @@ def _launch_record(
     env = built.values
     # An external endpoint is bound by someone else: only a server we launch can be exposed by us.
     warnings = [w for w in [exposure_warning(host, configuration.engine)] if w and engine.launches] + inherited
+    warnings += gpus.warnings
     for warning in warnings:
         print(f"{configuration.name}: WARNING: {warning}", file=progress, flush=True)
     launch = Launch(
@@ -328,6 +351,7 @@ def _launch_record(
         ),  # code, software, host and GPUs as they are while measured
     )
     launch.placement = placement(launch.machine)  # node, GPU models, driver, Slurm job
+    launch.placement |= {"gpus": gpus.devices, "gpus_from": gpus.source, "gpus_used": physical_gpus(gpus.devices)}
     return launch, argv, env, hidden
 
 
@@ -389,6 +413,7 @@ def _measure_runs(
     declared = len(paths.runs)
     runs_started = time.monotonic()
     while (run_path := _next_run_path(paths, len(rates), rates, benchmark, launch)) is not None:
+        paths.check_claim()
         index = len(rates)
         label = f"run {index + 1}/{declared}" if index < declared else f"run {index + 1} (adaptive)"
         launch.log_segments.append(segment(RUN, index, _log_position(process, paths.log)))
@@ -431,8 +456,9 @@ def _record_stopped(
     try:
         # the log first: redaction moves the recorded segment starts, which launch.json then holds
         # (the shadow link is the unredacted original once the log is rewritten: redacted too)
-        in_log, shifted_by_log = secret_values(env) + secret_arg_values(argv) + hidden, paths.log.exists()
-        _redact_log(paths.log, in_log, launch.log_segments or [])
+        log = paths.own(paths.log)  # an orphaned session: its log as kept, never the next attempt's
+        in_log, shifted_by_log = secret_values(env) + secret_arg_values(argv) + hidden, log.exists()
+        _redact_log(log, in_log, launch.log_segments or [])
         _redact_log(_shadow_of(paths, paths.log), in_log, [] if shifted_by_log else launch.log_segments or [])
         _write_evidence(paths, paths.launch, launch.to_json())
     except OSError as problem:  # e.g. a full disk: while a failure propagates, it must stay the error raised
@@ -609,10 +635,11 @@ def _measure_load(
         )
     for level in levels:
         for window, path in enumerate(paths.windows[level.label]):
+            paths.check_claim()
             label = f"load {level.label} window {window + 1}/{len(paths.windows[level.label])}"
             with _server_death_named(process, label, paths.log):
                 record = _measured_window(session, prompts, base_url, level, window)
-            write_json(path, record.to_json())
+            _write_evidence(paths, path, record.to_json())
             print(
                 f"{name}: {label}: {record.output_tokens_per_s:.1f} output tok/s, "
                 f"{len(record.requests)} requests in {record.duration_s:.1f} s",
@@ -740,7 +767,10 @@ def _link_log(paths: SessionPaths) -> None:
 
 def _write_evidence(paths: SessionPaths, path: Path, record: dict[str, Any]) -> None:
     """Write an output record, and first the same record into ``paths.shadow`` (from memory: the output
-    may be deleted at any time)."""
+    may be deleted at any time); an orphaned session writes it only where its evidence was moved."""
+    if (own := paths.own(path)) != path:
+        write_json(own, record)
+        return
     shadow = _shadow_of(paths, path)
     shadow.parent.mkdir(parents=True, exist_ok=True)
     write_json(shadow, record)
@@ -749,17 +779,27 @@ def _write_evidence(paths: SessionPaths, path: Path, record: dict[str, Any]) -> 
 
 def _keep_for_post_mortem(paths: SessionPaths, error: BaseException, reserve: ErrorReserve) -> Path:
     """Link the session's files into ``failed/<timestamp>/`` (Snakemake deletes the originals next), and the
-    traceback into its error.txt first; neither needs free space (a hard link, the reserved error file)."""
-    kept = paths.failed_root / now_stamp()
+    traceback into its error.txt first; neither needs free space (a hard link, the reserved error file).
+    The folder is named after the attempt (its Slurm job); an orphaned session adds to the folder its
+    evidence was moved to, from its own shadow only (the outputs are the next attempt's)."""
+    orphaned = paths.claim.kept_in() if paths.claim else None
+    kept = orphaned or paths.failed_root / f"{now_stamp()}-{claims.attempt_key()}"
     kept.mkdir(parents=True, exist_ok=True)
-    reserve.write(kept / "error.txt", "".join(traceback.format_exception(error)))
+    if orphaned:
+        with open(kept / "error.txt", "a") as note:
+            note.write("\nThe orphaned session itself, when it noticed:\n" + "".join(traceback.format_exception(error)))
+    else:
+        reserve.write(kept / "error.txt", "".join(traceback.format_exception(error)))
     problems = []
-    for path in [paths.log, paths.launch, *with_extra_runs(paths.runs), *paths.all_windows()]:
+    for path in _evidence(paths):
         target = kept / path.relative_to(paths.failed_root.parent)
         # the shadow first: Snakemake may delete the output at any moment, even mid-copy
-        sources = [s for s in (_shadow_of(paths, path), path) if s.exists()]
+        candidates = (_shadow_of(paths, path),) if orphaned else (_shadow_of(paths, path), path)
+        sources = [s for s in candidates if s.exists()]
         for source in sources:
             try:
+                if orphaned:
+                    target.unlink(missing_ok=True)  # the orphan's newer copy replaces what the takeover kept
                 keep_copy(source, target)
                 break
             except OSError as problem:
@@ -768,3 +808,8 @@ def _keep_for_post_mortem(paths: SessionPaths, error: BaseException, reserve: Er
     if problems:
         raise OSError(f"kept in {kept} except {'; '.join(problems)}")
     return kept
+
+
+def _evidence(paths: SessionPaths) -> list[Path]:
+    """Every file of a session that failed/ keeps: the server log, launch record, runs, load windows."""
+    return [paths.log, paths.launch, *with_extra_runs(paths.runs), *paths.all_windows()]
