@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 
 from specsweep.analyse.stats import CV_WARNING, MIN_RUNS_FOR_CI
+from specsweep.measure.placement import CROSS_MACHINE
 
 Row = dict[str, str]
 
@@ -63,19 +64,28 @@ def lines(rows: list[Row], results: str = "results") -> list[str]:
     )
     if best in baselines:
         text += ", a baseline itself: no configuration beats it"
+    elif _cross_machine(best):
+        text += (
+            f", but its baseline ran on another machine: the ratio {_number(best, 'speedup'):.2f}x is no speedup "
+            f"(docs/cluster.md: comparisons on one node)"
+        )
     elif baselines:
         text += (
             f", speedup {_number(best, 'speedup'):.2f}x over {'its' if len(baselines) > 1 else 'the'} baseline "
             f"({_interval(best, 'speedup_ci95', '.2f')}; {_verdict(best)})"
         )
     out.append(text)
-    others = [r for r in measured if r not in baselines]
+    # a ratio to a baseline measured on another machine is no speedup: listed apart, never as faster or slower
+    across = [r["configuration"] for r in measured if r not in baselines and _cross_machine(r)]
+    others = [r for r in measured if r not in baselines and not _cross_machine(r)]
     faster = [_change(r) for r in others if r.get("significant") == "True" and _number(r, "speedup") > 1]
     slower = [_change(r) for r in others if r.get("significant") == "True" and _number(r, "speedup") < 1]
     unclear = [r["configuration"] for r in others if r.get("significant") != "True"]
     out.append(f"  significantly faster than the baseline (Welch p < 0.05): {', '.join(faster) or 'none'}")
     out.append(f"  significantly slower: {', '.join(slower) or 'none'}")
     out.append(f"  no demonstrated difference (or no test possible): {', '.join(unclear) or 'none'}")
+    if across:
+        out.append(f"  baseline measured on another machine (no speedup claimed): {', '.join(across)}")
     shaky = [f"{r['configuration']} ({reason})" for r in measured if (reason := noisy(r))]
     out.append(f"  noisy: {', '.join(shaky) or 'none'}")
     failed = [f"{r['configuration']} ({r.get('status')})" for r in rows if not _ok(r)]
@@ -87,6 +97,10 @@ def lines(rows: list[Row], results: str = "results") -> list[str]:
         f"snakemake --report {results}/report.html"
     )
     return out
+
+
+def _cross_machine(row: Row) -> bool:
+    return CROSS_MACHINE in (row.get("warnings") or "")
 
 
 def _verdict(row: Row) -> str:

@@ -42,6 +42,10 @@ def machine_label(where: dict[str, Any]) -> str:
     return f"{where.get('host') or 'unknown host'} ({gpus})"
 
 
+# The end of the warning a cross-machine comparison carries in summary.csv (the conclusion looks for it).
+CROSS_MACHINE = "the speedup compares two machines"
+
+
 def cross_machine_warning(measured: dict[str, Any], baseline: dict[str, Any]) -> str | None:
     """Why a comparison is not like for like: measured on another node or GPU model than the baseline
     (None when both ran on the same host and GPU models, or when either is unknown)."""
@@ -49,10 +53,7 @@ def cross_machine_warning(measured: dict[str, Any], baseline: dict[str, Any]) ->
         return None
     if measured["host"] == baseline["host"] and measured.get("gpu_models") == baseline.get("gpu_models"):
         return None
-    return (
-        f"measured on {machine_label(measured)} but the baseline on {machine_label(baseline)}: "
-        f"the speedup compares two machines"
-    )
+    return f"measured on {machine_label(measured)} but the baseline on {machine_label(baseline)}: {CROSS_MACHINE}"
 
 
 @dataclass(frozen=True)
