@@ -1,6 +1,7 @@
 import copy
 import os
 import re
+import shlex
 import socket
 import sys
 import time
@@ -24,6 +25,7 @@ except ImportError as error:
 # envs/specsweep.yaml (--sdm conda) installs this checkout into the conda env from here.
 os.environ.setdefault("SPECSWEEP_ROOT", workflow.basedir)
 
+from specsweep.measure import claim as sweep_claim
 from specsweep.measure import cluster as sweep_cluster
 from specsweep.plan import config as sweep_config
 from specsweep.plan import config_errors
@@ -360,9 +362,19 @@ def summarise_what_finished():
             BENCH,
             config.get("profile_parsers", {}),
             sys.stderr,
+            since=STARTED,  # evidence older than this run is an earlier attempt's
         )
     except Exception as error:  # a report of a failure must not hide the failure itself
         print(f"specsweep: no partial summary ({error!r})", file=sys.stderr)
+    # A node that failed under a session: said, with what happens to its runs and the command that resumes.
+    for name in CONFIGURATIONS:
+        if why := sweep_claim.orphaned(Path(results_tree.configuration_dir(name))):
+            print(
+                f"specsweep: {name}: {why}; its session may still run there. The next attempt keeps what it "
+                f"finished in results/{name}/failed/ and measures {name} again on a working node: rerun the "
+                f"same command ({shlex.join(sys.argv)})",
+                file=sys.stderr,
+            )
     # A job that failed before its rule's log existed: Snakemake shows no further log (its Slurm log).
     slurm_logs = (
         getattr(workflow.executor_settings, "logdir", None) or ".snakemake/slurm_logs"
@@ -409,6 +421,14 @@ def keep_previous_sessions():
     for job in workflow.dag.needrun_jobs():
         if job.rule.name == "bench":
             sweep_history.keep_previous_session(job.wildcards.cfg, sys.stderr)
+            # the previous attempt's log, renamed after its time: a job that fails before its session
+            # writes one must not show it as if it explained this failure
+            for log in map(Path, job.log):
+                if log.exists():
+                    stamp = time.strftime(
+                        "%Y%m%dT%H%M%S", time.gmtime(log.stat().st_mtime)
+                    )
+                    log.rename(log.with_name(f"{log.stem}.{stamp}Z{log.suffix}"))
 
 
 def check_reserved_names():

@@ -264,3 +264,12 @@ def replaced_warning(claim: Claim) -> str | None:
         f"re-measured after a failed attempt: {replaced['why']}; its {replaced['finished_runs']} finished run(s) "
         f"are kept in {replaced['kept']}"
     )
+
+
+def orphaned(folder: Path) -> str | None:
+    """Why the attempt that holds ``folder``'s claim no longer runs (its node failed, its job ended) while
+    its claim stands: what the console says about a configuration whose job was lost; else None."""
+    holder = read_claim(folder)
+    if holder is None or not holder.get("job"):  # a local session releases its claim when it fails
+        return None
+    return why_gone(holder, Attempt.this(), folder)

@@ -1,0 +1,112 @@
+"""Two simulated nodes (tests/slurm/cluster.sh: node1 and node2 in partition `pair`, each a slurmd in its
+own UTS and mount namespace, sharing the project, venv and cache): measuring jobs overlap on different
+nodes and never on one; a node that fails during a session loses no finished run, the configuration is
+measured again on the other node, and the console and summary.csv say so.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import yaml
+from conftest import (
+    CLUSTER,
+    failed_dirs,
+    launch_record,
+    processes_running,
+    run_slurm,
+    slurm_job_ids,
+    standin_sweep,
+    start_slurm,
+    wait_for,
+)
+
+# Every job on the two simulated nodes (the engine job too, with memory that fits them); the target
+# goes first: --default-resources takes several values.
+PAIR = ("--default-resources", "slurm_partition=pair", "runtime=30", "mem_mb=500")
+
+
+def with_runs(workdir: Path, runs: int) -> None:
+    config = yaml.safe_load((workdir / "config.yaml").read_text())
+    config["benchmark"]["runs"] = runs
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+def spans(workdir: Path, names: list[str]) -> dict[str, tuple[str, float, float]]:
+    """Configuration -> (node, first run's start, last run's end) from its run records."""
+    found = {}
+    for name in names:
+        launch = launch_record(workdir, name)
+        runs = [json.loads(p.read_text()) for p in sorted((workdir / "results" / name / "runs").glob("run_*.json"))]
+        starts = [pd.Timestamp(r["started_at"]).timestamp() for r in runs]
+        ends = [s + r["client"]["total_s"] for s, r in zip(starts, runs, strict=True)]
+        found[name] = (launch["placement"]["host"], min(starts), max(ends))
+    return found
+
+
+def test_sessions_on_two_nodes_overlap_and_never_on_one(standin_workdir):
+    workdir = standin_workdir
+    slow = {"env": {"STANDIN_MODE": "token-delay=0.1"}}  # 16 tokens x 0.1 s: each run ~1.6 s
+    names = ["base", "a", "b", "c"]
+    standin_sweep(workdir, {"base": {"baseline": True, **slow}, "a": slow, "b": slow, "c": slow}, exclusive=True)
+    done = run_slurm(workdir, "all", *PAIR)
+    console = done.stdout + done.stderr
+    (workdir / "console.txt").write_text(console)
+    assert done.returncode == 0, console[-5000:]
+    table = spans(workdir, names)
+    print("\nconfiguration  node   start  end (s after the first start)")
+    first = min(start for _, start, _ in table.values())
+    for name, (node, start, end) in table.items():
+        print(f"{name:14} {node:6} {start - first:6.1f} {end - first:6.1f}")
+    assert {node for node, _, _ in table.values()} == {"node1", "node2"}, table
+    pairs = [(x, y) for i, x in enumerate(names) for y in names[i + 1 :]]
+    overlapping = [(x, y) for x, y in pairs if max(table[x][1], table[y][1]) < min(table[x][2], table[y][2])]
+    assert overlapping, f"no two sessions measured at the same time: {table}"
+    assert all(table[x][0] != table[y][0] for x, y in overlapping), f"two sessions overlapped on one node: {table}"
+    summary = pd.read_csv(workdir / "results" / "summary.csv")
+    assert set(summary["host"]) == {"node1", "node2"}
+
+
+def test_a_node_that_fails_during_a_session_loses_no_finished_run(standin_workdir):
+    workdir = standin_workdir
+    # 10 runs of 16 tokens x 0.3 s: the session outlasts the node failure and the rerun's start
+    exe = standin_sweep(workdir, {"victim": {"baseline": True, "env": {"STANDIN_MODE": "token-delay=0.3"}}})
+    with_runs(workdir, 10)
+    snakemake = start_slurm(workdir, "all", *PAIR)
+    runs = workdir / "results" / "victim" / "runs"
+    # two runs finished: then the node fails under the session
+    assert wait_for(lambda: len(list(runs.glob("run_*.json"))) >= 2, 240), (workdir / "console.txt").read_text()[-3000:]
+    node = launch_record(workdir, "victim")["placement"]["host"]
+    job = launch_record(workdir, "victim")["placement"]["slurm_job_id"]
+    other = {"node1": "node2", "node2": "node1"}[node]
+    try:
+        subprocess.run(["sh", str(CLUSTER), "kill-node", node], check=True)
+        subprocess.run(
+            ["scontrol", "update", f"nodename={node}", "state=down", "reason=specsweep node-loss test"], check=True
+        )
+        assert snakemake.wait(180) != 0
+        first = (workdir / "console.txt").read_text()
+        assert f"SLURM-job '{job}' failed due to a node failure" in first, first[-4000:]
+        assert processes_running(exe), "the orphaned session should still run on the failed node"
+        # the command the console names: the same one again; the other node measures it
+        rerun = run_slurm(workdir, "all", *PAIR)
+        console = rerun.stdout + rerun.stderr
+        (workdir / "console-rerun.txt").write_text(console)
+        assert rerun.returncode == 0, console[-5000:]
+    finally:
+        subprocess.run(["sh", str(CLUSTER), "start-node", node], capture_output=True)
+    assert f"victim: node {node} failed" in console and f"Slurm job {job} measured there" in console, console[-4000:]
+    launch = launch_record(workdir, "victim")
+    assert launch["status"] == "completed" and launch["placement"]["host"] == other
+    assert str(slurm_job_ids(console)["victim"][-1]) == launch["placement"]["slurm_job_id"]
+    # the orphan's finished runs are kept, in a folder named after its job
+    (kept,) = [d for d in failed_dirs(workdir, "victim") if d.name.endswith(f"-job{job}")]
+    kept_runs = sorted(p.name for p in (kept / "runs").glob("run_*.json"))
+    assert len(kept_runs) >= 2 and "run_0.json" in kept_runs and "run_1.json" in kept_runs
+    assert f"node {node} failed" in (kept / "error.txt").read_text()
+    summary = pd.read_csv(workdir / "results" / "summary.csv")
+    (warnings,) = summary.loc[summary["configuration"] == "victim", "warnings"]
+    assert f"re-measured after a failed attempt: node {node} failed" in warnings and str(kept) in warnings
