@@ -57,7 +57,7 @@ def test_cluster_defaults_are_filled_by_the_schema():
             "configurations": {"b": {"baseline": True}},
         }
     )
-    assert config["cluster"] == {"cpus_per_task": 8, "mem_mb": 32000, "exclusive": True}
+    assert config["cluster"] == {"cpus_per_task": 8, "mem_mb": 32000, "exclusive": True, "same_node": False}
 
 
 def test_job_log_lines_finds_what_failed_jobs_said_since_the_sweep_started(tmp_path):

@@ -110,3 +110,23 @@ def test_a_node_that_fails_during_a_session_loses_no_finished_run(standin_workdi
     summary = pd.read_csv(workdir / "results" / "summary.csv")
     (warnings,) = summary.loc[summary["configuration"] == "victim", "warnings"]
     assert f"re-measured after a failed attempt: node {node} failed" in warnings and str(kept) in warnings
+
+
+def test_same_node_keeps_every_comparison_on_its_baselines_node(standin_workdir):
+    workdir = standin_workdir
+    slow = {"STANDIN_MODE": "token-delay=0.1"}
+    groups = {"base1": ["x1", "y1"], "base2": ["x2", "y2"]}
+    configurations = {b: {"baseline": True, "env": slow} for b in groups} | {
+        c: {"compared_with": b, "env": slow} for b, members in groups.items() for c in members
+    }
+    standin_sweep(workdir, configurations, same_node=True)
+    done = run_slurm(workdir, "all", *PAIR)
+    console = done.stdout + done.stderr
+    (workdir / "console.txt").write_text(console)
+    assert done.returncode == 0, console[-5000:]
+    hosts = {name: launch_record(workdir, name)["placement"]["host"] for name in configurations}
+    for baseline, members in groups.items():
+        assert {hosts[m] for m in members} == {hosts[baseline]}, hosts
+    summary = pd.read_csv(workdir / "results" / "summary.csv")
+    assert "two machines" not in " ".join(summary["warnings"].fillna(""))
+    assert summary["speedup"].notna().sum() == 4

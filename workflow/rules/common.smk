@@ -30,6 +30,7 @@ from specsweep.measure import cluster as sweep_cluster
 from specsweep.plan import config as sweep_config
 from specsweep.plan import config_errors
 from specsweep.plan import design as sweep_design
+from specsweep.plan import factors as sweep_factors
 from specsweep.plan import environment as sweep_environment
 from specsweep.plan import names as sweep_names
 from specsweep.archive import provenance as sweep_provenance
@@ -242,6 +243,38 @@ def model_spec(wildcards):
 def runs_before(wildcards):
     """<baseline>-end (benchmark.order: bracket) waits for every other configuration."""
     return sweep_design.runs_before(wildcards.cfg, CONFIGURATIONS, RUNS)
+
+
+# cluster.same_node: each configuration measured on the node its baseline was measured on (docs/cluster.md).
+SAME_NODE = (
+    sweep_cluster.same_node_as(
+        CONFIGURATIONS,
+        sweep_factors.baselines_by_configuration(CONFIGURATIONS),
+        {
+            sweep_design.end_name(name): name
+            for name, c in CONFIGURATIONS.items()
+            if c.baseline
+        },
+    )
+    if config["cluster"]["same_node"]
+    else {}
+)
+
+
+def same_node_input(wildcards):
+    """With cluster.same_node: the baseline's launch record, so the job is submitted once it is measured."""
+    pinned = SAME_NODE.get(wildcards.cfg)
+    return [results_tree.launch_file(pinned)] if pinned else []
+
+
+def measuring_slurm_extra(wildcards, input):
+    """slurm_extra of a measuring job; with cluster.same_node, --nodelist of the baseline's node (Snakemake
+    evaluates it again once the job's input, that launch record, exists)."""
+    extra = MEASURING_RESOURCES[wildcards.cfg]["slurm_extra"]
+    pinned = sweep_cluster.nodelist_flag(
+        input.same_node[0] if input.same_node else None
+    )
+    return " ".join(filter(None, [extra, pinned]))
 
 
 def bench_priority(wildcards):

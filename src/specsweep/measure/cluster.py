@@ -140,3 +140,25 @@ def node_failed(state: str) -> bool:
     """Slurm considers the node lost: down, failing, or not responding (``*``)."""
     word = state.split()[0]
     return word.startswith(("down", "fail")) or word.endswith("*")
+
+
+def same_node_as(
+    configurations: dict[str, Any], baselines: dict[str, str | None], end_of: dict[str, str]
+) -> dict[str, str]:
+    """``cluster.same_node``: configuration -> the configuration whose node it must be measured on: its
+    baseline (a bracket's ``<baseline>-end``: the baseline it closes); baselines themselves go anywhere."""
+    pinned = {name: baseline for name, baseline in baselines.items() if baseline}
+    pinned.update({name: baseline for name, baseline in end_of.items() if name in configurations})
+    return pinned
+
+
+def nodelist_flag(launch_json: str | Path | None) -> str:
+    """``--nodelist=<node>`` of the node a launch record was measured on ('' when unknown or not yet measured)."""
+    import json
+
+    try:
+        where = json.loads(Path(launch_json).read_text()).get("placement") or {} if launch_json else {}
+    except (OSError, ValueError):
+        return ""
+    node = where.get("slurm_node") or where.get("host")
+    return f"--nodelist={node}" if node else ""
