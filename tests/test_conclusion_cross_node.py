@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from specsweep.analyse import conclusion
+from specsweep.measure import claim as claims
 from specsweep.measure import placement
 
 GOLDEN = Path(__file__).parent / "fixtures" / "summary_golden.csv"
@@ -35,4 +36,18 @@ def test_a_cross_node_best_is_no_speedup_and_is_neither_faster_nor_slower(tmp_pa
     table.to_csv(tmp_path / "summary.csv", index=False)
     assert "speedup" in next(
         line for line in conclusion.lines(conclusion.read(tmp_path / "summary.csv")) if "best:" in line
+    )
+
+
+def test_a_configuration_measured_again_after_a_node_failure_is_named(tmp_path):
+    table = pd.read_csv(GOLDEN)
+    table["warnings"] = table["warnings"].astype("object")
+    table.loc[table["configuration"] == "b", "warnings"] = (
+        f"{claims.REMEASURED}: node node1 failed (down*) while Slurm job 13 measured there; its 2 finished run(s) "
+        f"are kept in results/b/failed/20261201T193015Z-job13"
+    )
+    table.to_csv(tmp_path / "summary.csv", index=False)
+    text = conclusion.lines(conclusion.read(tmp_path / "summary.csv"))
+    assert (
+        f"  {claims.REMEASURED} (a node failed; summary.csv warnings say which and where its runs are kept): b" in text
     )

@@ -1,7 +1,10 @@
 """Two simulated nodes (tests/slurm/cluster.sh: node1 and node2 in partition `pair`, each a slurmd in its
-own UTS and mount namespace, sharing the project, venv and cache): measuring jobs overlap on different
-nodes and never on one; a node that fails during a session loses no finished run, the configuration is
-measured again on the other node, and the console and summary.csv say so.
+own UTS and mount namespace, sharing the project, venv and cache).
+
+- With cluster.same_node, every comparison stays on its baseline's node, and sessions of different
+  groups overlap in time on different nodes, never on one.
+- A node that fails during a session (its slurmd killed, the node marked down) loses no finished run:
+  the configuration is measured again on the other node, and the console and summary.csv say so.
 """
 
 from __future__ import annotations
@@ -39,41 +42,50 @@ def spans(workdir: Path, names: list[str]) -> dict[str, tuple[str, float, float]
     """Configuration -> (node, first run's start, last run's end) from its run records."""
     found = {}
     for name in names:
-        launch = launch_record(workdir, name)
         runs = [json.loads(p.read_text()) for p in sorted((workdir / "results" / name / "runs").glob("run_*.json"))]
         starts = [pd.Timestamp(r["started_at"]).timestamp() for r in runs]
         ends = [s + r["client"]["total_s"] for s, r in zip(starts, runs, strict=True)]
-        found[name] = (launch["placement"]["host"], min(starts), max(ends))
+        found[name] = (launch_record(workdir, name)["placement"]["host"], min(starts), max(ends))
     return found
 
 
-def test_sessions_on_two_nodes_overlap_and_never_on_one(standin_workdir):
+def test_comparisons_stay_on_their_baselines_node_and_nodes_measure_in_parallel(standin_workdir):
     workdir = standin_workdir
-    slow = {"env": {"STANDIN_MODE": "token-delay=0.1"}}  # 16 tokens x 0.1 s: each run ~1.6 s
-    names = ["base", "a", "b", "c"]
-    standin_sweep(workdir, {"base": {"baseline": True, **slow}, "a": slow, "b": slow, "c": slow}, exclusive=True)
+    slow = {"STANDIN_MODE": "token-delay=0.1"}  # 16 tokens x 0.1 s: each run ~1.6 s
+    groups = {"base1": ["x1", "y1"], "base2": ["x2", "y2"]}
+    configurations = {b: {"baseline": True, "env": slow} for b in groups} | {
+        c: {"compared_with": b, "env": slow} for b, members in groups.items() for c in members
+    }
+    standin_sweep(workdir, configurations, same_node=True)
     done = run_slurm(workdir, "all", *PAIR)
     console = done.stdout + done.stderr
     (workdir / "console.txt").write_text(console)
     assert done.returncode == 0, console[-5000:]
-    table = spans(workdir, names)
-    print("\nconfiguration  node   start  end (s after the first start)")
+    table = spans(workdir, list(configurations))
     first = min(start for _, start, _ in table.values())
+    print("\nconfiguration  node   start    end (s after the first run)")
     for name, (node, start, end) in table.items():
         print(f"{name:14} {node:6} {start - first:6.1f} {end - first:6.1f}")
+    for baseline, members in groups.items():
+        assert {table[m][0] for m in members} == {table[baseline][0]}, table
     assert {node for node, _, _ in table.values()} == {"node1", "node2"}, table
+    names = list(table)
     pairs = [(x, y) for i, x in enumerate(names) for y in names[i + 1 :]]
     overlapping = [(x, y) for x, y in pairs if max(table[x][1], table[y][1]) < min(table[x][2], table[y][2])]
     assert overlapping, f"no two sessions measured at the same time: {table}"
     assert all(table[x][0] != table[y][0] for x, y in overlapping), f"two sessions overlapped on one node: {table}"
     summary = pd.read_csv(workdir / "results" / "summary.csv")
-    assert set(summary["host"]) == {"node1", "node2"}
+    assert "two machines" not in " ".join(summary["warnings"].fillna(""))
+    assert summary["speedup"].notna().sum() == 4
 
 
 def test_a_node_that_fails_during_a_session_loses_no_finished_run(standin_workdir):
     workdir = standin_workdir
-    # 10 runs of 16 tokens x 0.3 s: the session outlasts the node failure and the rerun's start
-    exe = standin_sweep(workdir, {"victim": {"baseline": True, "env": {"STANDIN_MODE": "token-delay=0.3"}}})
+    # 16 tokens x 0.5 s a run while workdir/slow exists: the orphan outlasts the failure and the rerun's start;
+    # the rerun's engine, started once the file is gone, is fast
+    (workdir / "slow").touch()
+    mode = {"STANDIN_MODE": "token-delay=0.5", "STANDIN_ONLY_IF": str(workdir / "slow")}
+    exe = standin_sweep(workdir, {"victim": {"baseline": True, "env": mode}})
     with_runs(workdir, 10)
     snakemake = start_slurm(workdir, "all", *PAIR)
     runs = workdir / "results" / "victim" / "runs"
@@ -84,12 +96,12 @@ def test_a_node_that_fails_during_a_session_loses_no_finished_run(standin_workdi
     other = {"node1": "node2", "node2": "node1"}[node]
     try:
         subprocess.run(["sh", str(CLUSTER), "kill-node", node], check=True)
-        subprocess.run(
-            ["scontrol", "update", f"nodename={node}", "state=down", "reason=specsweep node-loss test"], check=True
-        )
+        subprocess.run(["scontrol", "update", f"nodename={node}", "state=down", "reason=node-loss test"], check=True)
+        (workdir / "slow").unlink()
         assert snakemake.wait(180) != 0
         first = (workdir / "console.txt").read_text()
         assert f"SLURM-job '{job}' failed due to a node failure" in first, first[-4000:]
+        assert f"specsweep: victim: node {node} failed" in first and "rerun the same command" in first, first[-4000:]
         assert processes_running(exe), "the orphaned session should still run on the failed node"
         # the command the console names: the same one again; the other node measures it
         rerun = run_slurm(workdir, "all", *PAIR)
@@ -97,36 +109,16 @@ def test_a_node_that_fails_during_a_session_loses_no_finished_run(standin_workdi
         (workdir / "console-rerun.txt").write_text(console)
         assert rerun.returncode == 0, console[-5000:]
     finally:
-        subprocess.run(["sh", str(CLUSTER), "start-node", node], capture_output=True)
-    assert f"victim: node {node} failed" in console and f"Slurm job {job} measured there" in console, console[-4000:]
+        subprocess.run(["sh", str(CLUSTER), "start-node", node], capture_output=True)  # stops what ran there
     launch = launch_record(workdir, "victim")
     assert launch["status"] == "completed" and launch["placement"]["host"] == other
     assert str(slurm_job_ids(console)["victim"][-1]) == launch["placement"]["slurm_job_id"]
+    assert "re-measured after a failed attempt (a node failed" in console and ": victim" in console, console[-3000:]
     # the orphan's finished runs are kept, in a folder named after its job
     (kept,) = [d for d in failed_dirs(workdir, "victim") if d.name.endswith(f"-job{job}")]
     kept_runs = sorted(p.name for p in (kept / "runs").glob("run_*.json"))
-    assert len(kept_runs) >= 2 and "run_0.json" in kept_runs and "run_1.json" in kept_runs
+    assert {"run_0.json", "run_1.json"} <= set(kept_runs), kept_runs
     assert f"node {node} failed" in (kept / "error.txt").read_text()
     summary = pd.read_csv(workdir / "results" / "summary.csv")
     (warnings,) = summary.loc[summary["configuration"] == "victim", "warnings"]
     assert f"re-measured after a failed attempt: node {node} failed" in warnings and str(kept) in warnings
-
-
-def test_same_node_keeps_every_comparison_on_its_baselines_node(standin_workdir):
-    workdir = standin_workdir
-    slow = {"STANDIN_MODE": "token-delay=0.1"}
-    groups = {"base1": ["x1", "y1"], "base2": ["x2", "y2"]}
-    configurations = {b: {"baseline": True, "env": slow} for b in groups} | {
-        c: {"compared_with": b, "env": slow} for b, members in groups.items() for c in members
-    }
-    standin_sweep(workdir, configurations, same_node=True)
-    done = run_slurm(workdir, "all", *PAIR)
-    console = done.stdout + done.stderr
-    (workdir / "console.txt").write_text(console)
-    assert done.returncode == 0, console[-5000:]
-    hosts = {name: launch_record(workdir, name)["placement"]["host"] for name in configurations}
-    for baseline, members in groups.items():
-        assert {hosts[m] for m in members} == {hosts[baseline]}, hosts
-    summary = pd.read_csv(workdir / "results" / "summary.csv")
-    assert "two machines" not in " ".join(summary["warnings"].fillna(""))
-    assert summary["speedup"].notna().sum() == 4

@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 
 from specsweep.analyse.stats import CV_WARNING, MIN_RUNS_FOR_CI
+from specsweep.measure.claim import REMEASURED
 from specsweep.measure.placement import CROSS_MACHINE
 
 Row = dict[str, str]
@@ -88,6 +89,12 @@ def lines(rows: list[Row], results: str = "results") -> list[str]:
         out.append(f"  baseline measured on another machine (no speedup claimed): {', '.join(across)}")
     shaky = [f"{r['configuration']} ({reason})" for r in measured if (reason := noisy(r))]
     out.append(f"  noisy: {', '.join(shaky) or 'none'}")
+    remeasured = [r["configuration"] for r in measured if REMEASURED in (r.get("warnings") or "")]
+    if remeasured:  # a node failed under an earlier attempt (docs/cluster.md, Node failure)
+        out.append(
+            f"  {REMEASURED} (a node failed; summary.csv warnings say which and where its runs are kept): "
+            f"{', '.join(remeasured)}"
+        )
     failed = [f"{r['configuration']} ({r.get('status')})" for r in rows if not _ok(r)]
     if failed:
         out.append(f"  not measured: {', '.join(failed)}")

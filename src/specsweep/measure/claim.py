@@ -33,6 +33,8 @@ from specsweep.record.atomic import keep_copy, write_json
 from specsweep.record.clock import now_iso, now_stamp
 
 CLAIM = "claim.json"
+# How a launch record's warning (summary.csv) starts when its session replaced an orphaned attempt.
+REMEASURED = "re-measured after a failed attempt"
 HEARTBEAT_S = 10.0
 # A holder on another machine without a scheduler to ask: presumed gone after this long without a heartbeat.
 STALE_AFTER_S = 120.0
@@ -260,10 +262,8 @@ def replaced_warning(claim: Claim) -> str | None:
     if not claim.replaced:
         return None
     replaced = claim.replaced
-    return (
-        f"re-measured after a failed attempt: {replaced['why']}; its {replaced['finished_runs']} finished run(s) "
-        f"are kept in {replaced['kept']}"
-    )
+    runs, kept = replaced["finished_runs"], replaced["kept"]
+    return f"{REMEASURED}: {replaced['why']}; its {runs} finished run(s) are kept in {kept}"
 
 
 def orphaned(folder: Path) -> str | None:
