@@ -61,7 +61,7 @@ class Attempt:
     @classmethod
     def this(cls) -> Attempt:
         return cls(
-            host=os.environ.get("SLURMD_NODENAME") or socket.gethostname(),
+            host=this_node(),
             pid=os.getpid(),
             job=os.environ.get("SLURM_JOB_ID"),
             restart=int(os.environ.get("SLURM_RESTART_COUNT") or 0),
@@ -79,6 +79,11 @@ class Attempt:
     def label(self) -> str:
         where = f"Slurm job {self.job}" + (f" (restart {self.restart})" if self.restart else "") if self.job else ""
         return f"{where + ' ' if where else ''}pid {self.pid} on {self.host}"
+
+
+def this_node() -> str:
+    """The node this process runs on: Slurm's name for it, else the hostname."""
+    return os.environ.get("SLURMD_NODENAME") or socket.gethostname()
 
 
 def attempt_key() -> str:
@@ -188,7 +193,7 @@ def why_gone(holder: dict[str, Any], mine: Attempt, folder: Path) -> str | None:
                 return f"Slurm job {job} on {holder.get('host')} is {state} ({why}) while it held the claim"
             return None
         # no scheduler to ask here: fall through to the heartbeat
-    elif holder.get("host") == (os.environ.get("SLURMD_NODENAME") or socket.gethostname()):
+    elif holder.get("host") == this_node():
         if not _pid_alive(int(holder.get("pid") or 0)):
             return f"its process (pid {holder.get('pid')} on {holder.get('host')}) has ended"
         return None

@@ -120,7 +120,9 @@ class SessionPaths:
             log=Path(results.server_log(name)),
             launch=Path(results.launch_file(name)),
             runs=[Path(results.run_file(name, i)) for i in range(runs)],
-            stale_pgid=Path(results.stale_pgid_file(name)),
+            # per node: a group left on one node can be stopped only there (a new attempt elsewhere must
+            # not signal whatever has that pid on its own node)
+            stale_pgid=Path(results.stale_pgid_file(name)).with_suffix(f".{claims.this_node()}.pgid"),
             failed_root=Path(results.failed_dir(name)),
             windows=_by_level(windows or []),
         )
