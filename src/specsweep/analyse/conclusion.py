@@ -91,10 +91,7 @@ def lines(rows: list[Row], results: str = "results") -> list[str]:
     out.append(f"  noisy: {', '.join(shaky) or 'none'}")
     remeasured = [r["configuration"] for r in measured if REMEASURED in (r.get("warnings") or "")]
     if remeasured:  # a node failed under an earlier attempt (docs/cluster.md, Node failure)
-        out.append(
-            f"  {REMEASURED} (a node failed; summary.csv warnings say which and where its runs are kept): "
-            f"{', '.join(remeasured)}"
-        )
+        out.append(f"  {REMEASURED} (an earlier attempt was lost: warnings in summary.csv): {', '.join(remeasured)}")
     failed = [f"{r['configuration']} ({r.get('status')})" for r in rows if not _ok(r)]
     if failed:
         out.append(f"  not measured: {', '.join(failed)}")
