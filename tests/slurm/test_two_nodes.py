@@ -44,7 +44,7 @@ def spans(workdir: Path, names: list[str]) -> dict[str, tuple[str, float, float]
     for name in names:
         runs = [json.loads(p.read_text()) for p in sorted((workdir / "results" / name / "runs").glob("run_*.json"))]
         starts = [pd.Timestamp(r["started_at"]).timestamp() for r in runs]
-        ends = [s + r["client"]["total_s"] for s, r in zip(starts, runs, strict=True)]
+        ends = [s + r["client"]["e2e_s"] for s, r in zip(starts, runs, strict=True)]
         found[name] = (launch_record(workdir, name)["placement"]["host"], min(starts), max(ends))
     return found
 
