@@ -66,3 +66,27 @@ def test_the_physical_gpus_are_named_by_uuid_in_the_order_used():
     assert [g["uuid"] for g in used_gpus("2,0", listed)] == ["GPU-cccc-2222", "GPU-aaaa-0000"]
     assert used_gpus("GPU-bbbb", listed)[0]["pci_bus_id"] == "00000000:2A:00.0"
     assert used_gpus("7", listed) == [{"index": "7", "uuid": "not listed by nvidia-smi"}]
+
+
+def test_commands_sh_takes_a_counted_engines_gpus_from_the_callers_environment(tmp_path, monkeypatch):
+    """results/commands.sh run inside a Slurm job uses the job's GPUs: never CUDA_VISIBLE_DEVICES=0, never unset."""
+    from specsweep.plan import launchplan
+    from specsweep.plan.config import Configuration
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.gguf").write_bytes(b"GGUF")
+    engine = {"kind": "llamacpp", "model": "m", "executable": "llama-server", "args": {}, "env": {}, "gpus": 2}
+    configuration = Configuration(name="c", engine="e", kind="llamacpp", baseline=True, args={}, env={})
+    line = launchplan.shell_line(
+        launchplan.plan(configuration, engine, {"m": {"path": "m.gguf"}}, ["CUDA_VISIBLE_DEVICES"])
+    )
+    assert (
+        line.startswith('env CUDA_VISIBLE_DEVICES="${CUDA_VISIBLE_DEVICES}" ') and "-u CUDA_VISIBLE_DEVICES" not in line
+    )
+    fixed = {**engine, "gpus": [3]}
+    pinned = Configuration(
+        name="c", engine="e", kind="llamacpp", baseline=True, args={}, env={"CUDA_VISIBLE_DEVICES": "3"}
+    )
+    assert launchplan.shell_line(launchplan.plan(pinned, fixed, {"m": {"path": "m.gguf"}})).startswith(
+        "env CUDA_VISIBLE_DEVICES=3 "
+    )
