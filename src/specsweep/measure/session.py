@@ -800,8 +800,10 @@ def _keep_for_post_mortem(paths: SessionPaths, error: BaseException, reserve: Er
         sources = [s for s in candidates if s.exists()]
         for source in sources:
             try:
-                if orphaned:
-                    target.unlink(missing_ok=True)  # the orphan's newer copy replaces what the takeover kept
+                if orphaned:  # its shadow copy replaces what the takeover kept, unless written there since
+                    if target.exists() and target.stat().st_mtime >= source.stat().st_mtime:
+                        break
+                    target.unlink(missing_ok=True)
                 keep_copy(source, target)
                 break
             except OSError as problem:
