@@ -19,8 +19,10 @@ under the configuration's folder but into the folder it was moved to (``redirect
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import threading
 import time
@@ -278,3 +280,16 @@ def orphaned(folder: Path) -> str | None:
     if holder is None or not holder.get("job"):  # a local session releases its claim when it fails
         return None
     return why_gone(holder, Attempt.this(), folder)
+
+
+def abandon() -> int | None:
+    """An orphan that lost its configuration: SIGKILL the Snakemake that runs this job (return its pid), so
+    that it does not delete the job's outputs on its way out: they are the new attempt's now (the orphan's
+    own evidence is already in failed/). Its job has failed in the scheduler's eyes anyway."""
+    from specsweep.measure.job_guard import snakemake_ancestor
+
+    pid = snakemake_ancestor()
+    if pid is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return pid

@@ -214,6 +214,7 @@ def measure(session: Session, progress: TextIO = sys.stderr) -> None:
         reserve = ErrorReserve(paths.failed_root.parent)
         try:
             _session(session, stale, progress)
+            paths.check_claim()  # taken over after its last run: its outputs are the new attempt's
         except BaseException as raised:
             terminating.append(raised)  # from now on a SIGTERM must not cut the post-mortem short
             error = without_secrets(raised, secrets)
@@ -223,6 +224,13 @@ def measure(session: Session, progress: TextIO = sys.stderr) -> None:
                 print(f"{name}: partial results kept in {kept}", file=progress, flush=True)
             except OSError as keeping:  # e.g. a full disk: said, and the original error is still the one raised
                 print(f"{name}: WARNING: could not keep all partial results ({keeping})", file=progress, flush=True)
+            if isinstance(raised, claims.ClaimLost) and (snakemake := claims.abandon()) is not None:
+                print(
+                    f"{name}: stopped this job's Snakemake (pid {snakemake}) so that it deletes no output: "
+                    f"they are the new attempt's",
+                    file=progress,
+                    flush=True,
+                )
             if error is raised:
                 raise
             raise error from None
