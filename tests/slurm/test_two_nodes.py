@@ -108,6 +108,10 @@ def test_a_node_that_fails_during_a_session_loses_no_finished_run(standin_workdi
         console = rerun.stdout + rerun.stderr
         (workdir / "console-rerun.txt").write_text(console)
         assert rerun.returncode == 0, console[-5000:]
+        # the orphan notices at its next run, adds its own account, and its job's Snakemake deletes nothing
+        notes = lambda: " ".join(e.read_text() for e in (workdir / "results" / "victim" / "failed").glob("*/error.txt"))  # noqa: E731
+        assert wait_for(lambda: "The orphaned session itself" in notes(), 60), notes()
+        assert wait_for(lambda: not processes_running(exe), 30), "the orphan's engine is still running"
     finally:
         subprocess.run(["sh", str(CLUSTER), "start-node", node], capture_output=True)  # stops what ran there
     launch = launch_record(workdir, "victim")
