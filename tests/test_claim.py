@@ -136,3 +136,18 @@ def test_the_orphan_notices_the_take_over_and_writes_only_where_its_evidence_wen
     assert orphan.redirect(tmp_path / "runs" / "run_3.json") == kept / "runs" / "run_3.json"
     orphan.release()
     assert (tmp_path / claims.CLAIM).exists()  # the newer attempt's claim is not the orphan's to remove
+
+
+def test_an_orphan_stops_the_snakemake_that_would_delete_the_new_attempts_outputs(tmp_path):
+    """claim.abandon: SIGKILL of the job's Snakemake (a process named snakemake above this one), so that its
+    clean-up of a failed job's outputs never runs."""
+    fake = tmp_path / "snakemake"
+    fake.write_text(
+        f"#!/bin/sh\n{sys.executable} -c 'from specsweep.measure import claim; print(claim.abandon(), flush=True)'\n"
+        "sleep 30\necho cleaned up the outputs\n"
+    )
+    fake.chmod(0o755)
+    done = subprocess.run([str(fake)], capture_output=True, text=True, timeout=20)
+    assert done.returncode == -9, done
+    assert "cleaned up" not in done.stdout
+    assert int(done.stdout.split()[0]) > 1  # the pid it stopped: the fake Snakemake itself
