@@ -76,7 +76,7 @@ def test_comparisons_stay_on_their_baselines_node_and_nodes_measure_in_parallel(
     assert all(table[x][0] != table[y][0] for x, y in overlapping), f"two sessions overlapped on one node: {table}"
     summary = pd.read_csv(workdir / "results" / "summary.csv")
     assert "two machines" not in " ".join(summary["warnings"].fillna(""))
-    assert summary["speedup"].notna().sum() == 4
+    assert summary["speedup"].notna().all()  # every configuration compared with its own baseline
 
 
 def test_a_node_that_fails_during_a_session_loses_no_finished_run(standin_workdir):
