@@ -20,6 +20,7 @@ Faults are chosen with ``STANDIN_MODE`` (comma-separated; the environment, as a 
 - ``ignore-sigterm``: ignore SIGTERM (only SIGKILL stops it).
 - ``bad-json``: interleave malformed ``data:`` lines in the stream and ``/metrics``.
 - ``slow-bind=S``: wait S seconds before binding the port (a loading engine).
+- ``token-delay=S``: S seconds per generated token instead of 2 ms (a session that lasts).
 - ``big-counters``: speculation counters past 10^6 in ``/metrics``, printed with 6 significant digits as
   llama-server prints them, and ``draft_n``/``draft_n_accepted`` in the final ``timings``.
 
@@ -145,7 +146,7 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
             self.wfile.flush()
             sent.append(time.perf_counter())
-            time.sleep(0.002)
+            time.sleep(float(MODES.get("token-delay") or 0.002))
         # its own clock, as llama.cpp's: (n - 1) tokens from the first token to the last
         predicted_ms = 1000.0 * (sent[-1] - sent[0]) if len(sent) > 1 else 0.0
         final = {

@@ -34,12 +34,12 @@ def test_a_measuring_job_asks_for_its_engines_gpus_and_the_whole_node():
         "cpus_per_task": 8,
         "mem_mb": 32000,
         "runtime": cluster.session_runtime_min(benchmark()),
-        "slurm_extra": "--exclusive",
+        "slurm_extra": "--no-requeue --exclusive",
     }
     cpu_engine = {"kind": "llamacpp", "args": {"-t": 2}}
     shared = cluster.measuring_resources(cpu_engine, benchmark(), {**CLUSTER, "exclusive": False, "runtime_min": 7})
     assert shared["gpu"] == 0 and shared["cpus_per_task"] == 2  # llama.cpp's own thread count
-    assert shared["runtime"] == 7 and shared["slurm_extra"] == ""
+    assert shared["runtime"] == 7 and shared["slurm_extra"] == "--no-requeue"
 
 
 def test_a_cuda_build_that_detects_the_architecture_gets_a_gpu():
@@ -57,7 +57,7 @@ def test_cluster_defaults_are_filled_by_the_schema():
             "configurations": {"b": {"baseline": True}},
         }
     )
-    assert config["cluster"] == {"cpus_per_task": 8, "mem_mb": 32000, "exclusive": True}
+    assert config["cluster"] == {"cpus_per_task": 8, "mem_mb": 32000, "exclusive": True, "same_node": False}
 
 
 def test_job_log_lines_finds_what_failed_jobs_said_since_the_sweep_started(tmp_path):

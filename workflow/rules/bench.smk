@@ -4,6 +4,7 @@ rule bench:
         models=models_of,
         prompts=BENCH["prompts"],
         after=runs_before,
+        same_node=same_node_input,
     output:
         launch=results_tree.launch_file("{cfg}"),
         log=results_tree.server_log("{cfg}"),
@@ -21,12 +22,13 @@ rule bench:
         "../../envs/specsweep.yaml"
     resources:
         measuring=1,
-        # on a cluster (profiles/slurm): the engine's GPUs, cores, memory, time limit, whole node
+        # on a cluster (profiles/slurm): the engine's GPUs, cores, memory, time limit, whole node, no
+        # requeue; with cluster.same_node the baseline's node
         gpu=measuring_resource("gpu"),
         cpus_per_task=measuring_resource("cpus_per_task"),
         mem_mb=measuring_resource("mem_mb"),
         runtime=measuring_resource("runtime"),
-        slurm_extra=measuring_resource("slurm_extra"),
+        slurm_extra=measuring_slurm_extra,
     params:
         configuration=configuration_params,
         engine=engine_params,

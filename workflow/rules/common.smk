@@ -1,6 +1,7 @@
 import copy
 import os
 import re
+import shlex
 import socket
 import sys
 import time
@@ -24,10 +25,12 @@ except ImportError as error:
 # envs/specsweep.yaml (--sdm conda) installs this checkout into the conda env from here.
 os.environ.setdefault("SPECSWEEP_ROOT", workflow.basedir)
 
+from specsweep.measure import claim as sweep_claim
 from specsweep.measure import cluster as sweep_cluster
 from specsweep.plan import config as sweep_config
 from specsweep.plan import config_errors
 from specsweep.plan import design as sweep_design
+from specsweep.plan import factors as sweep_factors
 from specsweep.plan import environment as sweep_environment
 from specsweep.plan import names as sweep_names
 from specsweep.archive import provenance as sweep_provenance
@@ -284,6 +287,38 @@ def runs_before(wildcards):
 SESSION_PRIORITIES = sweep_design.session_priorities(CONFIGURATIONS)
 
 
+# cluster.same_node: each configuration measured on the node its baseline was measured on (docs/cluster.md).
+SAME_NODE = (
+    sweep_cluster.same_node_as(
+        CONFIGURATIONS,
+        sweep_factors.baselines_by_configuration(CONFIGURATIONS),
+        {
+            sweep_design.end_name(name): name
+            for name, c in CONFIGURATIONS.items()
+            if c.baseline
+        },
+    )
+    if config["cluster"]["same_node"]
+    else {}
+)
+
+
+def same_node_input(wildcards):
+    """With cluster.same_node: the baseline's launch record, so the job is submitted once it is measured."""
+    pinned = SAME_NODE.get(wildcards.cfg)
+    return [results_tree.launch_file(pinned)] if pinned else []
+
+
+def measuring_slurm_extra(wildcards, input):
+    """slurm_extra of a measuring job; with cluster.same_node, --nodelist of the baseline's node (Snakemake
+    evaluates it again once the job's input, that launch record, exists)."""
+    extra = MEASURING_RESOURCES[wildcards.cfg]["slurm_extra"]
+    pinned = sweep_cluster.nodelist_flag(
+        input.same_node[0] if input.same_node else None
+    )
+    return " ".join(filter(None, [extra, pinned]))
+
+
 def bench_priority(wildcards):
     return SESSION_PRIORITIES[wildcards.cfg]
 
@@ -402,9 +437,19 @@ def summarise_what_finished():
             BENCH,
             config.get("profile_parsers", {}),
             sys.stderr,
+            since=STARTED,  # evidence older than this run is an earlier attempt's
         )
     except Exception as error:  # a report of a failure must not hide the failure itself
         print(f"specsweep: no partial summary ({error!r})", file=sys.stderr)
+    # A node that failed under a session: said, with what happens to its runs and the command that resumes.
+    for name in CONFIGURATIONS:
+        if why := sweep_claim.orphaned(Path(results_tree.configuration_dir(name))):
+            print(
+                f"specsweep: {name}: {why}; its session may still run there. The next attempt keeps what it "
+                f"finished in results/{name}/failed/ and measures {name} again on a working node: rerun the "
+                f"same command ({shlex.join(sys.argv)})",
+                file=sys.stderr,
+            )
     # A job that failed before its rule's log existed: Snakemake shows no further log (its Slurm log).
     slurm_logs = (
         getattr(workflow.executor_settings, "logdir", None) or ".snakemake/slurm_logs"
@@ -462,6 +507,14 @@ def keep_previous_sessions():
                     log, by_name, declared
                 ),
             )
+            # the previous attempt's log, renamed after its time: a job that fails before its session
+            # writes one must not show it as if it explained this failure
+            for log in map(Path, job.log):
+                if log.exists():
+                    stamp = time.strftime(
+                        "%Y%m%dT%H%M%S", time.gmtime(log.stat().st_mtime)
+                    )
+                    log.rename(log.with_name(f"{log.stem}.{stamp}Z{log.suffix}"))
 
 
 def check_reserved_names():

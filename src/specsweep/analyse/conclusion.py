@@ -14,6 +14,8 @@ from pathlib import Path
 
 from specsweep.analyse.replicates import NOT_ESTIMABLE_NOTE
 from specsweep.analyse.stats import CV_WARNING
+from specsweep.measure.claim import REMEASURED
+from specsweep.measure.placement import CROSS_MACHINE
 from specsweep.plan.config_errors import user_command
 
 Row = dict[str, str]
@@ -87,8 +89,11 @@ def lines(rows: list[Row], results: str = "results", config_files: Sequence[str]
     if not judged:
         out.append("  best: not declared: every comparison rests on contended runs")
         return [*out, *contention_lines(touched), *energy_lines(measured, None)]
-    out.append(_best_line(judged, baselines))
-    others = [r for r in judged if r not in baselines]
+    # a ratio to a baseline measured on another machine is no speedup: listed apart, never best, faster or slower
+    across = [r["configuration"] for r in judged if r not in baselines and _cross_machine(r)]
+    comparable = [r for r in judged if r in baselines or not _cross_machine(r)]
+    out.append(_best_line(comparable or judged, baselines))
+    others = [r for r in comparable if r not in baselines]
     faster = [_change(r) for r in others if r.get("significant") == "True" and _number(r, "speedup") > 1]
     slower = [_change(r) for r in others if r.get("significant") == "True" and _number(r, "speedup") < 1]
     unclear = [r["configuration"] for r in others if r.get("significant") != "True"]
@@ -97,10 +102,15 @@ def lines(rows: list[Row], results: str = "results", config_files: Sequence[str]
     out.append(f"  significantly faster than the baseline ({tests}): {', '.join(faster) or 'none'}")
     out.append(f"  significantly slower: {', '.join(slower) or 'none'}")
     out.append(f"  no demonstrated difference (or no test possible): {', '.join(unclear) or 'none'}")
+    if across:
+        out.append(f"  baseline measured on another machine (no speedup claimed): {', '.join(across)}")
     shaky = [f"{r['configuration']} ({reason})" for r in measured if (reason := noisy(r))]
     out.append(f"  noisy: {', '.join(shaky) or 'none'}")
     fastest = max(judged, key=lambda r: _number(r, "decode_tok_s_mean"))
     out += contention_lines(touched) + energy_lines(judged, fastest)
+    remeasured = [r["configuration"] for r in measured if REMEASURED in (r.get("warnings") or "")]
+    if remeasured:  # a node failed under an earlier attempt (docs/cluster.md, Node failure)
+        out.append(f"  {REMEASURED} (an earlier attempt was lost: warnings in summary.csv): {', '.join(remeasured)}")
     failed = [f"{r['configuration']} ({r.get('status')})" for r in rows if not _ok(r)]
     if failed:
         out.append(f"  not measured: {', '.join(failed)}")
@@ -116,7 +126,9 @@ def best(measured: list[Row]) -> Row | None:
     """The configuration the conclusion and the paper call best: the fastest that is significantly faster
     than its baseline (Holm), else None. The fastest is selected by its own noise, so it is quoted with
     its simultaneous interval (speedup_sim95_*)."""
-    faster = [r for r in measured if r.get("significant") == "True" and _number(r, "speedup") > 1]
+    faster = [
+        r for r in measured if r.get("significant") == "True" and _number(r, "speedup") > 1 and not _cross_machine(r)
+    ]
     return max(faster, key=lambda r: _number(r, "decode_tok_s_mean"), default=None)
 
 
@@ -129,6 +141,11 @@ def _best_line(measured: list[Row], baselines: list[Row]) -> str:
         return text + f"({_interval(chosen, 'decode_tok_s_ci95', '.1f')}), a baseline itself: no configuration beats it"
     if not baselines:
         return text + f"({_interval(chosen, 'decode_tok_s_ci95', '.1f')})"
+    if _cross_machine(chosen):
+        return text + (
+            f"({_interval(chosen, 'decode_tok_s_ci95', '.1f')}), but its baseline ran on another machine: the ratio "
+            f"{_number(chosen, 'speedup'):.2f}x is no speedup (docs/cluster.md: comparisons on one node)"
+        )
     its = "its" if len(baselines) > 1 else "the"
     text += (
         f"({_interval(chosen, 'decode_tok_s_ci95', '.1f')}), speedup {_number(chosen, 'speedup'):.2f}x over {its} "
@@ -184,6 +201,10 @@ def energy_lines(rows: list[Row], fastest: Row | None) -> list[str]:
     elif fastest is not None:
         text += ", also the fastest"
     return [text]
+
+
+def _cross_machine(row: Row) -> bool:
+    return CROSS_MACHINE in (row.get("warnings") or "")
 
 
 def _verdict(row: Row) -> str:

@@ -31,11 +31,16 @@ from specsweep.record.results import Launch, Run
 
 
 def configuration_status(
-    configuration: Configuration, runs: int, root: str | Path, benchmark: dict[str, Any]
+    configuration: Configuration,
+    runs: int,
+    root: str | Path,
+    benchmark: dict[str, Any],
+    since: float | None = None,
 ) -> tuple[str, list[Run], Launch | None, Configuration]:
     """``ok`` (or ``stale``: measured under other parameters) with its run records, launch record and the
     configuration they were measured under; or why there are none (``failed (...)``, ``damaged (...)``,
-    ``missing``)."""
+    ``missing``). ``since`` (a time.time() of this run's start): a failed/ folder older than it is an
+    earlier attempt's and is named as such, never as this failure's evidence."""
     name = configuration.name
     paths = [Path(results.run_file(name, i, root)) for i in range(runs)]
     try:
@@ -50,6 +55,14 @@ def configuration_status(
     except OSError:
         pass
     kept = sorted(Path(results.failed_dir(name, root)).glob("*/error.txt"))
+    if kept and since is not None and kept[-1].stat().st_mtime < since:
+        return (
+            f"failed before its session kept anything (the newest evidence, {kept[-1].parent}, is an earlier "
+            f"attempt's)",
+            [],
+            None,
+            configuration,
+        )
     if kept:
         return f"failed ({kept[-1].parent})", [], None, configuration
     return "missing", [], None, configuration
@@ -67,6 +80,7 @@ def write_summary(
     benchmark: dict[str, Any],
     profile_parsers: dict[str, dict[str, Any]],
     progress: TextIO,
+    since: float | None = None,
 ) -> Path:
     """Write ``<root>/summary.csv`` for an unfinished sweep, marked outdated so that no target takes it for a
     finished one; return its path. Each row is labelled with the parameters it was measured under."""
@@ -76,7 +90,7 @@ def write_summary(
     measured_as: dict[str, Configuration] = {}
     for name, configuration in configurations.items():
         statuses[name], records[name], launch, measured_as[name] = configuration_status(
-            configuration, runs, root, benchmark
+            configuration, runs, root, benchmark, since
         )
         if launch is not None:
             launches[name] = launch

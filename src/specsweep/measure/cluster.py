@@ -9,6 +9,8 @@ second tenant on the node distorts what is measured.
 from __future__ import annotations
 
 import math
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -47,16 +49,19 @@ def engine_cpus(engine: dict[str, Any], default: int) -> int:
 def measuring_resources(engine: dict[str, Any], benchmark: dict[str, Any], cluster: dict[str, Any]) -> dict[str, Any]:
     """Snakemake resources of one measuring job (the Slurm executor turns them into sbatch flags).
 
-    ``gpu`` (``--gpus``) is the number of GPUs in ``engines/<e>/gpus`` (0: a CPU engine);
+    ``gpu`` (``--gpus``) is ``engines/<e>/gpus``: a count, or the length of a list (0: a CPU engine);
     ``cpus_per_task``, ``mem_mb`` and ``runtime`` come from ``cluster`` or are estimated;
-    ``slurm_extra`` is ``--exclusive`` unless ``cluster.exclusive`` is false.
+    ``slurm_extra``: ``--no-requeue`` (a node failure is reported to Snakemake as NODE_FAIL instead of
+    Slurm starting the job again behind its back while the first session may still run, claim.py), and
+    ``--exclusive`` unless ``cluster.exclusive`` is false.
     """
+    gpus = engine.get("gpus")
     resources: dict[str, Any] = {
-        "gpu": len(engine.get("gpus") or []),
+        "gpu": gpus if isinstance(gpus, int) else len(gpus or []),
         "cpus_per_task": engine_cpus(engine, int(cluster["cpus_per_task"])),
         "mem_mb": int(cluster["mem_mb"]),
         "runtime": int(cluster.get("runtime_min") or session_runtime_min(benchmark)),
-        "slurm_extra": "--exclusive" if cluster["exclusive"] else "",
+        "slurm_extra": "--no-requeue" + (" --exclusive" if cluster["exclusive"] else ""),
     }
     return resources
 
@@ -90,3 +95,70 @@ def job_log_lines(folder: str | Path, since: float, marker: str) -> list[str]:
                 dict.fromkeys(line.strip() for line in log.read_text(errors="replace").splitlines() if marker in line)
             )
     return list(found)
+
+
+# Slurm job states (squeue %T) of a job that no longer runs; UNKNOWN: Slurm has forgotten the job.
+JOB_ENDED = frozenset(
+    {"BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED"}
+    | {"TIMEOUT", "UNKNOWN"}
+)
+
+
+def _slurm(*argv: str) -> subprocess.CompletedProcess[str] | None:
+    """A Slurm command's result, or None where Slurm's commands are not installed or do not answer."""
+    if shutil.which(argv[0]) is None:
+        return None
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def job_state(job: str) -> tuple[str, str] | None:
+    """``(state, node)`` of a Slurm job (``("UNKNOWN", "")`` once Slurm has forgotten it), or None when
+    there is no Slurm to ask."""
+    done = _slurm("squeue", "-h", "-t", "all", "-j", str(job), "-o", "%T %N")
+    if done is None:
+        return None
+    if done.returncode != 0 or not done.stdout.strip():
+        # "Invalid job id specified": gone past MinJobAge; any other error: no controller to ask
+        return ("UNKNOWN", "") if "Invalid job id" in done.stderr or done.returncode == 0 else None
+    state, _, node = done.stdout.strip().splitlines()[0].partition(" ")
+    return state, node.strip()
+
+
+def node_state(node: str) -> str | None:
+    """A node's state and the reason it was set (e.g. ``down* (test node loss)``), or None when unknown."""
+    done = _slurm("sinfo", "-h", "-N", "-n", node, "-o", "%T|%E")
+    if done is None or done.returncode != 0 or not done.stdout.strip():
+        return None
+    state, _, reason = done.stdout.strip().splitlines()[0].partition("|")
+    return f"{state} ({reason})" if reason and reason != "none" else state
+
+
+def node_failed(state: str) -> bool:
+    """Slurm considers the node lost: down, failing, or not responding (``*``)."""
+    word = state.split()[0]
+    return word.startswith(("down", "fail")) or word.endswith("*")
+
+
+def same_node_as(
+    configurations: dict[str, Any], baselines: dict[str, str | None], end_of: dict[str, str]
+) -> dict[str, str]:
+    """``cluster.same_node``: configuration -> the configuration whose node it must be measured on: its
+    baseline (a bracket's ``<baseline>-end``: the baseline it closes); baselines themselves go anywhere."""
+    pinned = {name: baseline for name, baseline in baselines.items() if baseline}
+    pinned.update({name: baseline for name, baseline in end_of.items() if name in configurations})
+    return pinned
+
+
+def nodelist_flag(launch_json: str | Path | None) -> str:
+    """``--nodelist=<node>`` of the node a launch record was measured on ('' when unknown or not yet measured)."""
+    import json
+
+    try:
+        where = json.loads(Path(launch_json).read_text()).get("placement") or {} if launch_json else {}
+    except (OSError, ValueError):
+        return ""
+    node = where.get("slurm_node") or where.get("host")
+    return f"--nodelist={node}" if node else ""

@@ -36,12 +36,13 @@ from specsweep.engines.server import (
     wait_until_ready,
 )
 from specsweep.engines.server import _Terminated as Terminated  # one exception for a termination signal
+from specsweep.measure import claim as claims
 from specsweep.measure import gpu, telemetry
 from specsweep.measure.adaptive import next_step
 from specsweep.measure.client import StreamedResponse, stream_post, timings_from_arrivals
 from specsweep.measure.load import run_window, steady_interval
 from specsweep.measure.machine import snapshot as machine_snapshot
-from specsweep.measure.placement import placement
+from specsweep.measure.placement import physical_gpus, placement, select_gpus
 from specsweep.measure.progress import ReadyWait, eta
 from specsweep.measure.rate_check import DEFAULT_TOLERANCE_PCT, exclusion_reason
 from specsweep.plan import references
@@ -91,12 +92,26 @@ class SessionPaths:
     failed_root: Path
     # load windows by level label (empty without benchmark.load)
     windows: dict[str, list[Path]] = field(default_factory=dict)
+    # this attempt's claim on the folder (claim.py), once taken
+    claim: claims.Claim | None = None
 
     @property
     def shadow(self) -> Path:
         """Hard links to the session's evidence under names Snakemake does not know: on a cluster,
-        Snakemake on the node deletes a cancelled job's outputs while the session is still keeping them."""
-        return self.failed_root.parent / results.SESSION_LINKS
+        Snakemake on the node deletes a cancelled job's outputs while the session is still keeping them.
+        One per attempt (.session-<attempt>): an orphaned session on a failed node never writes into the
+        next attempt's."""
+        return self.failed_root.parent / f"{results.SESSION_LINKS}-{claims.attempt_key()}"
+
+    def own(self, path: Path) -> Path:
+        """Where this attempt writes ``path``: the path itself, or, once a newer attempt took the
+        configuration over, the same name in the failed/ folder this attempt's evidence was moved to."""
+        return self.claim.redirect(path) if self.claim else path
+
+    def check_claim(self) -> None:
+        """Stop (ClaimLost) when a newer attempt took the configuration over: this session was orphaned."""
+        if self.claim:
+            self.claim.check()
 
     @classmethod
     def of(cls, name: str, runs: int, windows: list[str] | None = None) -> SessionPaths:
@@ -105,7 +120,9 @@ class SessionPaths:
             log=Path(results.server_log(name)),
             launch=Path(results.launch_file(name)),
             runs=[Path(results.run_file(name, i)) for i in range(runs)],
-            stale_pgid=Path(results.stale_pgid_file(name)),
+            # per node: a group left on one node can be stopped only there (a new attempt elsewhere must
+            # not signal whatever has that pid on its own node)
+            stale_pgid=Path(results.stale_pgid_file(name)).with_suffix(f".{claims.this_node()}.pgid"),
             failed_root=Path(results.failed_dir(name)),
             windows=_by_level(windows or []),
         )
@@ -190,9 +207,12 @@ def measure(session: Session, progress: TextIO = sys.stderr) -> None:
     if (pgid := stale.stop_if_running(float(session.benchmark["stop_grace_s"]))) is not None:
         print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
     with measuring(progress, name), _first_termination_only() as terminating:
+        claim = claims.take(paths.failed_root.parent, _evidence(paths), progress, name)
+        session = replace(session, paths=(paths := replace(paths, claim=claim)))
         reserve = ErrorReserve(paths.failed_root.parent)
         try:
             _session(session, stale, progress)
+            paths.check_claim()  # taken over after its last run: its outputs are the new attempt's
         except BaseException as raised:
             terminating.append(raised)  # from now on a SIGTERM must not cut the post-mortem short
             error = without_secrets(raised, secrets, declared)
@@ -202,12 +222,20 @@ def measure(session: Session, progress: TextIO = sys.stderr) -> None:
                 print(f"{name}: partial results kept in {kept}", file=progress, flush=True)
             except OSError as keeping:  # e.g. a full disk: said, and the original error is still the one raised
                 print(f"{name}: WARNING: could not keep all partial results ({keeping})", file=progress, flush=True)
+            if isinstance(raised, claims.ClaimLost) and (snakemake := claims.abandon()) is not None:
+                print(
+                    f"{name}: stopped this job's Snakemake (pid {snakemake}) so that it deletes no output: "
+                    f"they are the new attempt's",
+                    file=progress,
+                    flush=True,
+                )
             if error is raised:
                 raise
             raise error from None
         finally:
             reserve.release()
             shutil.rmtree(paths.shadow, ignore_errors=True)
+            claim.release()
 
 
 @contextlib.contextmanager
@@ -242,10 +270,13 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
     port = _free_checked_port(session)
     base_url = engine.base_url(session.host, port)
     launch, argv, env, hidden = _launch_record(session, port, progress)
-    folder = paths.failed_root.parent  # a killed session's links: its runs and windows, kept before they go
+    folder = paths.failed_root.parent  # a killed session's links (any attempt's): its runs and windows, kept
     by_name = secret_values(env) + secret_arg_values(argv)
     history.keep_leftover_session(folder.name, progress, folder.parent, lambda log: redact_values(log, by_name, hidden))
-    shutil.rmtree(paths.shadow, ignore_errors=True)
+    for links in folder.glob(results.SESSION_LINKS + "*"):  # kept in history/ just above; this attempt holds the claim
+        shutil.rmtree(links, ignore_errors=True)
+    if warning := claims.replaced_warning(paths.claim) if paths.claim else None:
+        launch.warnings.append(warning)  # summary.csv's warnings: a node failed, this is the new measurement
     _write_evidence(paths, paths.launch, launch.to_json())
     paths.log.unlink(missing_ok=True)
     shutil.rmtree(extra_runs_dir(paths.runs[0].parent), ignore_errors=True)  # a previous session's extras
@@ -302,6 +333,9 @@ def _launch_record(
     configuration, engine, benchmark, host = session.configuration, session.engine, session.benchmark, session.host
     # Secrets given as {from_env: NAME} are read here, in the job, and redacted wherever argv or env is written.
     launched = references.resolve(configuration)
+    # the GPUs: Slurm's under a Slurm job, else engines/<e>/gpus (placement.select_gpus)
+    gpus = select_gpus(configuration.engine, engine.settings.get("gpus"), launched.env, os.environ)
+    launched = replace(launched, env={**launched.env, **gpus.env()})
     hidden = [*references.values_of(configuration), engine.api_key() or ""]
     argv = engine.command(launched, host, port)
     # the engine's clean environment (environment.py), with what the adapter itself sets (an API key)
@@ -311,6 +345,7 @@ def _launch_record(
     env = built.values
     # An external endpoint is bound by someone else: only a server we launch can be exposed by us.
     warnings = [w for w in [exposure_warning(host, configuration.engine)] if w and engine.launches] + inherited
+    warnings += gpus.warnings
     for warning in warnings:
         print(f"{configuration.name}: WARNING: {warning}", file=progress, flush=True)
     launch = Launch(
@@ -330,6 +365,7 @@ def _launch_record(
         ),  # code, software, host and GPUs as they are while measured
     )
     launch.placement = placement(launch.machine)  # node, GPU models, driver, Slurm job
+    launch.placement |= {"gpus": gpus.devices, "gpus_from": gpus.source, "gpus_used": physical_gpus(gpus.devices)}
     return launch, argv, env, hidden
 
 
@@ -393,6 +429,7 @@ def _measure_runs(
     print(f"{name}: {watch.describe()}", file=progress, flush=True)
     runs_started = time.monotonic()
     while (run_path := _next_run_path(paths, len(rates), rates, benchmark, launch)) is not None:
+        paths.check_claim()
         index = len(rates)
         label = f"run {index + 1}/{declared}" if index < declared else f"run {index + 1} (adaptive)"
         launch.log_segments.append(segment(RUN, index, _log_position(process, paths.log)))
@@ -446,8 +483,9 @@ def _record_stopped(
     try:
         # the log first: redaction moves the recorded segment starts, which launch.json then holds
         # (the shadow link is the unredacted original once the log is rewritten: redacted too)
-        in_log, shifted_by_log = secret_values(env) + secret_arg_values(argv), paths.log.exists()
-        _redact_log(paths.log, in_log, launch.log_segments or [], hidden)
+        log = paths.own(paths.log)  # an orphaned session: its log as kept, never the next attempt's
+        in_log, shifted_by_log = secret_values(env) + secret_arg_values(argv), log.exists()
+        _redact_log(log, in_log, launch.log_segments or [], hidden)
         _redact_log(_shadow_of(paths, paths.log), in_log, [] if shifted_by_log else launch.log_segments or [], hidden)
         _write_evidence(paths, paths.launch, launch.to_json())
     except OSError as problem:  # e.g. a full disk: while a failure propagates, it must stay the error raised
@@ -626,6 +664,7 @@ def _measure_load(
     for level in levels:
         measured = [path for path in paths.windows[level.label] if not results.is_warmup_window(path)]
         for path in sorted(paths.windows[level.label], key=lambda p: p in measured):  # the warmup window first
+            paths.check_claim()
             warmup = path not in measured
             # the warmup window sends window 0's prompts on its schedule, and is kept but in no table
             window = 0 if warmup else measured.index(path)
@@ -772,7 +811,10 @@ def _link_log(paths: SessionPaths) -> None:
 
 def _write_evidence(paths: SessionPaths, path: Path, record: dict[str, Any]) -> None:
     """Write an output record, and first the same record into ``paths.shadow`` (from memory: the output
-    may be deleted at any time)."""
+    may be deleted at any time); an orphaned session writes it only where its evidence was moved."""
+    if (own := paths.own(path)) != path:
+        write_json(own, record)
+        return
     shadow = _shadow_of(paths, path)
     shadow.parent.mkdir(parents=True, exist_ok=True)
     write_json(shadow, record)
@@ -781,17 +823,29 @@ def _write_evidence(paths: SessionPaths, path: Path, record: dict[str, Any]) -> 
 
 def _keep_for_post_mortem(paths: SessionPaths, error: BaseException, reserve: ErrorReserve) -> Path:
     """Link the session's files into ``failed/<timestamp>/`` (Snakemake deletes the originals next), and the
-    traceback into its error.txt first; neither needs free space (a hard link, the reserved error file)."""
-    kept = paths.failed_root / now_stamp()
+    traceback into its error.txt first; neither needs free space (a hard link, the reserved error file).
+    The folder is named after the attempt (its Slurm job); an orphaned session adds to the folder its
+    evidence was moved to, from its own shadow only (the outputs are the next attempt's)."""
+    orphaned = paths.claim.kept_in() if paths.claim else None
+    kept = orphaned or paths.failed_root / f"{now_stamp()}-{claims.attempt_key()}"
     kept.mkdir(parents=True, exist_ok=True)
-    reserve.write(kept / "error.txt", "".join(traceback.format_exception(error)))
+    if orphaned:
+        with open(kept / "error.txt", "a") as note:
+            note.write("\nThe orphaned session itself, when it noticed:\n" + "".join(traceback.format_exception(error)))
+    else:
+        reserve.write(kept / "error.txt", "".join(traceback.format_exception(error)))
     problems = []
-    for path in [paths.log, paths.launch, *with_extra_runs(paths.runs), *paths.all_windows()]:
+    for path in _evidence(paths):
         target = kept / path.relative_to(paths.failed_root.parent)
         # the shadow first: Snakemake may delete the output at any moment, even mid-copy
-        sources = [s for s in (_shadow_of(paths, path), path) if s.exists()]
+        candidates = (_shadow_of(paths, path),) if orphaned else (_shadow_of(paths, path), path)
+        sources = [s for s in candidates if s.exists()]
         for source in sources:
             try:
+                if orphaned:  # its shadow copy replaces what the takeover kept, unless written there since
+                    if target.exists() and target.stat().st_mtime >= source.stat().st_mtime:
+                        break
+                    target.unlink(missing_ok=True)
                 keep_copy(source, target)
                 break
             except OSError as problem:
@@ -800,3 +854,8 @@ def _keep_for_post_mortem(paths: SessionPaths, error: BaseException, reserve: Er
     if problems:
         raise OSError(f"kept in {kept} except {'; '.join(problems)}")
     return kept
+
+
+def _evidence(paths: SessionPaths) -> list[Path]:
+    """Every file of a session that failed/ keeps: the server log, launch record, runs, load windows."""
+    return [paths.log, paths.launch, *with_extra_runs(paths.runs), *paths.all_windows()]

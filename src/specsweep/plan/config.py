@@ -170,7 +170,9 @@ def expand_entry(config: dict[str, Any], entry_name: str) -> dict[str, Configura
         names.check(name, f"configurations/{entry_name}")
         if name in expanded:
             raise ConfigError(f"configurations/{entry_name}: expands to '{name}' twice; set a distinct 'name' template")
-        devices = {"CUDA_VISIBLE_DEVICES": ",".join(map(str, engine["gpus"]))} if "gpus" in engine else {}
+        # a fixed list of GPUs (outside a scheduler); a count is chosen at launch (placement.select_gpus)
+        fixed = isinstance(engine.get("gpus"), list)
+        devices = {"CUDA_VISIBLE_DEVICES": ",".join(map(str, engine["gpus"]))} if fixed else {}
         # later wins: engine, entry, grid axis or factor levels; null (None) means not set
         args = {**engine.get("args", {}), **entry.get("args", {}), **point.args}
         env = {**devices, **engine.get("env", {}), **entry.get("env", {}), **point.env}

@@ -33,6 +33,10 @@ def plan(
     host = engine.get("host", "127.0.0.1")
     port = engine.get("port") or server.default_port
     argv, from_env = _argv_with_references(server, configuration, host, port) if server.launches else ([], {})
+    # gpus: N (a count): the GPUs of the caller's environment, as the session takes a Slurm job's
+    # (placement.select_gpus); never unset, so commands.sh run in a job uses the job's GPUs
+    scheduler_gpus = isinstance(engine.get("gpus"), int) and "CUDA_VISIBLE_DEVICES" not in configuration.env
+    gpus_env = {"CUDA_VISIBLE_DEVICES": {references.KEY: "CUDA_VISIBLE_DEVICES"}} if scheduler_gpus else {}
     return {
         "configuration": configuration.name,
         "engine": configuration.engine,
@@ -44,8 +48,9 @@ def plan(
         "env_set": {
             k: configuration.env[k] if references.name_of(configuration.env[k]) else v
             for k, v in redact_env(configuration.env).items()
-        },
-        "env_unset": sorted({*configuration.unset_env, *swept} - set(configuration.env)),
+        }
+        | gpus_env,
+        "env_unset": sorted({*configuration.unset_env, *swept} - set(configuration.env) - set(gpus_env)),
         "base_url": server.base_url(host, port),
         "port": "picked at launch (engines/*/port: 0); the plan shows the engine's usual port"
         if not engine.get("port") and server.launches

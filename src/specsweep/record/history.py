@@ -13,8 +13,8 @@ evidence.
 
 A session killed outright (``kill -9``, the OOM killer) writes no ``failed/``, and Snakemake deletes its
 outputs: its completed runs and windows survive only as the links in ``results/<cfg>/.session/``
-(``results.SESSION_LINKS``), which are kept the same way (``keep_leftover_session``) before a new session
-replaces them.
+(``results.SESSION_LINKS``, ``.session-<attempt>`` per attempt), which are kept the same way
+(``keep_leftover_session``) before a new session replaces them.
 """
 
 from __future__ import annotations
@@ -58,25 +58,34 @@ def keep_previous_session(
     name: str, progress: TextIO, root: str | Path = results.ROOT, redact: Redaction | None = None
 ) -> Path | None:
     """Keep configuration ``name``'s session files in its ``history/<stamp>/`` (hard links: no space, no copy;
-    kept once per session), and those a killed session left in ``.session/``; return the folder of the
+    kept once per session), and those killed sessions left in ``.session*/``; return the folder of the
     files in place (else of the leftovers), or None when there was nothing new to keep."""
     leftover = keep_leftover_session(name, progress, root, redact)
     kept = _keep(name, root, Path(results.history_dir(name, root)), f"{name}: the previous session", progress, redact)
-    return kept or leftover
+    return kept or (leftover[-1] if leftover else None)
 
 
 def keep_leftover_session(
     name: str, progress: TextIO, root: str | Path = results.ROOT, redact: Redaction | None = None
-) -> Path | None:
-    """Keep the links a killed session left in ``results/<cfg>/.session/`` in ``history/`` (see the module)."""
-    return _keep(
-        results.SESSION_LINKS,
-        results.configuration_dir(name, root),
-        Path(results.history_dir(name, root)),
-        f"{name}: a session killed before it could keep its results (kill -9, the OOM killer?)",
-        progress,
-        redact,
+) -> list[Path]:
+    """Keep the links killed sessions left in ``results/<cfg>/.session*/`` (one folder per attempt) in
+    ``history/`` (see the module)."""
+    folder = Path(results.configuration_dir(name, root))
+    leftovers = (
+        sorted(p.name for p in folder.glob(results.SESSION_LINKS + "*") if p.is_dir()) if folder.is_dir() else []
     )
+    kept = [
+        _keep(
+            links,
+            folder,
+            Path(results.history_dir(name, root)),
+            f"{name}: a session killed before it could keep its results (kill -9, the OOM killer, a lost node?)",
+            progress,
+            redact,
+        )
+        for links in leftovers
+    ]
+    return [k for k in kept if k is not None]
 
 
 def _keep(
