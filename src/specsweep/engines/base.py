@@ -164,6 +164,9 @@ class Engine(abc.ABC):
                 return flag, int(value)
         return None
 
+    # How benchmark.chat_template is rendered (launch.json chat_template.rendered_by); None: not supported.
+    chat_template_route: ClassVar[str | None] = None
+
     def apply_chat_template(self, base_url: str, text: str) -> str:
         """``text`` as one user turn in the served model's chat template (engines that can say override)."""
         raise NotImplementedError(
