@@ -59,6 +59,8 @@ class Engine(abc.ABC):
     needs_model: ClassVar[bool] = True
     # True when the server opens its model files on this machine, so they must exist before anything starts.
     opens_local_models: ClassVar[bool] = False
+    # True when the server takes a hub model id for a model and resolves it itself (models/<name>/hub).
+    resolves_model_ids: ClassVar[bool] = False
 
     def __init__(self, settings: dict[str, Any], resources: EngineResources) -> None:
         self.settings = settings

@@ -49,6 +49,7 @@ class SGLang(Engine):
         "--api-key": "api_key_env",
     }
     flag_prefixes_accepted: ClassVar[bool] = True
+    resolves_model_ids: ClassVar[bool] = True  # a hub id as the model (and a speculative draft's)
     log_format: ClassVar[str] = "sglang"
     packages: ClassVar[tuple[str, ...]] = ("sglang", "torch", "transformers", "flashinfer-python", "triton")
 

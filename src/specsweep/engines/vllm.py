@@ -67,6 +67,7 @@ class VLLM(openai.OpenAICompletions, Engine):
         "VLLM_API_KEY": "api_key_env",
     }
     flag_prefixes_accepted: ClassVar[bool] = True
+    resolves_model_ids: ClassVar[bool] = True  # a hub id as the model (and a speculative draft's)
     log_format: ClassVar[str] = "vllm"
     packages: ClassVar[tuple[str, ...]] = ("vllm", "torch", "transformers", "triton")
 
