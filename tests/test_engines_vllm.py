@@ -201,3 +201,11 @@ def test_per_request_counts_are_asked_for_where_the_version_has_them():
     assert per_request_warning("0.25.0", spec) is None  # 0.25.0 has no such flag (its wheel has no per_request_spec)
     asked = replace(spec, args={**spec.args, "--per-request-spec-decode-metrics": "summary"})
     assert per_request_warning("0.33.0", asked) is None
+
+
+def test_the_plan_shows_the_stats_interval_and_a_configuration_can_set_its_own(example):
+    config, configurations = example
+    planned = plan(configurations["baseline"], config["engines"]["vllm"], config["models"])
+    assert planned["env_set"]["VLLM_LOG_STATS_INTERVAL"] == "1"  # results/commands.sh launches what a session does
+    own = replace(configurations["baseline"], env={**configurations["baseline"].env, "VLLM_LOG_STATS_INTERVAL": "5"})
+    assert plan(own, config["engines"]["vllm"], config["models"])["env_set"]["VLLM_LOG_STATS_INTERVAL"] == "5"

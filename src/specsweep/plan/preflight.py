@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from specsweep.engines import ADAPTERS, adapter_class
 from specsweep.plan import inputs
 from specsweep.plan.config import ConfigError, Configuration
+from specsweep.plan.environment import check_multicast_off, policy_of
 from specsweep.plan.load_levels import check_load
 from specsweep.plan.model_ids import check_model_ids
 from specsweep.plan.registered import check_registered
@@ -29,6 +30,7 @@ def check(config: dict[str, Any], configurations: dict[str, Configuration], out:
     check_files(config)
     warnings = check_configurations(configurations, out)
     check_load(config["benchmark"], configurations)
+    check_multicast_off(configurations.values(), os.environ, policy_of(config).pass_through)
     return warnings
 
 
