@@ -11,9 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import aiperf_agreement
 import client_load
 import fidelity
 import overhead
@@ -85,6 +87,13 @@ def table(result: dict) -> str:
             "≈ 1",
         )
     row(f"aggregate {agg['runs']} runs (s / peak MiB)", f"{agg['seconds']:.1f} / {agg['peak_rss_mib']:.0f}", "≤ 5 s")
+    agreement = result["aiperf_agreement"]
+    for level in agreement["rows"]:
+        row(
+            f"specsweep ÷ AIPerf, c{level['concurrency']}: tok/s, TTFT/TPOT/ITL p50 p99",
+            " ".join(f"{r:.2f}" for r in level["ratios"].values()),
+            "1 ± 0.03",
+        )
     return "\n".join(lines)
 
 
@@ -108,6 +117,7 @@ def main() -> None:
         "fidelity": [fidelity.fidelity(p) for p in sweeps],
         "overhead": over,
         "load_client": {"fidelity": client_load.fidelity(), "capacity": client_load.capacity()},
+        "aiperf_agreement": aiperf_agreement.measure(Path(tempfile.mkdtemp(prefix="specsweep-aiperf-agreement-"))),
         "scale": {
             "plan": scale.bench_plan(1000),
             "parse": scale.bench_parse([100, 1000]),
