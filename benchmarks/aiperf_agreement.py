@@ -117,41 +117,23 @@ def measure(out: Path) -> dict:
     port = free_port("127.0.0.1")
     base_url = f"http://127.0.0.1:{port}"
     slots = max(LEVELS)
-    server = [binary, "-m", model, "--host", "127.0.0.1", "--port", str(port)]
-    server += ["-np", str(slots), "-c", str(slots * 1024), "-t", "1", "--metrics"]
-    for pinning, argv in pinnings(server):
-        with (
-            open(out / f"server-{pinning}.log", "wb") as log,
-            process_group(argv, grace_s=10.0, stdout=log, stderr=subprocess.STDOUT) as process,
-        ):
-            if not _started(process, base_url):
-                continue  # this pinning kept llama-server from starting (its log says how): the next one
-            ours = specsweep_levels(base_url, prompts, LEVELS, REQUESTS, MAX_TOKENS, out / "specsweep", CLIENT_CPUS)
-            theirs = {level: aiperf_level(venv, base_url, tokenizer, aiperf_prompts, level, out) for level in LEVELS}
-        rows = ratio_rows(ours, theirs)
-        return {"tool": AIPERF, "workdir": str(out), "engine_pinning": pinning, "requests": REQUESTS,
-                "max_tokens": MAX_TOKENS, "rows": rows}  # fmt: skip
-    raise RuntimeError(f"llama-server did not start under any pinning; see {out}/server-*.log")
-
-
-def pinnings(server: list[str]) -> list[tuple[str, list[str]]]:
-    """How the engine is kept on its core: taskset first, else llama.cpp's own mask (a CPU-affinity restriction
-    made llama-server b11434 crash at start on this machine once), else not at all (the result says which)."""
-    mask = hex(sum(1 << int(c) for c in ENGINE_CPUS.split(",")))
-    return [
-        ("taskset", ["taskset", "-c", ENGINE_CPUS, *server]),
-        ("cpu-mask", [*server, "--cpu-mask", mask, "--cpu-strict", "1"]),
-        ("none", server),
-    ]
-
-
-def _started(process: subprocess.Popen, base_url: str, timeout_s: float = 120.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while not _ready(base_url):
-        if process.poll() is not None or time.monotonic() > deadline:
-            return False
-        time.sleep(0.2)
-    return True
+    server = ["taskset", "-c", ENGINE_CPUS, binary, "-m", model, "--host", "127.0.0.1", "--port", str(port)]
+    # --no-repack: this VM's CPU advertises AMX, which a -march=native build's repacked weights use and the VM
+    # traps (SIGILL/SIGSEGV at model load; ../shared/notes/llama-server-sigill-amx.md)
+    server += ["-np", str(slots), "-c", str(slots * 1024), "-t", "1", "--metrics", "--no-repack"]
+    with (
+        open(out / "server.log", "wb") as log,
+        process_group(server, grace_s=10.0, stdout=log, stderr=subprocess.STDOUT) as process,
+    ):
+        deadline = time.monotonic() + 120
+        while not _ready(base_url):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"llama-server did not start; see {out / 'server.log'}")
+            time.sleep(0.2)
+        ours = specsweep_levels(base_url, prompts, LEVELS, REQUESTS, MAX_TOKENS, out / "specsweep", CLIENT_CPUS)
+        theirs = {level: aiperf_level(venv, base_url, tokenizer, aiperf_prompts, level, out) for level in LEVELS}
+    rows = ratio_rows(ours, theirs)
+    return {"tool": AIPERF, "workdir": str(out), "requests": REQUESTS, "max_tokens": MAX_TOKENS, "rows": rows}
 
 
 def _ready(base_url: str) -> bool:
