@@ -25,6 +25,7 @@ include: "workflow/rules/summary.smk"  # logs, runs -> profiles, summary, drift,
 include: "workflow/rules/figures.smk"  # tables, runs -> results/figures/
 include: "workflow/rules/effects.smk"  # crossed factors -> results/effects.csv, interaction figure
 include: "workflow/rules/load.smk"  # load windows, categories -> tables and figures
+include: "workflow/rules/benchserve.smk"  # load windows -> results/bench_serve.json (vLLM's field names)
 include: "workflow/rules/compare.smk"  # `compare` target: two result sets
 include: "workflow/rules/provenance.smk"  # code, machine, engine, models -> provenance.json
 include: "workflow/rules/archive.smk"  # `archive` target: one verified .tar.gz; rebuild check
@@ -42,6 +43,7 @@ localrules:
     effects,
     load_tables,
     load_figures,
+    bench_serve,
     provenance,
     plan_configuration,
     plan,

@@ -11,9 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import aiperf_agreement
 import client_load
 import coverage
 import fidelity
@@ -101,6 +103,13 @@ def table(result: dict) -> str:
             "1 ± 0.01",
         )
         row("  engine's own rate, with ÷ without", f"{tel['engine_ratio']:.4f}", "")
+    agreement = result["aiperf_agreement"]
+    for level in agreement["rows"]:
+        row(
+            f"specsweep ÷ AIPerf, c{level['concurrency']}: tok/s, TTFT/TPOT/ITL p50 p99",
+            " ".join(f"{r:.2f}" for r in level["ratios"].values()),
+            "1 ± 0.03",
+        )
     return "\n".join(lines)
 
 
@@ -139,6 +148,7 @@ def main() -> None:
         "overhead": over,
         "load_client": {"fidelity": client_load.fidelity(), "capacity": client_load.capacity()},
         "load_coverage": load_coverage.measure(),
+        "aiperf_agreement": aiperf_agreement.measure(Path(tempfile.mkdtemp(prefix="specsweep-aiperf-agreement-"))),
         "scale": {
             "plan": scale.bench_plan(1000),
             "parse": scale.bench_parse([100, 1000]),

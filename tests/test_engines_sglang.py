@@ -8,6 +8,7 @@ import math
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -244,3 +245,69 @@ def test_check_started_reads_server_args_or_says_it_could_not(info_server):
     _Info.answer = {"version": "0.5.4", "speculative_algorithm": None}
     with pytest.raises(RuntimeError, match="asked for speculative algorithm EAGLE3 but the server runs None"):
         engine.check_started(url, eagle)
+
+
+class _Chat(BaseHTTPRequestHandler):
+    """/v1/models and a non-streamed /v1/chat/completions as SGLang 0.5.10.post1 answers them
+    (srt/entrypoints/openai/protocol.py ModelCard, ChatCompletionResponse); ``status`` 400 for a model
+    without a chat template."""
+
+    status = 200
+    posted: ClassVar[list] = []
+
+    def do_GET(self) -> None:
+        self._answer(
+            200, {"object": "list", "data": [{"id": "/m", "object": "model", "owned_by": "sglang", "root": "/m"}]}
+        )
+
+    def do_POST(self) -> None:
+        _Chat.posted.append((self.path, json.loads(self.rfile.read(int(self.headers["Content-Length"])))))
+        body = {
+            "id": "1",
+            "object": "chat.completion",
+            "model": "/m",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi"}, "finish_reason": "length"}],
+            "usage": {"prompt_tokens": 9, "completion_tokens": 1, "total_tokens": 10},
+        }
+        self._answer(self.status, body if self.status == 200 else {"object": "error", "message": "no chat template"})
+
+    def _answer(self, status: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *_args) -> None:
+        pass
+
+
+def test_chat_template_goes_through_chat_completions():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Chat)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        engine = SGLang({"kind": "sglang"}, EngineResources(model="/m"))
+        assert engine.apply_chat_template(url, "Hello") == "Hello"  # templated by the server in each request
+        path, probe = _Chat.posted[-1]
+        assert path == "/v1/chat/completions" and probe["stream"] is False and "stream_options" not in probe
+        path, body = engine.generation(GenerationRequest("Hello", 16, 0.0, True, 3))
+        assert path == "/v1/chat/completions" and body["messages"] == [{"role": "user", "content": "Hello"}]
+        assert body["ignore_eos"] is True and body["stream_options"] == {"include_usage": True}
+        # ChatCompletionStreamResponse chunks (serving_chat.py): deltas, then a usage chunk with no choices
+        events = [
+            {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]},
+            {"choices": [{"index": 0, "delta": {"content": "Hel"}, "finish_reason": None}]},
+            {"choices": [{"index": 0, "delta": {"content": "lo"}, "finish_reason": "length"}]},
+            {"choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11}},
+        ]
+        assert engine.response_text(events) == "Hello" and engine.tokens_per_event(events) == [0, 1, 1, 0]
+        fields = engine.engine_fields(events)
+        assert engine.tokens_generated(fields) == 2 and fields["finish_reason"] == "length"
+        assert engine.speculation(fields, {}, 2) is None  # chat chunks carry no meta_info
+        _Chat.status = 400
+        with pytest.raises(RuntimeError, match=r"SGLang /v1/chat/completions answered 400.*--chat-template"):
+            SGLang({"kind": "sglang"}, EngineResources(model="/m")).apply_chat_template(url, "Hello")
+    finally:
+        _Chat.status = 200
+        server.shutdown()

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from specsweep.engines import openai
 from specsweep.engines.base import EngineResources, GenerationRequest, scan_prometheus
-from specsweep.engines.vllm import VLLM
+from specsweep.engines.vllm import VLLM, per_position_rates, per_request_warning
 from specsweep.plan.config import ConfigError, Configuration
 from specsweep.plan.launchplan import plan
 
@@ -107,3 +109,103 @@ def test_completion_request():
     assert (
         body["model"] == "served" and body["ignore_eos"] is True and body["stream_options"] == {"include_usage": True}
     )
+
+
+class FakeResponse:
+    def __init__(self, body: object, status: int = 200) -> None:
+        self.body, self.status_code = body, status
+        self.text = json.dumps(body)
+
+    def json(self) -> object:
+        return self.body
+
+
+class FakeHTTP:
+    """Answers by path, as the real server's routes would; records what was posted."""
+
+    def __init__(self, answers: dict[str, FakeResponse]) -> None:
+        self.answers, self.posted = answers, []
+
+    def post(self, url: str, json: dict, timeout: float) -> FakeResponse:
+        path = "/" + url.split("/", 3)[3]
+        self.posted.append((path, json))
+        return self.answers[path]
+
+    def get(self, url: str, timeout: float) -> FakeResponse:
+        return self.answers["/" + url.split("/", 3)[3]]
+
+
+# vllm 0.25.0 vllm/entrypoints/serve/tokenize/protocol.py: TokenizeResponse{count, max_model_len, tokens,
+# token_strs}; DetokenizeResponse{prompt}. SmolLM2's template (no BOS in it) rendered for one user turn.
+RENDERED = "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n"
+TOKENIZE = {
+    "count": 9,
+    "max_model_len": 8192,
+    "tokens": [1, 4093, 198, 19556, 2, 198, 1, 520, 9531],
+    "token_strs": None,
+}
+
+
+def test_chat_template_rendered_by_tokenize_and_detokenize():
+    engine = VLLM({"kind": "vllm"}, EngineResources(model="/m"))
+    engine.model_name = "/m"
+    engine.http = FakeHTTP({"/tokenize": FakeResponse(TOKENIZE), "/detokenize": FakeResponse({"prompt": RENDERED})})
+    assert engine.apply_chat_template("http://127.0.0.1:8000", "Hello") == RENDERED
+    (tokenize, body), (_, tokens) = engine.http.posted
+    assert tokenize == "/tokenize" and body["messages"] == [{"role": "user", "content": "Hello"}]
+    assert body["add_generation_prompt"] is True and tokens == {"model": "/m", "tokens": TOKENIZE["tokens"]}
+    _, request = engine.generation(GenerationRequest(RENDERED, 8, 0.0, True, 1))
+    assert request["add_special_tokens"] is False  # the rendered template carries its own special tokens
+    plain = VLLM({"kind": "vllm"}, EngineResources(model="/m"))
+    assert "add_special_tokens" not in plain.generation(GenerationRequest("p", 8, 0.0, True, 1))[1]
+
+
+def test_chat_template_refused_by_the_server_is_named():
+    engine = VLLM({"kind": "vllm"}, EngineResources(model="/m"))
+    # vLLM answers 400 ErrorResponse when the tokenizer has no chat template
+    engine.http = FakeHTTP({"/tokenize": FakeResponse({"error": {"message": "no chat template"}}, 400)})
+    with pytest.raises(RuntimeError, match=r"chat_template: vLLM /tokenize answered 400.*--chat-template"):
+        engine.apply_chat_template("http://127.0.0.1:8000", "Hello")
+
+
+def test_stats_interval_is_short_unless_the_configuration_sets_it():
+    engine = VLLM({"kind": "vllm"}, EngineResources(model="/m"))
+    assert engine.launch_env() == {"VLLM_LOG_STATS_INTERVAL": "1"}
+
+
+def test_per_position_acceptance_from_counter_deltas():
+    engine = VLLM({"kind": "vllm"}, EngineResources(model="/m"))
+    two = "\n".join(
+        [
+            BEFORE.strip(),
+            'vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="m",position="1"} 70.0',
+        ]
+    )
+    after = AFTER.replace('position="0"} 90.0', 'position="0"} 110.0') + (
+        'vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="m",position="1"} 80.0\n'
+    )
+    engine.http = FakeHTTP({"/metrics": FakeResponse(None)})
+    readings = []
+    for text in (two, after):
+        engine.http.answers["/metrics"].text = text
+        readings.append(engine.scrape_counters("http://127.0.0.1:8000"))
+    delta = {k: readings[1][k] - readings[0].get(k, 0.0) for k in readings[1]}
+    # 25 verify steps; position 0 accepted 20 of them, position 1 accepted 10
+    assert per_position_rates(delta) == pytest.approx([20 / 25, 10 / 25])
+    assert per_position_rates({"vllm:spec_decode_num_drafts_total": 0.0}) is None
+
+
+def test_per_request_counts_are_asked_for_where_the_version_has_them():
+    spec = Configuration(name="c", engine="e", kind="vllm", baseline=False, args={"--speculative-config": "{}"}, env={})
+    assert "--per-request-spec-decode-metrics" in per_request_warning("0.33.0", spec)
+    assert per_request_warning("0.25.0", spec) is None  # 0.25.0 has no such flag (its wheel has no per_request_spec)
+    asked = replace(spec, args={**spec.args, "--per-request-spec-decode-metrics": "summary"})
+    assert per_request_warning("0.33.0", asked) is None
+
+
+def test_the_plan_shows_the_stats_interval_and_a_configuration_can_set_its_own(example):
+    config, configurations = example
+    planned = plan(configurations["baseline"], config["engines"]["vllm"], config["models"])
+    assert planned["env_set"]["VLLM_LOG_STATS_INTERVAL"] == "1"  # results/commands.sh launches what a session does
+    own = replace(configurations["baseline"], env={**configurations["baseline"].env, "VLLM_LOG_STATS_INTERVAL": "5"})
+    assert plan(own, config["engines"]["vllm"], config["models"])["env_set"]["VLLM_LOG_STATS_INTERVAL"] == "5"

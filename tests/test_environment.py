@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from specsweep.plan.config import Configuration
 from specsweep.plan.environment import (
     CONFIG,
@@ -99,3 +101,30 @@ def test_a_job_reads_the_swept_variables_from_the_config_without_expanding_it():
     }
     policy = policy_of(config)
     assert policy.swept == {"A", "B", "C", "D", "CUDA_VISIBLE_DEVICES"} and policy.pass_through == ("HF_*",)
+
+
+MULTICAST = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+
+
+def _configuration(env: dict, unset: list | None = None, name: str = "c") -> Configuration:
+    return configuration(name, env, unset)
+
+
+def test_multicast_off_reaches_every_engine_by_default():
+    from specsweep.plan.environment import DEFAULT, engine_environment
+
+    built = engine_environment({"PATH": "/bin", **MULTICAST}, {"NCCL_PROTO": "LL"}, [])
+    assert {k: built.values[k] for k in MULTICAST} == MULTICAST and {built.origins[k] for k in MULTICAST} == {DEFAULT}
+
+
+def test_a_configuration_that_drops_multicast_off_is_refused():
+    from specsweep.plan.config import ConfigError
+    from specsweep.plan.environment import check_multicast_off
+
+    check_multicast_off([_configuration({"NCCL_PROTO": "LL"})], MULTICAST)
+    with pytest.raises(ConfigError, match=r"configuration nccl-untuned unsets it \(null\), but NCCL_NVLS_ENABLE=0"):
+        check_multicast_off([_configuration({}, ["NCCL_NVLS_ENABLE"], "nccl-untuned")], MULTICAST)
+    with pytest.raises(ConfigError, match="sets NVSHMEM_DISABLE_NVLS=0, but NVSHMEM_DISABLE_NVLS=1 is set"):
+        check_multicast_off([_configuration({"NVSHMEM_DISABLE_NVLS": "0"})], MULTICAST)
+    # where the caller has none of them (a machine without that rule), nothing is asked
+    check_multicast_off([_configuration({}, ["NCCL_NVLS_ENABLE"])], {"PATH": "/bin"})

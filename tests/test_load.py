@@ -106,9 +106,10 @@ def test_window_must_hold_a_steady_interval_not_one_burst():
 
 
 def test_chat_template_only_where_the_engine_renders_it():
-    check_load({"chat_template": True}, {"c": configuration()})
-    with pytest.raises(ConfigError, match="benchmark/chat_template: engine kind vllm"):
-        check_load({"chat_template": True}, {"c": configuration("vllm")})
+    for kind in ("llamacpp", "vllm", "sglang"):  # each renders it through its own server
+        check_load({"chat_template": True}, {"c": configuration(kind)})
+    with pytest.raises(ConfigError, match="benchmark/chat_template: engine kind external"):
+        check_load({"chat_template": True}, {"c": configuration("external")})
 
 
 @pytest.mark.parametrize(

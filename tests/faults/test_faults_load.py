@@ -104,5 +104,7 @@ def test_only_what_a_measurement_depends_on_identifies_it_and_a_deleted_window_i
     check = snakemake(tmp_path, "all", "-n")
     plan = planned(check)
     assert plan.get("bench") == 1 and plan.get("load_tables") == 1, check.stdout[-3000:]
-    assert f"{table.relative_to(tmp_path)} would be remade by a run: a window file it rests on is missing" in check.stderr
+    assert (
+        f"{table.relative_to(tmp_path)} would be remade by a run: a window file it rests on is missing" in check.stderr
+    )
     assert leftovers(standin) == []

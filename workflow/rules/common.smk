@@ -354,7 +354,9 @@ LOAD_FIGURES = [
     + (["load_speedup", "load_latency", "load_efficiency"] if LOAD_LEVELS else [])
     for fmt in results_tree.FIGURE_FORMATS
 ]
-LOAD_OUTPUTS = LOAD_TABLES + LOAD_FIGURES
+LOAD_OUTPUTS = (
+    LOAD_TABLES + LOAD_FIGURES + ([results_tree.BENCH_SERVE] if LOAD_LEVELS else [])
+)
 FIGURES = [
     results_tree.figure(name, fmt)
     for name in ("throughput", "acceptance", "costmodel", "efficiency")

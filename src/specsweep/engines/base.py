@@ -59,6 +59,8 @@ class Engine(abc.ABC):
     needs_model: ClassVar[bool] = True
     # True when the server opens its model files on this machine, so they must exist before anything starts.
     opens_local_models: ClassVar[bool] = False
+    # True when the server takes a hub model id for a model and resolves it itself (models/<name>/hub).
+    resolves_model_ids: ClassVar[bool] = False
 
     def __init__(self, settings: dict[str, Any], resources: EngineResources) -> None:
         self.settings = settings
@@ -163,6 +165,9 @@ class Engine(abc.ABC):
             if isinstance(value, str) and value.strip().isdigit() and int(value) > 0:
                 return flag, int(value)
         return None
+
+    # How benchmark.chat_template is rendered (launch.json chat_template.rendered_by); None: not supported.
+    chat_template_route: ClassVar[str | None] = None
 
     def apply_chat_template(self, base_url: str, text: str) -> str:
         """``text`` as one user turn in the served model's chat template (engines that can say override)."""

@@ -108,6 +108,8 @@ class LlamaCpp(Engine):
         key = self.api_key()  # common/arg.cpp: --api-key reads LLAMA_API_KEY
         return {"LLAMA_API_KEY": key} if key else {}
 
+    chat_template_route: ClassVar[str] = "/apply-template"
+
     def apply_chat_template(self, base_url: str, text: str) -> str:
         # POST /apply-template (tools/server/README.md): the model's template, rendered by the server itself
         response = self.http.post(

@@ -18,6 +18,9 @@ from specsweep.engines.base import GenerationRequest
 from specsweep.record.speculation import SpeculationCounts, count
 
 COMPLETIONS = "/v1/completions"
+# The server renders the model's chat template itself (vllm entrypoints/openai/chat_completion, sglang
+# srt/entrypoints/openai/serving_chat.py): streamed chunks carry choices[].delta.content.
+CHAT_COMPLETIONS = "/v1/chat/completions"
 # Exposed counter names (vllm/v1/metrics/loggers.py; llama.cpp tools/server/server-context.cpp).
 VLLM_COUNTERS = (
     "vllm:spec_decode_num_drafts_total",
@@ -55,8 +58,18 @@ def completion_request(model: str, request: GenerationRequest) -> tuple[str, dic
     }
 
 
+def chat_request(model: str, request: GenerationRequest) -> tuple[str, dict[str, Any]]:
+    """The same generation as one user turn, templated by the server."""
+    _, body = completion_request(model, request)
+    del body["prompt"]
+    return CHAT_COMPLETIONS, {**body, "messages": [{"role": "user", "content": request.prompt}]}
+
+
 def chunk_text(event: dict[str, Any]) -> str:
-    return "".join(str(c.get("text") or "") for c in event.get("choices") or [])
+    """Text of a completions chunk (``choices[].text``) or a chat chunk (``choices[].delta.content``)."""
+    return "".join(
+        str(c.get("text") or (c.get("delta") or {}).get("content") or "") for c in event.get("choices") or []
+    )
 
 
 def chunk_tokens(event: dict[str, Any]) -> int:

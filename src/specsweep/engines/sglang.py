@@ -12,13 +12,19 @@ Formats read from the released wheels (``pip download --no-deps sglang==X``) 0.4
   ``spec_verify_ct`` (all versions), ``spec_accept_token_num``/``spec_draft_token_num`` (0.5.10),
   renamed ``spec_num_correct_drafts``/``spec_num_proposed_drafts`` (0.5.23);
 * ``POST /flush_cache`` (answers 400 while requests run); ``/server_info`` (0.5.10+) or
-  ``/get_server_info`` with ``version`` and the server args.
+  ``/get_server_info`` with ``version`` and the server args;
+* chat templates: SGLang renders one only inside ``/v1/chat/completions`` (0.5.10.post1: its ``/tokenize``
+  takes a prompt, not messages, ``srt/entrypoints/openai/serving_tokenize.py``), so with
+  ``benchmark.chat_template`` the requests go there (``ignore_eos``, ``seed``, ``stream_options``: its
+  ``ChatCompletionRequest``); its chunks carry no ``meta_info``, so speculation comes from ``/metrics``
+  (0.5.23) or the server log only.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from specsweep.engines import openai
 from specsweep.engines.base import Engine, GenerationRequest, check_loaded_model, render_flags
 from specsweep.plan.config import ConfigError, Configuration
 from specsweep.record.speculation import SpeculationCounts
@@ -43,12 +49,31 @@ class SGLang(Engine):
         "--api-key": "api_key_env",
     }
     flag_prefixes_accepted: ClassVar[bool] = True
+    resolves_model_ids: ClassVar[bool] = True  # a hub id as the model (and a speculative draft's)
     log_format: ClassVar[str] = "sglang"
     packages: ClassVar[tuple[str, ...]] = ("sglang", "torch", "transformers", "flashinfer-python", "triton")
+
+    chat_template_route: ClassVar[str] = openai.CHAT_COMPLETIONS + " (each request)"
 
     def __init__(self, settings: dict[str, Any], resources: Any) -> None:
         super().__init__(settings, resources)
         self.server_args: dict[str, Any] = {}
+        self.chat_model: str | None = None  # set by apply_chat_template: requests go to /v1/chat/completions
+
+    def apply_chat_template(self, base_url: str, text: str) -> str:
+        """The text unchanged: SGLang templates it in each request. One request first, so that a model
+        without a chat template fails here, named, before anything is measured."""
+        model = openai.served_model(self.http, base_url, None)
+        path, body = openai.chat_request(model, GenerationRequest(text, 1, 0.0, False, 0))
+        body.pop("stream_options")  # allowed with streaming only
+        response = self.http.post(base_url + path, json={**body, "stream": False}, timeout=60)
+        if response.status_code != 200:
+            raise RuntimeError(
+                f"benchmark.chat_template: SGLang {path} answered {response.status_code} {response.text[:200]!r} "
+                f"(the served model needs a chat template: give --chat-template in args, or set chat_template: false)"
+            )
+        self.chat_model = model
+        return text
 
     def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
         if not self.resources.model:
@@ -121,6 +146,8 @@ class SGLang(Engine):
         return {"version": info.get("version"), **{k: info.get(k) for k in keys}}
 
     def generation(self, request: GenerationRequest) -> tuple[str, dict[str, Any]]:
+        if self.chat_model is not None:
+            return openai.chat_request(self.chat_model, request)
         sampling: dict[str, Any] = {
             "max_new_tokens": request.max_tokens,
             "temperature": request.temperature,
@@ -131,17 +158,25 @@ class SGLang(Engine):
         return "/generate", {"text": request.prompt, "sampling_params": sampling, "stream": True}
 
     def event_tokens(self, event: dict[str, Any]) -> int:
+        if self.chat_model is not None:
+            return openai.chunk_tokens(event)
         # Meaningful only as a difference between events: see tokens_per_event.
         return int((event.get("meta_info") or {}).get("completion_tokens") or 0)
 
     def tokens_per_event(self, events: list[dict[str, Any]]) -> list[int]:
+        if self.chat_model is not None:
+            return super().tokens_per_event(events)
         totals = [self.event_tokens(e) for e in events]
         return [b - a for a, b in zip([0, *totals], totals, strict=False)]
 
     def event_text(self, event: dict[str, Any]) -> str:
+        if self.chat_model is not None:
+            return openai.chunk_text(event)
         return str(event.get("text", ""))
 
     def response_text(self, events: list[dict[str, Any]]) -> str:
+        if self.chat_model is not None:
+            return super().response_text(events)
         if not events:
             return ""
         last = events[-1]
@@ -149,10 +184,14 @@ class SGLang(Engine):
         return self.event_text(last) if cumulative else super().response_text(events)
 
     def engine_fields(self, events: list[dict[str, Any]]) -> dict[str, Any]:
+        if self.chat_model is not None:
+            return openai.final_fields(events)
         final = next((e for e in reversed(events) if (e.get("meta_info") or {}).get("finish_reason")), {})
         return {"meta_info": final.get("meta_info", {})}
 
     def tokens_generated(self, fields: dict[str, Any]) -> int | None:
+        if self.chat_model is not None:
+            return openai.completion_tokens(fields)
         tokens = fields.get("meta_info", {}).get("completion_tokens")
         return int(tokens) if tokens is not None else None
 

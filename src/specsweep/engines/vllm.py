@@ -10,22 +10,42 @@ vllm/config/speculative.py, vllm/v1/metrics/loggers.py):
 * ``POST /reset_prefix_cache`` exists only with ``VLLM_SERVER_DEV_MODE=1`` and may answer 200 with
   ``{"success": false}``;
 * counters ``vllm:spec_decode_num_{drafts,draft_tokens,accepted_tokens}_total`` (labels ``model_name``,
-  ``engine``); per-request ``metrics.speculative_decoding`` with ``--per-request-spec-decode-metrics`` (0.33).
+  ``engine``) and ``vllm:spec_decode_num_accepted_tokens_per_pos_total{position="i"}`` (per draft position,
+  ``vllm/v1/spec_decode/metrics.py``); per-request ``metrics.speculative_decoding`` only with
+  ``--per-request-spec-decode-metrics`` (0.33; 0.25.0 has neither the flag nor the field: the counters are
+  its only per-run source);
+* the stats lines (``Engine 000: Avg ...``, ``SpecDecoding metrics: ...``) are logged every
+  ``VLLM_LOG_STATS_INTERVAL`` seconds (``vllm/envs.py`` 0.25.0: a positive float, default 10, read by the
+  API server's ``_force_log`` loop in ``vllm/entrypoints/serve/utils/server_utils.py``);
+* chat templates: ``POST /tokenize`` with ``messages`` renders the served model's template to token ids
+  (``add_special_tokens`` false: the template carries BOS), ``POST /detokenize`` gives its text
+  (``vllm/entrypoints/serve/tokenize/protocol.py`` 0.25.0); ``/v1/completions`` then must not add special
+  tokens again (``CompletionRequest.add_special_tokens``, default true);
+* the EngineCore is a ``multiprocessing`` child of the API server (``vllm/v1/engine/utils.py``,
+  ``context.Process``), without a session of its own: it stays in the server's process group.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 from typing import Any, ClassVar
 
 import requests
 
 from specsweep.engines import openai
-from specsweep.engines.base import Engine, check_loaded_model, render_flags
+from specsweep.engines.base import Engine, GenerationRequest, check_loaded_model, render_flags, scan_prometheus
 from specsweep.plan.config import ConfigError, Configuration
 
 SPEC_CONFIG = "--speculative-config"
 NO_PREFIX_CACHE = "--no-enable-prefix-caching"
+PER_REQUEST_SPEC = "--per-request-spec-decode-metrics"  # 0.33
+STATS_INTERVAL = "VLLM_LOG_STATS_INTERVAL"
+# Seconds between stats lines: vLLM's 10 s leave a short session without a single profile row; one line a
+# second costs the API server one log write. A configuration's env sets its own.
+STATS_INTERVAL_S = "1"
+PER_POSITION = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
 
 
 class VLLM(openai.OpenAICompletions, Engine):
@@ -47,13 +67,17 @@ class VLLM(openai.OpenAICompletions, Engine):
         "VLLM_API_KEY": "api_key_env",
     }
     flag_prefixes_accepted: ClassVar[bool] = True
+    resolves_model_ids: ClassVar[bool] = True  # a hub id as the model (and a speculative draft's)
     log_format: ClassVar[str] = "vllm"
     packages: ClassVar[tuple[str, ...]] = ("vllm", "torch", "transformers", "triton")
+
+    chat_template_route: ClassVar[str] = "/tokenize + /detokenize"
 
     def __init__(self, settings: dict[str, Any], resources: Any) -> None:
         super().__init__(settings, resources)
         self.model_name: str | None = None
         self.flushable = True
+        self.templated = False  # prompts rendered by /tokenize already carry the template's special tokens
 
     def command(self, configuration: Configuration, host: str, port: int) -> list[str]:
         if not self.resources.model:
@@ -96,26 +120,85 @@ class VLLM(openai.OpenAICompletions, Engine):
         cards = self.http.get(base_url + "/v1/models", timeout=10).json().get("data") or []
         root = next((c.get("root") for c in cards if c.get("id") == self.model_name), None)
         loaded = check_loaded_model(root, self.resources.model, configuration, "/v1/models root")
-        return {"version": version, "served_model": self.model_name, "model_path": loaded}
+        started: dict[str, Any] = {"version": version, "served_model": self.model_name, "model_path": loaded}
+        if (warning := per_request_warning(version, configuration)) is not None:
+            started["warning"] = warning
+        return started
 
     def launch_env(self) -> dict[str, str]:
-        key = self.api_key()  # vllm/envs.py: VLLM_API_KEY, as --api-key
-        return {"VLLM_API_KEY": key} if key else {}
+        """The API key (vllm/envs.py: VLLM_API_KEY, as --api-key) and the stats interval (a configuration's
+        own env wins: the session lays it over these)."""
+        key = self.api_key()
+        return {STATS_INTERVAL: STATS_INTERVAL_S, **({"VLLM_API_KEY": key} if key else {})}
 
-    def request_model(self) -> str:
-        return self.model_name or self.resources.model or ""
+    def apply_chat_template(self, base_url: str, text: str) -> str:
+        messages = [{"role": "user", "content": text}]
+        model = self.request_model()
+        body = {"model": model, "messages": messages, "add_generation_prompt": True}
+        tokens = self._post(base_url, "/tokenize", body)
+        self.templated = True
+        return str(self._post(base_url, "/detokenize", {"model": model, "tokens": tokens["tokens"]})["prompt"])
 
-    def flush_cache(self, base_url: str) -> None:
-        if not self.flushable:
-            return  # prefix caching is off: nothing to flush
-        response = self.http.post(base_url + "/reset_prefix_cache", timeout=30)
-        refused = (
-            response.status_code == 200
-            and response.text.strip().startswith("{")
-            and response.json().get("success") is False
-        )
-        if response.status_code != 200 or refused:
+    def _post(self, base_url: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        response = self.http.post(base_url + path, json=body, timeout=30)
+        if response.status_code != 200:
             raise RuntimeError(
-                f"vLLM /reset_prefix_cache answered {response.status_code} {response.text[:200]!r}; "
-                f"start it with env VLLM_SERVER_DEV_MODE=1 or add {NO_PREFIX_CACHE}: true"
+                f"benchmark.chat_template: vLLM {path} answered {response.status_code} {response.text[:200]!r} "
+                f"(the served model needs a chat template: give --chat-template in args, or set chat_template: false)"
             )
+        return dict(response.json())
+
+    def generation(self, request: GenerationRequest) -> tuple[str, dict[str, Any]]:
+        path, body = openai.completion_request(self.request_model(), request)
+        if self.templated:
+            body["add_special_tokens"] = False  # the rendered template holds them (BOS) already
+        return path, body
+
+    def scrape_counters(self, base_url: str) -> dict[str, float]:
+        """The summed counters, and the accepted tokens of each draft position as ``PER_POSITION[i]``."""
+        try:
+            response = self.http.get(base_url + "/metrics", timeout=5)
+        except requests.RequestException:
+            return {}
+        if response.status_code != 200:
+            return {}
+        return {**scan_prometheus(response.text, self.counters)[0], **per_position_counters(response.text)}
+
+
+def per_position_counters(text: str) -> dict[str, float]:
+    """``PER_POSITION[i]`` -> accepted tokens at draft position i, summed over engines (as
+    ``vllm bench serve``'s ``fetch_spec_decode_metrics`` reads them, vllm/benchmarks/serve.py 0.25.0)."""
+    found: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line.startswith(PER_POSITION + "{"):
+            continue
+        labels, _, value = line.rpartition("}")
+        position = re.search(r'position="(\d+)"', labels)
+        with contextlib.suppress(ValueError, IndexError):
+            if position is not None:
+                key = f"{PER_POSITION}[{position[1]}]"
+                found[key] = found.get(key, 0.0) + float(value.split()[0])
+    return found
+
+
+def per_position_rates(delta: dict[str, float]) -> list[float] | None:
+    """Acceptance rate at each draft position from a run's (or window's) counter deltas: accepted at
+    position i / verify steps, as vLLM's log line and ``vllm bench serve`` define it; None without drafts."""
+    drafts = delta.get("vllm:spec_decode_num_drafts_total")
+    positions = sorted(int(k[len(PER_POSITION) + 1 : -1]) for k in delta if k.startswith(PER_POSITION + "["))
+    if not drafts or not positions:
+        return None
+    return [delta.get(f"{PER_POSITION}[{i}]", 0.0) / drafts for i in range(positions[-1] + 1)]
+
+
+def per_request_warning(version: Any, configuration: Configuration) -> str | None:
+    """vLLM 0.33+ reports speculation per request only when asked: say so for a speculative configuration."""
+    if configuration.args.get(SPEC_CONFIG) in (None, False) or PER_REQUEST_SPEC in configuration.args:
+        return None
+    parts = re.match(r"(\d+)\.(\d+)", str(version or ""))
+    if parts is None or (int(parts[1]), int(parts[2])) < (0, 33):
+        return None
+    return (
+        f"vLLM {version} reports speculation per request only with {PER_REQUEST_SPEC} summary; without it "
+        f"each run's counts come from /metrics counter deltas"
+    )

@@ -40,6 +40,7 @@ from specsweep.measure import claim as claims
 from specsweep.measure import gpu, telemetry
 from specsweep.measure.adaptive import next_step
 from specsweep.measure.client import StreamedResponse, stream_post, timings_from_arrivals
+from specsweep.measure.engine_packages import versions_as_launched
 from specsweep.measure.load import run_window, steady_interval
 from specsweep.measure.machine import snapshot as machine_snapshot
 from specsweep.measure.placement import physical_gpus, placement, select_gpus
@@ -338,9 +339,10 @@ def _launch_record(
     launched = replace(launched, env={**launched.env, **gpus.env()})
     hidden = [*references.values_of(configuration), engine.api_key() or ""]
     argv = engine.command(launched, host, port)
-    # the engine's clean environment (environment.py), with what the adapter itself sets (an API key)
+    # the engine's clean environment (environment.py), with what the adapter itself sets (an API key, vLLM's
+    # stats interval) under the configuration's own (the owned flags keep an API key out of it)
     built, inherited = session.environment.build(
-        replace(launched, env={**launched.env, **engine.launch_env()}), os.environ
+        replace(launched, env={**engine.launch_env(), **launched.env}), os.environ
     )
     env = built.values
     # An external endpoint is bound by someone else: only a server we launch can be exposed by us.
@@ -366,6 +368,8 @@ def _launch_record(
     )
     launch.placement = placement(launch.machine)  # node, GPU models, driver, Slurm job
     launch.placement |= {"gpus": gpus.devices, "gpus_from": gpus.source, "gpus_used": physical_gpus(gpus.devices)}
+    if engine.launches:  # the engine's packages as its own Python sees them (a PYTHONPATH install)
+        launch.machine["engine_packages"] = versions_as_launched(argv, env, engine.packages)
     return launch, argv, env, hidden
 
 
@@ -400,7 +404,7 @@ def _until_ready(
         print(f"{name}: WARNING: {launch.engine['warning']}", file=progress, flush=True)
     if benchmark.get("chat_template"):  # rendered by this server: the served model's template
         prompts = [replace(p, text=engine.apply_chat_template(base_url, p.text)) for p in prompts]
-        launch.chat_template = {"first_prompt": prompts[0].text}
+        launch.chat_template = {"first_prompt": prompts[0].text, "rendered_by": engine.chat_template_route}
     print(
         f"{name}: ready after {ready_s:.1f} s; {benchmark['warmup_requests']} warmup request(s)",
         file=progress,

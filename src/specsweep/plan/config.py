@@ -175,6 +175,7 @@ def expand_entry(config: dict[str, Any], entry_name: str) -> dict[str, Configura
         devices = {"CUDA_VISIBLE_DEVICES": ",".join(map(str, engine["gpus"]))} if fixed else {}
         # later wins: engine, entry, grid axis or factor levels; null (None) means not set
         args = {**engine.get("args", {}), **entry.get("args", {}), **point.args}
+        args = sweep_factors.apply_json_keys(args, f"configurations/{entry_name}: configuration '{name}'")
         env = {**devices, **engine.get("env", {}), **entry.get("env", {}), **point.env}
         expanded[name] = Configuration(
             name=name,
@@ -275,7 +276,7 @@ def _grid_points(entry_name: str, entry: dict[str, Any]) -> list[tuple[str, dict
                 )
         else:
             name = "-".join(
-                [entry_name, *(f"{_label(a.removeprefix('env:').lstrip('-'))}-{label}" for a, label in labels.items())]
+                [entry_name, *(f"{_label(sweep_factors.axis_label(a))}-{label}" for a, label in labels.items())]
             )
         points.append((name, point))
     return points

@@ -4,13 +4,16 @@ Why not the caller's whole environment: a variable exported in the shell (``NCCL
 ``LLAMA_ARG_THREADS``, ...) would silently change every configuration that does not set it, and
 a reboot or another login would silently change it back. So an engine gets only
 
-* ``default``: what a process needs to run (``DEFAULT_NAMES``, ``DEFAULT_PATTERNS``) and what a
-  scheduler sets for the job (``SCHEDULER_NAMES``, ``SLURM_*``), taken from the caller;
+* ``default``: what a process needs to run (``DEFAULT_NAMES``, ``DEFAULT_PATTERNS``), what a
+  scheduler sets for the job (``SCHEDULER_NAMES``, ``SLURM_*``) and what keeps a shared host's GPUs in
+  service (``MULTICAST_OFF``), taken from the caller;
 * ``pass-through``: the caller's variables the config lists under ``environment.pass_through``;
 * ``config``: the configuration's own variables (engine, entry, grid axis, factor level).
 
 A variable the configuration sets to null is removed, whatever its origin. Each variable's origin
-is recorded (launch.json ``env_origin``, provenance).
+is recorded (launch.json ``env_origin``, provenance). The ``MULTICAST_OFF`` variables are the exception:
+set in the caller's environment, every configuration must get them unchanged (``check_multicast_off``),
+because a program that uses NVLink multicast can put a host's shared GPUs out of service.
 """
 
 from __future__ import annotations
@@ -20,12 +23,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from specsweep.plan.config import Configuration
+from specsweep.plan.config import ConfigError, Configuration
 from specsweep.record.redact import REDACTED, is_secret
 
 DEFAULT_NAMES = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ", "LANG", "LANGUAGE", "LD_LIBRARY_PATH")
 SCHEDULER_NAMES = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
 DEFAULT_PATTERNS = ("LC_*", "SLURM_*")
+# NVLink multicast off (NCCL NVLS, torch symmetric memory, NVSHMEM), as a host whose GPUs are shared sets them.
+MULTICAST_OFF = ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS")
 
 CONFIG, PASS_THROUGH, DEFAULT = "config", "pass-through", "default"
 
@@ -73,7 +78,26 @@ def variables_named(config: Mapping[str, Any]) -> frozenset[str]:
 
 
 def is_default(name: str) -> bool:
-    return name in DEFAULT_NAMES or name in SCHEDULER_NAMES or _matches(name, DEFAULT_PATTERNS)
+    return name in DEFAULT_NAMES or name in SCHEDULER_NAMES or name in MULTICAST_OFF or _matches(name, DEFAULT_PATTERNS)
+
+
+def check_multicast_off(
+    configurations: Iterable[Configuration], inherited: Mapping[str, str], pass_through: Sequence[str] = ()
+) -> None:
+    """Refuse a configuration whose engine environment lacks, or changes, a ``MULTICAST_OFF`` variable that is
+    set where the sweep runs (a null in an env or a factor level unsets it; a value replaces it)."""
+    wanted = {name: inherited[name] for name in MULTICAST_OFF if name in inherited}
+    for configuration in configurations:
+        built = engine_environment(inherited, configuration.env, configuration.unset_env, pass_through)
+        for name, value in wanted.items():
+            if built.values.get(name) != value:
+                how = "unsets it (null)" if name in configuration.unset_env else f"sets {name}={built.values[name]}"
+                raise ConfigError(
+                    f"configurations/{configuration.group or configuration.name}: configuration "
+                    f"{configuration.name} {how}, but {name}={value} is set where the sweep runs: NVLink "
+                    f"multicast must stay off on this host (it can put its shared GPUs out of service); remove "
+                    f"{name} from that configuration's env (engine, entry, grid or factor level)"
+                )
 
 
 def _matches(name: str, patterns: Iterable[str]) -> bool:

@@ -15,6 +15,7 @@ one it names (``compared_with``). Every problem is a ``ConfigError`` naming the 
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -216,3 +217,69 @@ def _entry(configuration: Comparable) -> str:
 def baselines_by_configuration(configurations: Mapping[str, Comparable]) -> dict[str, str | None]:
     """``baseline_of`` for every configuration (raises on the first that has none or several)."""
     return {name: baseline_of(c, configurations) for name, c in configurations.items()}
+
+
+# Short names of well-known keys inside a JSON flag (vLLM --speculative-config, vllm/config/speculative.py),
+# for expanded configuration names: ngram-k-3 rather than ngram-speculative-config.num_speculative_tokens-3.
+JSON_KEY_SHORT = {"num_speculative_tokens": "k", "prompt_lookup_max": "lookup-max", "prompt_lookup_min": "lookup-min"}
+
+
+def json_key(flag: str) -> tuple[str, list[str]] | None:
+    """``--speculative-config.num_speculative_tokens`` -> (``--speculative-config``, [``num_speculative_tokens``]):
+    a key inside the JSON object a flag takes (dots for nested keys); None for a plain flag."""
+    if not flag.startswith("-") or "." not in flag:
+        return None
+    base, *path = flag.split(".")
+    return base, path
+
+
+def axis_label(axis: str) -> str:
+    """The part of an expanded name that says which axis a value is of."""
+    inside = json_key(axis)
+    if inside is None:
+        return axis.removeprefix("env:").lstrip("-")
+    return JSON_KEY_SHORT.get(inside[1][-1], inside[1][-1])
+
+
+def apply_json_keys(args: dict[str, Any], where: str) -> dict[str, Any]:
+    """Merged args with each ``--flag.key: value`` written into the JSON object of ``--flag`` (null removes
+    the key), so one key can be a grid axis or a factor level while the rest of the object stays fixed.
+    Where ``--flag`` itself is null or false (a level that drops it), its keys go with it."""
+    keys = {flag: inside for flag in args if (inside := json_key(flag)) is not None}
+    if not keys:
+        return args
+    merged = {flag: value for flag, value in args.items() if flag not in keys}
+    objects: dict[str, dict[str, Any]] = {}
+    for flag, (base, path) in keys.items():
+        if base in merged and merged[base] in (None, False):
+            continue  # the flag itself is dropped (a level's null): no object to set a key in
+        if base not in objects:
+            objects[base] = _json_object(merged.get(base), base, flag, where)
+        target = objects[base]
+        for part in path[:-1]:
+            inner = target.setdefault(part, {})
+            if not isinstance(inner, dict):
+                raise ConfigError(f"{where}: {flag}: '{part}' inside {base} is {inner!r}, not a JSON object")
+            target = inner
+        if args[flag] is None:
+            target.pop(path[-1], None)
+        else:
+            target[path[-1]] = args[flag]
+    for base, value in objects.items():
+        merged[base] = json.dumps(value)
+    return merged
+
+
+def _json_object(raw: Any, base: str, flag: str, where: str) -> dict[str, Any]:
+    if raw is None:
+        raise ConfigError(
+            f"{where}: {flag} sets a key inside {base}, which this configuration does not set; give {base} the "
+            f'rest of the JSON object, e.g. {base}: \'{{"method": "ngram", "prompt_lookup_max": 4}}\''
+        )
+    try:
+        value = json.loads(str(raw))
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"{where}/args/{base}: not valid JSON ({error}), so {flag} cannot set a key in it") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}/args/{base}: {flag} sets a key, but {base} is not a JSON object: {raw!r}")
+    return value

@@ -46,8 +46,13 @@ def plan(
         "argv": redact_argv(argv),
         "argv_from_env": {str(i): name for i, name in from_env.items()},
         "env_set": {
-            k: configuration.env[k] if references.name_of(configuration.env[k]) else v
-            for k, v in redact_env(configuration.env).items()
+            # what the adapter sets itself (vLLM's stats interval; never a secret: the API key stays out), then
+            # the configuration's own, as the session lays them
+            **{k: v for k, v in server.launch_env().items() if not is_secret(k) and k not in configuration.env},
+            **{
+                k: configuration.env[k] if references.name_of(configuration.env[k]) else v
+                for k, v in redact_env(configuration.env).items()
+            },
         }
         | gpus_env,
         "env_unset": sorted({*configuration.unset_env, *swept} - set(configuration.env) - set(gpus_env)),

@@ -15,7 +15,9 @@ from typing import Any, TextIO
 from specsweep.engines import ADAPTERS, adapter_class
 from specsweep.plan import inputs
 from specsweep.plan.config import ConfigError, Configuration
+from specsweep.plan.environment import check_multicast_off, policy_of
 from specsweep.plan.load_levels import check_load
+from specsweep.plan.model_ids import check_model_ids
 from specsweep.plan.registered import check_registered
 from specsweep.plan.workload import WorkloadError, read_workload
 
@@ -24,9 +26,11 @@ def check(config: dict[str, Any], configurations: dict[str, Configuration], out:
     """Everything below, in order; the warnings of the domain checks."""
     check_registered(config)
     check_engine_settings(config)
+    check_model_ids(config)
     check_files(config)
     warnings = check_configurations(configurations, out)
     check_load(config["benchmark"], configurations)
+    check_multicast_off(configurations.values(), os.environ, policy_of(config).pass_through)
     return warnings
 
 

