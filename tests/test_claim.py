@@ -138,16 +138,22 @@ def test_the_orphan_notices_the_take_over_and_writes_only_where_its_evidence_wen
     assert (tmp_path / claims.CLAIM).exists()  # the newer attempt's claim is not the orphan's to remove
 
 
-def test_an_orphan_stops_the_snakemake_that_would_delete_the_new_attempts_outputs(tmp_path):
-    """claim.abandon: SIGKILL of the job's Snakemake (a process named snakemake above this one), so that its
-    clean-up of a failed job's outputs never runs."""
-    fake = tmp_path / "snakemake"
-    fake.write_text(
+def test_an_orphan_stops_every_snakemake_that_would_delete_the_new_attempts_outputs(tmp_path):
+    """claim.abandon: SIGKILL of each Snakemake above the job (under Slurm the job's, which runs the step
+    with srun and cleans up after it, and the step's), outermost first, so that no clean-up of a failed
+    job's outputs runs."""
+    step = tmp_path / "step" / "snakemake"
+    step.parent.mkdir()
+    step.write_text(
         f"#!/bin/sh\n{sys.executable} -c 'from specsweep.measure import claim; print(claim.abandon(), flush=True)'\n"
-        "sleep 30\necho cleaned up the outputs\n"
+        "sleep 30\necho the step cleaned up the outputs\n"
     )
-    fake.chmod(0o755)
-    done = subprocess.run([str(fake)], capture_output=True, text=True, timeout=20)
+    job = tmp_path / "snakemake"
+    job.write_text(f"#!/bin/sh\n{step}\necho the job cleaned up the outputs\nsleep 30\n")
+    for script in (step, job):
+        script.chmod(0o755)
+    done = subprocess.run([str(job)], capture_output=True, text=True, timeout=20)
     assert done.returncode == -9, done
     assert "cleaned up" not in done.stdout
-    assert int(done.stdout.split()[0]) > 1  # the pid it stopped: the fake Snakemake itself
+    stopped = json.loads(done.stdout.split("\n")[0])
+    assert len(stopped) == 2  # the job's Snakemake first, then the step's

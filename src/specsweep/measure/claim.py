@@ -282,14 +282,15 @@ def orphaned(folder: Path) -> str | None:
     return why_gone(holder, Attempt.this(), folder)
 
 
-def abandon() -> int | None:
-    """An orphan that lost its configuration: SIGKILL the Snakemake that runs this job (return its pid), so
-    that it does not delete the job's outputs on its way out: they are the new attempt's now (the orphan's
-    own evidence is already in failed/). Its job has failed in the scheduler's eyes anyway."""
-    from specsweep.measure.job_guard import snakemake_ancestor
+def abandon() -> list[int]:
+    """An orphan that lost its configuration: SIGKILL every Snakemake above this job (return their pids),
+    outermost first, so that none deletes the job's outputs on its way out: they are the new attempt's now
+    (the orphan's own evidence is already in failed/). Under Slurm there are two: the job's, which runs
+    the step with srun and cleans up when the step fails, and the step's. Its job has failed anyway."""
+    from specsweep.measure.job_guard import snakemake_ancestors
 
-    pid = snakemake_ancestor()
-    if pid is not None:
+    stopped = list(reversed(snakemake_ancestors()))
+    for pid in stopped:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    return pid
+    return stopped

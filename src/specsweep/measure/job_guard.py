@@ -46,6 +46,19 @@ def ancestors(pid: int | None = None) -> list[int]:
     return found
 
 
+def snakemake_ancestors() -> list[int]:
+    """Every Snakemake process above this one, nearest first (under Slurm: the step's Snakemake, then the
+    job's, which runs the step with srun)."""
+    found = []
+    for pid in ancestors():
+        try:
+            if is_snakemake(_command(pid)):
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
 def snakemake_ancestor() -> int | None:
     """The nearest Snakemake process above this one (None when run outside Snakemake)."""
     for pid in ancestors():

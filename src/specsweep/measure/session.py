@@ -223,10 +223,10 @@ def measure(session: Session, progress: TextIO = sys.stderr) -> None:
                 print(f"{name}: partial results kept in {kept}", file=progress, flush=True)
             except OSError as keeping:  # e.g. a full disk: said, and the original error is still the one raised
                 print(f"{name}: WARNING: could not keep all partial results ({keeping})", file=progress, flush=True)
-            if isinstance(raised, claims.ClaimLost) and (snakemake := claims.abandon()) is not None:
+            if isinstance(raised, claims.ClaimLost) and (snakemakes := claims.abandon()):
                 print(
-                    f"{name}: stopped this job's Snakemake (pid {snakemake}) so that it deletes no output: "
-                    f"they are the new attempt's",
+                    f"{name}: stopped this job's Snakemake (pid {', '.join(map(str, snakemakes))}) so that it "
+                    f"deletes no output: they are the new attempt's",
                     file=progress,
                     flush=True,
                 )
