@@ -118,9 +118,7 @@ def measure(out: Path) -> dict:
     base_url = f"http://127.0.0.1:{port}"
     slots = max(LEVELS)
     server = ["taskset", "-c", ENGINE_CPUS, binary, "-m", model, "--host", "127.0.0.1", "--port", str(port)]
-    # --no-repack: this VM's CPU advertises AMX, which a -march=native build's repacked weights use and the VM
-    # traps (SIGILL/SIGSEGV at model load; ../shared/notes/llama-server-sigill-amx.md)
-    server += ["-np", str(slots), "-c", str(slots * 1024), "-t", "1", "--metrics", "--no-repack"]
+    server += ["-np", str(slots), "-c", str(slots * 1024), "-t", "1", "--metrics"]
     with (
         open(out / "server.log", "wb") as log,
         process_group(server, grace_s=10.0, stdout=log, stderr=subprocess.STDOUT) as process,

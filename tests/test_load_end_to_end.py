@@ -23,8 +23,7 @@ LEVELS = ["c1", "c2", "r1"]
 def sweep(tmp_path_factory) -> Path:
     workdir = tmp_path_factory.mktemp("load")
     config = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
-    # --no-repack: this VM advertises AMX but traps it (/work/shared/notes/llama-server-sigill-amx.md)
-    config["engines"]["llama"]["args"].update({"-c": 2048, "-np": 2, "--no-repack": True})
+    config["engines"]["llama"]["args"].update({"-c": 2048, "-np": 2})
     config["benchmark"].update(
         prompts=str(REPO / "config" / "workloads" / "categories.jsonl"),
         runs=2,

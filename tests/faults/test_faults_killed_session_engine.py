@@ -37,8 +37,6 @@ def test_kill_9_of_the_bench_job_in_run_2_keeps_run_1_in_history(tmp_path):
             "prompts": str(REPO / "config" / "prompts.txt"),
         },
         "configurations": {"baseline": {"baseline": True, "args": {"-c": 4096, "-np": 1, "-t": 2}}},
-        # where a build crashes in its CPU weight repacking, the caller exports LLAMA_ARG_REPACK=0
-        "environment": {"pass_through": ["LLAMA_ARG_REPACK"]},
     }
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     env = {**os.environ, "SPECSWEEP_CACHE": str(cache_root())}  # the real measuring lock
