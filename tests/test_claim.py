@@ -157,3 +157,16 @@ def test_an_orphan_stops_every_snakemake_that_would_delete_the_new_attempts_outp
     assert "cleaned up" not in done.stdout
     stopped = json.loads(done.stdout.split("\n")[0])
     assert len(stopped) == 2  # the job's Snakemake first, then the step's
+
+
+def test_an_orphan_whose_taker_already_finished_still_knows_it_lost(tmp_path, no_slurm):
+    """The taker released its claim (it finished) before the orphan's next check: no claim at all is a loss
+    too, and the orphan writes into the folder its evidence was moved to (seen on the two-node cluster)."""
+    orphan = claims.take(tmp_path, [], io.StringIO(), "cfg")
+    moved = tmp_path / "failed" / f"20260101T000000Z-{orphan.attempt.key}"
+    moved.mkdir(parents=True)
+    (tmp_path / claims.CLAIM).unlink()  # taken over, measured, released
+    with pytest.raises(claims.ClaimLost, match="a later attempt"):
+        orphan.check()
+    assert orphan.redirect(tmp_path / "launch.json") == moved / "launch.json"
+    orphan.release()

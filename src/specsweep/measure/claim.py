@@ -116,7 +116,9 @@ class Claim:
     def lost(self) -> dict[str, Any] | None:
         """The claim that replaced this one, when a newer attempt took the folder over; else None."""
         current = self.holder()
-        if current is None or current.get("key") == self.attempt.key:
+        if current is None:  # only a later attempt removes this attempt's claim: when it has finished
+            return {"label": "a later attempt (finished, its claim released)", "since": "?", "replaced": None}
+        if current.get("key") == self.attempt.key:
             return None
         return current
 
@@ -128,7 +130,14 @@ class Claim:
                 return None
             replaced = current.get("replaced") or {}
             mine = replaced.get("key") == self.attempt.key and replaced.get("kept")
-            self._kept = Path(mine) if mine else self.folder / "failed" / f"{now_stamp()}-{self.attempt.key}"
+            moved = sorted((self.folder / "failed").glob(f"*-{self.attempt.key}"))  # where the taker put it
+            self._kept = (
+                Path(mine)
+                if mine
+                else moved[-1]
+                if moved
+                else self.folder / "failed" / f"{now_stamp()}-{self.attempt.key}"
+            )
         return self._kept
 
     def redirect(self, path: Path) -> Path:
