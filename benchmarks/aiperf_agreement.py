@@ -19,7 +19,6 @@ chunks) ITL; specsweep's figures come from its bench_serve.json (vLLM's definiti
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -94,7 +93,8 @@ def aiperf_level(venv: Path, base_url: str, tokenizer: Path, prompts: Path, leve
         "--extra-inputs", "ignore_eos:true", "--use-server-token-count", "--tokenizer", str(tokenizer),
         "--random-seed", "0", "--artifact-dir", str(artifacts), "--ui-type", "none",
     ]  # fmt: skip
-    subprocess.run(argv, check=True, capture_output=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    # no HF_HUB_OFFLINE: AIPerf 0.13.0 then takes a local tokenizer folder for a hub id (HFValidationError)
+    subprocess.run(argv, check=True, capture_output=True)
     summary = json.loads(next(artifacts.rglob("profile_export_aiperf.json")).read_text())
     return {field: _metric(summary, tag, stat) for (tag, stat), field in FIELDS.items()}
 
