@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -77,6 +78,7 @@ def measure(pairs: int = PAIRS, rate_hz: float = telemetry.RATE_HZ) -> dict:
                     run = session._measured_run(engine, base_url, prompts, index, benchmark)
                 rates[sampled].append(run.decode_tokens_per_s)
                 engine_rates[sampled].append(run.engine_tokens_per_s)
+    shutil.rmtree(workdir)  # the server stopped with the block above; nothing of it is kept
     return {
         "pairs": pairs,
         "rate_hz": rate_hz,
