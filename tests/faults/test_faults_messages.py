@@ -37,7 +37,10 @@ def test_load_without_a_level_says_which_keys_make_one(default_config):
 
 @pytest.mark.parametrize(
     ("model", "said"),
-    [({}, "needs either pypi_wheel and sha256, or path"), (None, "give either pypi_wheel and sha256, or path, not")],
+    [
+        ({}, "needs either pypi_wheel and sha256, or path, or hub"),
+        (None, "give either pypi_wheel and sha256, or path, or hub, not"),
+    ],
 )
 def test_a_model_with_neither_or_both_sources_says_so(default_config, model, said):
     def edit(config):

@@ -2,7 +2,7 @@
 
 ``anyOf``/``oneOf`` failures read "... is not valid under any of the given schemas" (and quote the whole
 value): this says instead what the alternatives are, e.g. ``needs concurrency or request_rate (or both)``
-for ``benchmark.load``, ``needs either pypi_wheel and sha256, or path`` for a model, and for a flag's
+for ``benchmark.load``, ``needs either pypi_wheel and sha256, or path, or hub`` for a model, and for a flag's
 value the kinds of value allowed; a single value where a list is wanted says how to write the list.
 """
 
