@@ -539,3 +539,14 @@ def check_reserved_names():
         config_errors.exit_with(
             config_errors.explain(error, CONFIG_FILES, workflow.config_settings.config)
         )
+
+
+def reported(outputs, captions):
+    """``outputs`` with those named in ``captions`` flagged for the report."""
+    flagged = dict(outputs)
+    for key, (caption, category) in captions.items():
+        if key in outputs:
+            flagged[key] = report(
+                outputs[key], caption=f"../report/{caption}", category=category
+            )
+    return flagged

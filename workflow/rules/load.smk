@@ -40,17 +40,6 @@ REPORTED_FIGURES = {
 }
 
 
-def reported(outputs, captions):
-    """``outputs`` with those named in ``captions`` flagged for the report."""
-    flagged = dict(outputs)
-    for key, (caption, category) in captions.items():
-        if key in outputs:
-            flagged[key] = report(
-                outputs[key], caption=f"../report/{caption}", category=category
-            )
-    return flagged
-
-
 rule load_tables:
     input:
         runs=run_files,
