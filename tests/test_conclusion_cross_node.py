@@ -1,5 +1,5 @@
-"""A ratio to a baseline measured on another machine is never called a speedup by the conclusion
-(the summary's cross-machine warning, placement.cross_machine_warning)."""
+"""A ratio to a baseline measured on another machine is never called a speedup by the conclusion: it is left
+out of "best" and listed apart (the summary's cross-machine warning, placement.cross_machine_warning)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,7 @@ def test_a_cross_node_best_is_no_speedup_and_is_neither_faster_nor_slower(tmp_pa
     table.to_csv(tmp_path / "summary.csv", index=False)
     text = conclusion.lines(conclusion.read(tmp_path / "summary.csv"))
     (best_line,) = [line for line in text if line.startswith("  best:")]
-    assert best_line.startswith(f"  best: {best},") and ", speedup" not in best_line
-    assert "its baseline ran on another machine" in best_line and "is no speedup" in best_line
+    assert not best_line.startswith(f"  best: {best},")  # a cross-machine ratio is left out of "best"
     for line in text:
         if line.startswith(("  significantly", "  no demonstrated")):
             assert best not in line.split(": ", 1)[1].split(" ")[0::2], line
