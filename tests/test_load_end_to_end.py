@@ -142,13 +142,13 @@ def test_profile_rows_of_load_windows_are_not_runs(sweep):
     for name in ("baseline", "ngram"):
         profile = pd.read_csv(sweep / f"results/{name}/profile.csv")
         assert list(profile["phase"].value_counts().sort_index().items()) == [
-            ("load", 2 * 4 * len(LEVELS)),
+            ("load", 2 * 8 * len(LEVELS)),  # 2 windows of 8 requests per level
             ("run", 2),
-            ("warmup", 1),
+            ("warmup", 1 + 8 * len(LEVELS)),  # the warmup request and each level's warmup window
         ]
         load = profile[profile["phase"] == "load"]
         assert sorted(load.groupby(["load_level", "load_window"]).size().items()) == [
-            ((level, window), 4) for level in LEVELS for window in range(2)
+            ((level, window), 8) for level in LEVELS for window in range(2)
         ]
     summary = pd.read_csv(sweep / "results/summary.csv").set_index("configuration")
     runs = pd.read_csv(sweep / "results/runs.csv")

@@ -13,8 +13,10 @@ from typing import Any
 import pandas as pd
 import pytest
 import yaml
-from support import (  # noqa: F401 (the fault tests import REPO and wait_for from here)
+from support import (  # noqa: F401 (the fault tests import REPO, wait_for and BENCHMARK from here)
+    BENCHMARK,
     REPO,
+    STANDIN_RATE_TOLERANCE_PCT,
     executable_standin,
     failed_dirs_in,
     kill_all,
@@ -26,23 +28,6 @@ from support import (  # noqa: F401 (the fault tests import REPO and wait_for fr
 from workflow_runs import snakemake as run_snakemake
 
 DRIVER = Path(__file__).with_name("drive_session.py")
-
-# The stand-in's runs last ~30 ms, where one scheduling delay on a loaded machine is 10 % of the rate:
-# its client/engine rate check gets a wide tolerance (a paused client is still far outside it).
-STANDIN_RATE_TOLERANCE_PCT = 50
-BENCHMARK: dict[str, Any] = {
-    "runs": 3,
-    "max_tokens": 16,
-    "warmup_requests": 1,
-    "warmup_max_tokens": 8,
-    "temperature": 0,
-    "ignore_eos": True,
-    "seed": 42,
-    "ready_timeout_s": 20,
-    "request_timeout_s": 10,
-    "stop_grace_s": 0.5,
-    "rate_tolerance_pct": STANDIN_RATE_TOLERANCE_PCT,
-}
 
 
 @pytest.fixture

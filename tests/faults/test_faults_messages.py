@@ -10,6 +10,7 @@ import socket
 import time
 
 import pytest
+from support import BENCHMARK
 
 from specsweep.engines import adapter
 from specsweep.engines.base import EngineResources
@@ -113,8 +114,6 @@ def test_an_unreachable_external_endpoint_is_said_at_once(tmp_path, monkeypatch)
         stale_pgid=out / "server.pgid",
         failed_root=out / "failed",
     )
-    from conftest import BENCHMARK
-
     benchmark = {**BENCHMARK, "runs": 1, "ready_timeout_s": 120}
     started = time.monotonic()
     with pytest.raises(ServerError) as error:
