@@ -1,21 +1,19 @@
 from __future__ import annotations
 
 import io
-import json
 import tarfile
 
 import numpy as np
 import pandas as pd
 import pytest
 from doc_tables import documented_columns
+from run_records import write_session
 
 from specsweep.report import compare
 
 
 def _write_sweep(root, rates, args=None):
     for name, values in rates.items():
-        folder = root / "results" / name
-        (folder / "runs").mkdir(parents=True)
         configuration = {
             "name": name,
             "kind": "llamacpp",
@@ -23,26 +21,7 @@ def _write_sweep(root, rates, args=None):
             "env": {},
             "draft_model": None,
         }
-        launch = {
-            "configuration": configuration,
-            "argv": ["llama-server"],
-            "port": 8080,
-            "host": "127.0.0.1",
-            "env_set": {},
-            "env": {},
-            "launched_at": "t",
-        }
-        (folder / "launch.json").write_text(json.dumps(launch))
-        for i, rate in enumerate(values):
-            record = {
-                "run": i,
-                "prompt_index": 0,
-                "tokens": 500,
-                "text_sha256": "t",
-                "started_at": f"t{i}",
-                "client": {"decode_tokens_per_s": rate},
-            }
-            (folder / "runs" / f"run_{i}.json").write_text(json.dumps(record))
+        write_session(root / "results" / name, configuration, values)
     return root
 
 

@@ -4,9 +4,8 @@ template) are not compared as if they were the same measurement."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from run_records import write_session
 
 from specsweep.report import compare
 
@@ -14,30 +13,10 @@ BENCHMARK = {"max_tokens": 500, "prompts": "config/prompts.txt", "chat_template"
 
 
 def _sweep(root, rates, benchmark=None, excluded=()):
-    folder = root / "results" / "cfg"
-    (folder / "runs").mkdir(parents=True)
-    launch = {
-        "configuration": {"name": "cfg", "kind": "llamacpp", "args": {"-t": 2}, "env": {}, "draft_model": None},
-        "benchmark": {**BENCHMARK, **(benchmark or {})},
-        "argv": ["llama-server"],
-        "port": 8080,
-        "host": "127.0.0.1",
-        "env_set": {},
-        "env": {},
-        "launched_at": "t",
-    }
-    (folder / "launch.json").write_text(json.dumps(launch))
-    for i, rate in enumerate(rates):
-        record = {
-            "run": i,
-            "prompt_index": 0,
-            "tokens": 500,
-            "text_sha256": "t",
-            "started_at": f"t{i}",
-            "client": {"decode_tokens_per_s": rate},
-            "excluded": "the client's decode rate disagrees with the engine's" if i in excluded else None,
-        }
-        (folder / "runs" / f"run_{i}.json").write_text(json.dumps(record))
+    configuration = {"name": "cfg", "kind": "llamacpp", "args": {"-t": 2}, "env": {}, "draft_model": None}
+    reason = "the client's decode rate disagrees with the engine's"
+    extra = {"benchmark": {**BENCHMARK, **(benchmark or {})}, "excluded": dict.fromkeys(excluded, reason)}
+    write_session(root / "results" / "cfg", configuration, rates, extra)
     return root
 
 
