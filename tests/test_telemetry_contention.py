@@ -49,3 +49,16 @@ def test_the_engines_own_load_is_not_contention():
     found = _probe("own")
     contention = found["record"]["contention"]
     assert found["busy_pid"] not in {p["pid"] for p in contention["top_other"]}
+
+
+def _contention(pct: float, cpu_s: float, top: list[dict] | None = None) -> dict:
+    return {"other_cpu_pct": pct, "other_cpu_s": cpu_s, "steal_pct": 0.0, "top_other": top or [], "gpu_other_processes": []}
+
+
+def test_a_few_ticks_in_a_short_run_are_not_contention_but_a_tenth_of_a_second_is():
+    # two 10 ms ticks of a kernel thread in a 0.1 s run read 11 %: tick noise, not another workload
+    assert telemetry.contended(_contention(11.1, 0.02)) is None
+    reason = telemetry.contended(_contention(11.1, telemetry.MIN_OTHER_CPU_S))
+    assert reason == "other processes used 11.1 % of the CPUs (processes that ended before the measurement did)"
+    named = telemetry.contended(_contention(30.0, 1.5, [{"pid": 7, "command": "make", "cpu_s": 1.4}]))
+    assert named == "other processes used 30 % of the CPUs (make 1.4 s)"

@@ -35,6 +35,9 @@ PROC = Path("/proc")
 # held one of the engine's GPUs, is contended.
 OTHER_CPU_PCT = 10.0
 STEAL_PCT = 5.0
+# ... and only when the other processes' CPU time is at least this: /proc counts in ticks (10 ms), so in
+# a run of a tenth of a second two ticks of a kernel thread are already "11 %" (tick noise, not contention).
+MIN_OTHER_CPU_S = 0.1
 
 # NVML clocks-event reasons that slow the clocks (GPU idle and the application-clocks setting do not).
 SLOWDOWNS = {
@@ -268,9 +271,12 @@ def contended(contention: dict[str, Any] | None) -> str | None:
     if not contention:
         return None
     reasons = []
-    if contention["other_cpu_pct"] > OTHER_CPU_PCT:
+    if contention["other_cpu_pct"] > OTHER_CPU_PCT and contention["other_cpu_s"] >= MIN_OTHER_CPU_S:
         names = ", ".join(f"{p['command']} {p['cpu_s']:g} s" for p in contention["top_other"])
-        reasons.append(f"other processes used {contention['other_cpu_pct']:g} % of the CPUs ({names})")
+        reasons.append(
+            f"other processes used {contention['other_cpu_pct']:g} % of the CPUs "
+            f"({names or 'processes that ended before the measurement did'})"
+        )
     if contention["steal_pct"] > STEAL_PCT:
         reasons.append(f"CPU steal {contention['steal_pct']:g} %")
     if contention["gpu_other_processes"]:
