@@ -52,7 +52,13 @@ def test_the_engines_own_load_is_not_contention():
 
 
 def _contention(pct: float, cpu_s: float, top: list[dict] | None = None) -> dict:
-    return {"other_cpu_pct": pct, "other_cpu_s": cpu_s, "steal_pct": 0.0, "top_other": top or [], "gpu_other_processes": []}
+    return {
+        "other_cpu_pct": pct,
+        "other_cpu_s": cpu_s,
+        "steal_pct": 0.0,
+        "top_other": top or [],
+        "gpu_other_processes": [],
+    }
 
 
 def test_a_few_ticks_in_a_short_run_are_not_contention_but_a_tenth_of_a_second_is():
