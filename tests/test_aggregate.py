@@ -158,3 +158,20 @@ def test_an_unknown_draft_count_is_not_summed_as_zero(default_config):
     assert pd.isna(ngram["drafted"]) and pd.isna(ngram["acceptance_rate"])
     assert ngram["accept_length"] == pytest.approx(1 + 1500 / 500)
     assert costmodel.counts_of(configurations["ngram-m8"], runs_of(runs)["ngram-m8"]) is None
+
+
+def test_each_sessions_launch_warnings_reach_the_summary_once_a_later_session_named():
+    """A launch record's warning (re-measured after a node failed, a host beyond loopback) is the row's
+    too: summary.csv is where the conclusion and a reader look (docs/summary.md, warnings)."""
+    from specsweep.analyse.aggregate import launch_warnings
+    from specsweep.record.results import Launch
+
+    def launch(*warnings: str) -> Launch:
+        return Launch({}, [], 0, "127.0.0.1", {}, {}, "t", warnings=list(warnings))
+
+    launches = {"cfg": launch("re-measured after a failed attempt: node node1 failed"), "cfg-s2": launch("a", "a")}
+    assert launch_warnings(["cfg", "cfg-s2", "cfg-s3"], launches) == [
+        "re-measured after a failed attempt: node node1 failed",
+        "cfg-s2: a",
+    ]
+    assert launch_warnings(["cfg"], {}) == []

@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -170,3 +171,33 @@ def test_an_orphan_whose_taker_already_finished_still_knows_it_lost(tmp_path, no
         orphan.check()
     assert orphan.redirect(tmp_path / "launch.json") == moved / "launch.json"
     orphan.release()
+
+
+def test_a_session_whose_job_is_node_fail_kills_its_batch_snakemake_and_measures_on(tmp_path, monkeypatch):
+    """The batch script's Snakemake (not above the session: srun ran the step) would remove the job's outputs
+    a latency-wait after srun failed at the node failure: the heartbeat kills it as soon as Slurm says
+    NODE_FAIL. A Snakemake of another job is left alone; the claim stays the session's."""
+    fake_slurm(tmp_path, monkeypatch, squeue="NODE_FAIL node1", sinfo="down*|node-loss test")
+    monkeypatch.setattr(claims, "HEARTBEAT_S", 0.05)
+    batch, other = (
+        subprocess.Popen(["bash", "-c", "exec -a snakemake sleep 30"], env={**os.environ, "SLURM_JOB_ID": job})
+        for job in ("4242", "4243")
+    )
+    for process in (batch, other):  # until bash has exec'd into "snakemake"
+        while not Path(f"/proc/{process.pid}/cmdline").read_bytes().startswith(b"snakemake\0"):
+            time.sleep(0.01)
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    progress = io.StringIO()
+    claim = claims.take(tmp_path, [], progress, "cfg")
+    try:
+        assert batch.wait(timeout=10) == -9
+        assert other.poll() is None
+        assert f"cfg: Slurm reports job 4242 NODE_FAIL: stopped its batch script's Snakemake (pid {batch.pid})" in (
+            progress.getvalue()
+        )
+        claim.check()  # not taken over: the session measures on
+    finally:
+        claim.release()
+        for process in (batch, other):
+            process.kill()
+            process.wait()

@@ -120,6 +120,11 @@ def test_a_node_that_fails_during_a_session_loses_no_finished_run(standin_workdi
     assert (
         "re-measured after a failed attempt (an earlier attempt was lost: warnings in summary.csv): victim" in console
     ), console[-3000:]
+    # the batch script's Snakemake of the lost job was stopped before its latency-wait ran out: it removed nothing
+    orphan_log = " ".join(p.read_text() for p in (workdir / "logs" / "bench").glob("victim.*.log"))
+    assert f"Slurm reports job {job} NODE_FAIL: stopped its batch script's Snakemake (pid " in orphan_log, orphan_log
+    batch_log = (workdir / ".snakemake" / "slurm_logs" / "rule_bench" / "victim" / f"{job}.log").read_text()
+    assert "Removing output files" not in batch_log, batch_log[-3000:]
     # the orphan's finished runs are kept, in a folder named after its job
     (kept,) = [d for d in failed_dirs(workdir, "victim") if d.name.endswith(f"-job{job}")]
     kept_runs = sorted(p.name for p in (kept / "runs").glob("run_*.json"))

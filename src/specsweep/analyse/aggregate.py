@@ -91,7 +91,9 @@ COLUMNS: dict[str, str] = {
     "warnings": "why not to trust the row at face value, '; '-separated: one session (intervals ignore "
     "launch-to-launch variation), noise not estimable, CV above 10 %, a speedup CI that straddles 1, a profile "
     "parser that matched no line, measured on another node or "
-    "GPU model than the baseline (empty when none)",
+    "GPU model than the baseline, and each session's launch record warnings (launch.json: re-measured after a "
+    "failed attempt, a host beyond loopback, quantised counters, GPUs; prefixed `<session>: ` for a session "
+    "k >= 2) (empty when none)",
     **energy.SUMMARY_COLUMNS,  # energy per token, clocks, throttling, contention (analyse/energy.py)
 }
 
@@ -227,7 +229,10 @@ def summary_table(
             next((statuses[s] for s in sessions[name] if statuses.get(s, "ok") != "ok"), statuses.get(name))
             for name in frame["configuration"]
         ]
-    warnings = {name: [w for s in names for w in measured.log_warnings.get(s, [])] for name, names in sessions.items()}
+    warnings = {
+        name: [w for s in names for w in measured.log_warnings.get(s, [])] + launch_warnings(names, measured.launches)
+        for name, names in sessions.items()
+    }
     if any(warnings.values()):
         frame = add_warnings(frame, warnings)
     # each session's server log, one profile per configuration
@@ -240,6 +245,18 @@ def summary_table(
     frame, energy_warnings = energy.summary_columns(frame, *_of_every_session(sessions, measured))
     frame = add_warnings(frame, energy_warnings)
     return add_profile_columns(frame, profiles, profile_parsers)
+
+
+def launch_warnings(sessions: list[str], launches: dict[str, Launch]) -> list[str]:
+    """What the sessions' launch records warn of (a node failed under an earlier attempt, ...), each once;
+    a later session's prefixed with its name."""
+    found: list[str] = []
+    for index, session in enumerate(sessions):
+        for warning in launches[session].warnings if session in launches else []:
+            text = warning if index == 0 else f"{session}: {warning}"
+            if warning not in found and text not in found:
+                found.append(text)
+    return found
 
 
 def _of_every_session(

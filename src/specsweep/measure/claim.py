@@ -15,6 +15,13 @@ its node's; this host: the pid; elsewhere: the heartbeat) and
 
 The orphan notices the loss at its next write or request (``lost``): from then on it writes nothing
 under the configuration's folder but into the folder it was moved to (``redirect``), and stops.
+
+Its job's Snakemake must not delete anything either. The batch script's Snakemake, on the same node,
+sees srun fail at the node failure and, a ``latency-wait`` later, removes the job's outputs, which by
+then may be the new attempt's. So the heartbeat asks Slurm for its own job's state (one ``squeue`` per
+heartbeat, under Slurm only) and, once the job is ``NODE_FAIL``, kills that Snakemake at once
+(``Claim._stop_job_snakemake``), well within the latency-wait; the session itself measures on until it is
+taken over, as its runs are still evidence.
 """
 
 from __future__ import annotations
@@ -100,6 +107,8 @@ class Claim:
     folder: Path
     attempt: Attempt
     replaced: dict[str, Any] | None = None
+    progress: TextIO | None = field(default=None, repr=False)
+    name: str = ""
     _stop: threading.Event = field(default_factory=threading.Event, repr=False)
     _kept: Path | None = field(default=None, repr=False)
 
@@ -162,10 +171,32 @@ class Claim:
             self.path.unlink(missing_ok=True)
 
     def _beat(self) -> None:
+        job_failed = False
         while not self._stop.wait(HEARTBEAT_S):
             if self.lost() is not None:
                 return
             self.heartbeat().touch()
+            if self.attempt.job and not job_failed and (found := cluster.job_state(self.attempt.job)):
+                job_failed = found[0] == "NODE_FAIL"
+                if job_failed:
+                    self._stop_job_snakemake()
+
+    def _stop_job_snakemake(self) -> None:
+        """SIGKILL this job's batch Snakemake (see the module doc), saying so on the session's console."""
+        from specsweep.measure.job_guard import job_snakemakes
+
+        stopped = job_snakemakes(str(self.attempt.job))
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if self.progress is not None:
+            print(
+                f"{self.name}: Slurm reports job {self.attempt.job} NODE_FAIL: stopped its batch script's "
+                f"Snakemake (pid {', '.join(map(str, stopped)) or 'none found'}) so that it deletes no output a "
+                f"later attempt writes; measuring on until a later attempt takes {self.name} over",
+                file=self.progress,
+                flush=True,
+            )
 
 
 def read_claim(folder: Path) -> dict[str, Any] | None:
@@ -222,7 +253,7 @@ def take(folder: Path, evidence: list[Path], progress: TextIO, name: str) -> Cla
     """Claim ``folder`` for this attempt; take it over from a holder that no longer runs (its ``evidence``
     files, and their shadow copies, kept in ``failed/<time>-<holder>/``); raise ClaimHeld while it runs."""
     mine = Attempt.this()
-    claim = Claim(folder, mine)
+    claim = Claim(folder, mine, progress=progress, name=name)
     holder = read_claim(folder)
     if holder is not None and holder.get("key") != mine.key:
         why = why_gone(holder, mine, folder)

@@ -107,3 +107,19 @@ def other_runs_in(folder: Path) -> list[str]:
         if is_snakemake(argv) or any(".snakemake/scripts/" in arg for arg in argv):
             found.append(f"pid {entry.name}: {' '.join(argv).strip()[:200]}")
     return found
+
+
+def job_snakemakes(job: str) -> list[int]:
+    """Snakemake processes of Slurm job ``job`` on this node that are not above this process: the batch
+    script's, which runs the step (this process's Snakemake) with srun."""
+    mine, wanted = {os.getpid(), *ancestors()}, f"SLURM_JOB_ID={job}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) in mine:
+            continue
+        try:
+            if is_snakemake(_command(int(entry.name))) and wanted in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
