@@ -93,7 +93,9 @@ def table(result: dict) -> str:
     for name, figure, target in load_coverage.lines(result["load_coverage"]):
         lines.append(f"{name:<72} {figure:>18} {target:>12}")
     for c in result["coverage"]:
-        where = f"{100 * c['launch_sd']:.0f} % launch offsets, {c['sessions']} sessions, {c['sweeps']} sweeps"
+        where = f"{100 * c['launch_sd']:.0f} % launch offsets, {c['sessions']} sessions, {c['sweeps']} sweeps" + (
+            f", first session +{100 * c['first_session_boost']:.0f} %" if c.get("first_session_boost") else ""
+        )
         row(f"coverage, {where}: tok/s, speedup, per category", _coverage(c), "95 ± 2 %")
         row("  best's interval; family-wise false positives (A/A, 3 comparisons)", _familywise(c), "≤ 5 %")
     if tel := result.get("telemetry"):

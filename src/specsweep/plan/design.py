@@ -6,13 +6,18 @@ the first is the configuration itself (``results/<name>/``), session k >= 2 is a
 and bench job, ``session_of`` naming the configuration. The analysis groups instances by that field
 (``sessions_of``) and takes the session as the unit of every interval and test (analyse/replicates.py).
 
-Order: sessions are measured in rounds (every configuration's session k before any session k+1),
-odd rounds in a seeded random order, each even round the reverse of the one before (ABBA, so a drift
-over the sweep cancels in pairs), the baseline's first session first and its last session last,
-so the baseline brackets the sweep (Snakemake priorities: no configuration depends on another, so a
-rerun of one never reruns the others). ``benchmark.order: bracket`` also measures the baseline once
-more as ``<baseline>-end``, ordered after every other session through its inputs; it is one more
-session of the baseline, and ``drift`` compares it with the first. ``configurations_for`` is the one
+Order: sessions are measured in rounds (every configuration's session k before any session k+1), each
+round in its own seeded random order of every configuration, the baseline among them (a randomised
+complete block design), through Snakemake priorities (no configuration depends on another, so a rerun of
+one never reruns the others). Why not ABBA with the baseline first and last: on a shared machine the
+sweep's first session runs faster (measured on this project's 2-core VM: +1.4 to +4 % in 4 of 4 real A/A
+sweeps, docs/summary.md, "Sessions and prompts"), and a configuration whose sessions sit side by side in the middle of an
+ABBA order shares one stretch of machine state; both bias a comparison against the baseline in the same
+direction for every candidate, so a real A/A sweep called all three identical configurations
+"significantly slower". Shuffled rounds give every configuration the same chance of each position.
+``benchmark.order: bracket`` measures the baseline first and once more as ``<baseline>-end``, ordered
+after every other session through its inputs, for the drift report (``drift`` compares the two); it is
+one more session of the baseline. ``configurations_for`` is the one
 way a job gets its configurations (with real values; Snakemake params hold fingerprints of secrets).
 """
 
@@ -153,22 +158,17 @@ def session_order(configurations: Mapping[str, Configuration]) -> list[str]:
     (its inputs order it last)."""
     sessions = sessions_of(configurations)
     baseline = next((name for name, c in configurations.items() if c.baseline), None)
+    bracketed = baseline is not None and end_name(baseline) in configurations
     rounds = max((len([s for s in names if not s.endswith(END_SUFFIX)]) for names in sessions.values()), default=0)
     order: list[str] = []
-    names: list[str] = []
     for round_index in range(rounds):
-        if round_index % 2:  # ABBA: the reverse of the round before, so a drift over the sweep cancels in pairs
-            names = names[::-1]
-        else:
-            names = [n for n in sessions if n != baseline]
-            random.Random(ORDER_SEED + round_index).shuffle(names)
-        placed = names
-        if baseline is not None:
-            # the baseline opens the first round and closes the last
-            placed = [*names, baseline] if round_index == rounds - 1 and round_index else [baseline, *names]
+        names = list(sessions)
+        random.Random(ORDER_SEED + round_index).shuffle(names)
+        if bracketed and round_index == 0:  # the bracket's first side: the baseline opens the sweep
+            names = [baseline, *(n for n in names if n != baseline)]
         order += [
             session_name(name, round_index + 1)
-            for name in placed
+            for name in names
             if session_name(name, round_index + 1) in configurations
         ]
     return order
