@@ -10,11 +10,11 @@ Order: sessions are measured in rounds (every configuration's session k before a
 round in its own seeded random order of every configuration, the baseline among them (a randomised
 complete block design), through Snakemake priorities (no configuration depends on another, so a rerun of
 one never reruns the others). Why not ABBA with the baseline first and last: on a shared machine the
-sweep's first session runs faster (measured on this project's 2-core VM: +1.4 to +4 % in 4 of 4 real A/A
-sweeps, docs/summary.md, "Sessions and prompts"), and a configuration whose sessions sit side by side in the middle of an
-ABBA order shares one stretch of machine state; both bias a comparison against the baseline in the same
-direction for every candidate, so a real A/A sweep called all three identical configurations
-"significantly slower". Shuffled rounds give every configuration the same chance of each position.
+sweep's first session ran faster (+1.4 to +4 % in 4 of 4 real A/A sweeps on this project's 2-core VM;
+docs/summary.md, "Sessions and prompts"), and a configuration whose sessions sit side by side in the
+middle of an ABBA order shares one stretch of machine state; both bias the comparisons against the
+baseline alike, so a real A/A sweep called all three identical configurations "significantly slower".
+Shuffled rounds give every configuration the same chance of each position.
 ``benchmark.order: bracket`` measures the baseline first and once more as ``<baseline>-end``, ordered
 after every other session through its inputs, for the drift report (``drift`` compares the two); it is
 one more session of the baseline. ``configurations_for`` is the one
