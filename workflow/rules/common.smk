@@ -283,7 +283,7 @@ def runs_before(wildcards):
     return sweep_design.runs_before(wildcards.cfg, CONFIGURATIONS, RUNS)
 
 
-# Sessions in rounds, each in a seeded random order, the baseline first and last (plan/design.py).
+# Sessions in rounds, each its own seeded shuffle of every configuration, the baseline among them (plan/design.py).
 SESSION_PRIORITIES = sweep_design.session_priorities(CONFIGURATIONS)
 
 
