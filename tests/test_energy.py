@@ -24,7 +24,12 @@ QUIET = {
     "top_other": [],
     "gpu_other_processes": [],
 }
-BUSY = {**QUIET, "other_cpu_pct": 40.0, "top_other": [{"pid": 7, "command": "cc1plus", "cpu_s": 4.0}]}
+BUSY = {
+    **QUIET,
+    "other_cpu_s": 4.0,
+    "other_cpu_pct": 40.0,
+    "top_other": [{"pid": 7, "command": "cc1plus", "cpu_s": 4.0}],
+}
 
 
 def sampled(watts: float, seconds: float, reasons: int = 0, contention=QUIET, counter_scale: float = 1.0) -> dict:
