@@ -35,6 +35,7 @@ from conftest import (
 from workflow_runs import snakemake_argv
 
 from specsweep.analyse.aggregate import summarise
+from specsweep.plan import design
 from specsweep.plan.config import ConfigError, Configuration, validate_schema
 from specsweep.record.atomic import DamagedFile
 from specsweep.record.results import read_run
@@ -44,6 +45,10 @@ SUMMARY = Path("results/summary.csv")
 
 def bench_jobs(done: subprocess.CompletedProcess[str]) -> int:
     return (done.stdout + done.stderr).count("rule bench:")
+
+
+def configurations_in(workdir: Path) -> dict[str, Configuration]:
+    return design.configurations_of(validate_schema(yaml.safe_load((workdir / "config.yaml").read_text())))
 
 
 def edit_config(workdir: Path, edit) -> None:
@@ -69,7 +74,10 @@ class Lifecycle:
             {
                 "baseline": {"baseline": True},
                 "other": {"args": {"--spec-draft-n-max": 4}},
-                "dies": {"env": {"STANDIN_MODE": "die-during=3", "STANDIN_ONLY_IF": str(self.fault)}},
+                "dies": {
+                    "args": {"--spec-draft-n-max": 6},
+                    "env": {"STANDIN_MODE": "die-during=3", "STANDIN_ONLY_IF": str(self.fault)},
+                },
             },
             runs=2,
         )
@@ -89,6 +97,7 @@ class Lifecycle:
         (self.results / "other" / "runs" / "run_1.json").unlink()
         self.step("deleted", str(SUMMARY))
         self.seen["after-deleted"] = pd.read_csv(workdir / SUMMARY)
+        self.seen["after-deleted-runs"] = sorted(p.name for p in (self.results / "other" / "runs").iterdir())
 
         # 3. a damaged run file: the summary names it and sets it aside; the same command then measures it again
         (self.results / "dies" / "runs" / "run_0.json").write_text('{"run": 0, "tok')
@@ -100,11 +109,14 @@ class Lifecycle:
         edit_config(workdir, lambda c: c["configurations"]["other"].update(description="a new description"))
         self.step("description", "-n", str(SUMMARY))
 
-        # 5. parameters changed for two configurations, and the first relaunch fails (a bad flag):
-        #    the previous sessions are kept in history/, the one not reached is listed `stale`
+        # 5. parameters changed for two configurations, and the first relaunch (in the design's seeded
+        #    order) fails at start: the previous sessions are kept in history/, the one not reached is `stale`
+        self.relaunched = [n for n in design.session_order(configurations_in(workdir)) if n in ("other", "dies")]
+        first, second = self.relaunched
+
         def change(config):
-            config["configurations"]["baseline"]["env"] = {"STANDIN_MODE": "exit-at-start"}
-            config["configurations"]["other"]["args"] = {"--spec-draft-n-max": 8}
+            config["configurations"][first]["env"] = {"STANDIN_MODE": "exit-at-start"}
+            config["configurations"][second]["args"] = {"--spec-draft-n-max": 8}
 
         edit_config(workdir, change)
         self.step("changed", str(SUMMARY))
@@ -146,7 +158,7 @@ def test_a_deleted_run_file_is_noticed_and_its_configuration_measured_again(life
     )
     assert bench_jobs(done) == 1
     assert lifecycle.seen["after-deleted"].set_index("configuration").loc["other", "runs"] == 2
-    assert (lifecycle.results / "other" / "runs" / "run_1.json").exists()
+    assert "run_1.json" in lifecycle.seen["after-deleted-runs"]  # (step 5 may relaunch `other` later)
     # the run that was still there is not lost: the previous session is in history/
     kept = sorted((lifecycle.results / "other" / "history").iterdir())[0]  # (step 4 kept a later one)
     assert (kept / "runs" / "run_0.json").exists() and not (kept / "runs" / "run_1.json").exists()
@@ -173,25 +185,25 @@ def test_editing_a_description_reruns_nothing(lifecycle):
 
 def test_a_failed_relaunch_after_a_parameter_change_loses_nothing_and_stale_rows_say_so(lifecycle):
     done = lifecycle.steps["changed"]
-    assert done.returncode != 0  # the baseline's new launch fails at start
+    assert done.returncode != 0  # the first relaunch fails at start
     output = done.stdout + done.stderr
-    for name in ("baseline", "other"):  # both were about to run: both previous sessions kept first
+    first, second = lifecycle.relaunched
+    previous = {"other": 4, "dies": 6}  # --spec-draft-n-max each was measured with
+    for name in (first, second):  # both were about to run: both previous sessions kept first
         assert f"{name}: the previous session (completed, " in output
         history = sorted((lifecycle.results / name / "history").iterdir())
         newest = history[-1]
-        assert {p.name for p in (newest / "runs").iterdir()} == {"run_0.json", "run_1.json"}
+        # (a run file set aside as .damaged in step 3 stays beside the runs as evidence)
+        assert {p.name for p in (newest / "runs").glob("run_*.json")} == {"run_0.json", "run_1.json"}
         assert (newest / "launch.json").exists() and (newest / "server.log").exists()
         measured = json.loads((newest / "measured_under.json").read_text())
         assert measured["benchmark"]["runs"] == 2
-    under = json.loads(
-        (sorted((lifecycle.results / "other" / "history").iterdir())[-1] / "measured_under.json").read_text()
-    )
-    assert under["configuration"]["args"] == {"--spec-draft-n-max": 4}
+        assert measured["configuration"]["args"] == {"--spec-draft-n-max": previous[name]}
     stale = lifecycle.seen["stale"].set_index("configuration")
-    assert stale.loc["baseline", "status"].startswith("failed (")
-    # `other` was not reached: its old runs are listed as stale, labelled with the parameters they had
-    assert stale.loc["other", "status"] == "stale" and stale.loc["other", "--spec-draft-n-max"] == 4
-    assert stale.loc["dies", "status"] == "ok"
+    assert stale.loc[first, "status"].startswith("failed (")
+    # the second was not reached: its old runs are listed as stale, labelled with the parameters they had
+    assert stale.loc[second, "status"] == "stale" and stale.loc[second, "--spec-draft-n-max"] == previous[second]
+    assert stale.loc["baseline", "status"] == "ok"
     assert all(not left for key, left in lifecycle.seen.items() if key.startswith("left-"))
 
 
