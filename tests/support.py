@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -51,6 +52,28 @@ def kill_all(processes: list[psutil.Process]) -> None:
     for process in processes:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(os.getpgid(process.pid), signal.SIGKILL)
+
+
+def kill_bench_job_after_run_0(workdir: Path, env: dict[str, str], timeout_s: float) -> tuple[int, str]:
+    """``snakemake all`` in ``workdir``; once ``results/baseline/runs/run_0.json`` exists, SIGKILL its one bench
+    job as the OOM killer does (during run 2); return Snakemake's exit status and console."""
+    from workflow_runs import snakemake_argv
+
+    out = workdir / "results" / "baseline"
+    first = subprocess.Popen(
+        snakemake_argv(workdir, "all"), env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        assert wait_for(lambda: (out / "runs" / "run_0.json").exists() or first.poll() is not None, timeout_s)
+        jobs = [
+            p for p in leftovers(workdir / ".snakemake" / "scripts") if "bench_configuration" in " ".join(p.cmdline())
+        ]
+        assert len(jobs) == 1, first.communicate(timeout=60)[0][-3000:] if first.poll() is not None else jobs
+        os.kill(jobs[0].pid, signal.SIGKILL)
+        said, _ = first.communicate(timeout=120)
+    finally:
+        first.kill()
+    return first.wait(), said
 
 
 def executable_standin(folder: Path) -> Path:

@@ -158,12 +158,20 @@ def llamacpp_session_with_load(tmp_path):
     return log, segments
 
 
-def test_load_window_requests_are_not_runs(tmp_path):
-    """The 244/110 double count: load windows' requests were labelled phase run, and the summary's log
-    fallback gave three runs that drafted nothing the windows' draft counts."""
-    from specsweep.analyse.aggregate import fill_speculation_from_logs
+# the summary row of a configuration whose runs reported no draft counts: the log fallback's input
+RUNS_WITHOUT_COUNTS = pd.DataFrame(
+    {
+        "configuration": ["ngram"],
+        "drafted": [float("nan")],
+        "accepted": [float("nan")],
+        "acceptance_rate": [float("nan")],
+        "speculation_source": [""],
+    }
+)
 
-    log, segments = llamacpp_session_with_load(tmp_path)
+
+def ngram_profile(log, segments, tmp_path) -> pd.DataFrame:
+    """profile.csv of the llama.cpp log of configuration ``ngram``, cut by its ``segments``."""
     write_profile(
         log,
         tmp_path / "profile.csv",
@@ -175,21 +183,21 @@ def test_load_window_requests_are_not_runs(tmp_path):
         "ngram",
         segments=Segments.of(segments),
     )
-    profile = pd.read_csv(tmp_path / "profile.csv")
+    return pd.read_csv(tmp_path / "profile.csv")
+
+
+def test_load_window_requests_are_not_runs(tmp_path):
+    """The 244/110 double count: load windows' requests were labelled phase run, and the summary's log
+    fallback gave three runs that drafted nothing the windows' draft counts."""
+    from specsweep.analyse.aggregate import fill_speculation_from_logs
+
+    log, segments = llamacpp_session_with_load(tmp_path)
+    profile = ngram_profile(log, segments, tmp_path)
     assert list(profile["phase"]) == ["warmup", "run", "run", "run", "load", "load", "load", "load"]
     assert list(profile["run"].fillna(-1)) == [-1, 0, 1, 2, -1, -1, -1, -1]
     assert list(profile["load_level"].fillna("")) == ["", "", "", "", "c1", "c1", "c2", "c2"]
     assert list(profile["load_window"].fillna(-1)) == [-1, -1, -1, -1, 0, 0, 0, 0]
-    runs = pd.DataFrame(
-        {
-            "configuration": ["ngram"],
-            "drafted": [float("nan")],
-            "accepted": [float("nan")],
-            "acceptance_rate": [float("nan")],
-            "speculation_source": [""],
-        }
-    )
-    filled = fill_speculation_from_logs(runs, {"ngram": profile})
+    filled = fill_speculation_from_logs(RUNS_WITHOUT_COUNTS, {"ngram": profile})
     assert pd.isna(filled.loc[0, "drafted"])  # the runs drafted nothing: no count from the windows or warmup
 
 
@@ -202,26 +210,6 @@ def test_run_drafts_from_the_log_count_runs_only(tmp_path):
     run_1 = next(s["start"] for s in segments if s["phase"] == "run" and s["index"] == 1)
     log.write_text(text)
     moved = [dict(s, start=s["start"] + grown) if s["start"] > run_1 else s for s in segments]
-    write_profile(
-        log,
-        tmp_path / "profile.csv",
-        "llamacpp",
-        "llamacpp",
-        {},
-        1,
-        io.StringIO(),
-        "ngram",
-        segments=Segments.of(moved),
-    )
-    profile = pd.read_csv(tmp_path / "profile.csv")
-    runs = pd.DataFrame(
-        {
-            "configuration": ["ngram"],
-            "drafted": [float("nan")],
-            "accepted": [float("nan")],
-            "acceptance_rate": [float("nan")],
-            "speculation_source": [""],
-        }
-    )
-    filled = fill_speculation_from_logs(runs, {"ngram": profile}).loc[0]
+    profile = ngram_profile(log, moved, tmp_path)
+    filled = fill_speculation_from_logs(RUNS_WITHOUT_COUNTS, {"ngram": profile}).loc[0]
     assert (filled["drafted"], filled["accepted"], filled["speculation_source"]) == (10, 7, "server log")

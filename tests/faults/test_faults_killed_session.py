@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import subprocess
 
 from conftest import (
     executable_standin,
@@ -22,7 +20,7 @@ from conftest import (
     wait_for,
     write_config,
 )
-from workflow_runs import snakemake_argv
+from support import kill_bench_job_after_run_0
 
 LOAD = {"requests_per_window": 2, "windows": 2, "seed": 1, "slo": {}}
 
@@ -88,21 +86,11 @@ def test_kill_9_of_the_bench_job_under_snakemake_keeps_run_1_for_the_rerun(tmp_p
     write_config(tmp_path, standin, tmp_path / "model.gguf", configurations, request_timeout_s=120)
     env = {**os.environ, "ECHOED_REF": secret, "SPECSWEEP_CACHE": str(tmp_path / "cache")}
     out = tmp_path / "results" / "baseline"
-    first = subprocess.Popen(
-        snakemake_argv(tmp_path, "all"), env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    try:
-        assert wait_for(lambda: (out / "runs" / "run_0.json").exists() or first.poll() is not None, 120)
-        jobs = [
-            p for p in leftovers(tmp_path / ".snakemake" / "scripts") if "bench_configuration" in " ".join(p.cmdline())
-        ]
-        assert len(jobs) == 1, first.communicate(timeout=60)[0][-3000:] if first.poll() is not None else jobs
-        os.kill(jobs[0].pid, signal.SIGKILL)  # during run 2/3, stalled
-        said, _ = first.communicate(timeout=120)
+    try:  # killed during run 2/3, stalled
+        returncode, said = kill_bench_job_after_run_0(tmp_path, env, 120)
     finally:
-        first.kill()
         kill_all(leftovers(standin))
-    assert first.returncode != 0
+    assert returncode != 0
     run_0 = json.loads((next(out.glob(".session*")) / "runs" / "run_0.json").read_text())
     assert not (out / "failed").exists() and not (out / "runs" / "run_0.json").exists(), said[-2000:]
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 
 import pytest
 import yaml
 from conftest import REPO, kill_all, leftovers, wait_for
-from workflow_runs import snakemake, snakemake_argv
+from support import kill_bench_job_after_run_0
+from workflow_runs import snakemake
 
 from specsweep.record.cache import cache_root
 
@@ -41,21 +40,8 @@ def test_kill_9_of_the_bench_job_in_run_2_keeps_run_1_in_history(tmp_path):
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     env = {**os.environ, "SPECSWEEP_CACHE": str(cache_root())}  # the real measuring lock
     out = tmp_path / "results" / "baseline"
-    first = subprocess.Popen(
-        snakemake_argv(tmp_path, "all"), env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    try:
-        assert wait_for(lambda: (out / "runs" / "run_0.json").exists() or first.poll() is not None, 420)
-        jobs = [
-            p for p in leftovers(tmp_path / ".snakemake" / "scripts") if "bench_configuration" in " ".join(p.cmdline())
-        ]
-        assert len(jobs) == 1, first.communicate(timeout=60)[0][-3000:] if first.poll() is not None else jobs
-        [job] = jobs
-        os.kill(job.pid, signal.SIGKILL)  # during run 2/3
-        said, _ = first.communicate(timeout=120)
-    finally:
-        first.kill()
-    assert first.returncode != 0
+    returncode, said = kill_bench_job_after_run_0(tmp_path, env, 420)  # during run 2/3
+    assert returncode != 0
     assert wait_for(lambda: not leftovers(tmp_path), 10), "llama-server outlived its killed job"
     run_0 = json.loads((next(out.glob(".session*")) / "runs" / "run_0.json").read_text())
     assert not (out / "failed").exists() and not (out / "runs" / "run_0.json").exists(), said[-2000:]
