@@ -57,6 +57,7 @@ def test_matches_by_name_and_parameters(tmp_path):
     assert ngram["ratio"] == pytest.approx(ngram["decode_tok_s_after"] / ngram["decode_tok_s_before"])
     assert not bool(frame.loc["baseline", "significant"])
     assert "straddles 1" in frame.loc["baseline", "warnings"]
+    assert compare.ONE_LAUNCH_EACH in ngram["warnings"]  # the interval's replicate is a run, and it says so
     lines = compare.describe(frame.reset_index(), str(a), str(b))
     assert "Fieller" in lines[2] and any(line.startswith("ngram:") and "(significant)" in line for line in lines)
 

@@ -26,6 +26,9 @@ from specsweep.measure.rate_check import kept_and_excluded
 from specsweep.record.results import LAUNCH_PATH, ROOT, RUN_PATH, Launch, Run
 
 MATCHED_KEYS = ("kind", "args", "env", "draft_model")
+# Every compared row says so: each side's runs come from one launch (a session instance ``<name>-s<k>`` of a
+# sweep with sessions is a row of its own), so the interval is conditional on those two launches.
+ONE_LAUNCH_EACH = "runs of one server launch on each side: the interval ignores launch-to-launch variation"
 # Benchmark settings that change no run's number: how many runs there are (the statistics say), how long to wait
 # for a server or a request, the GPU memory check, and the load SLOs (goodput only, not tok/s). Every other
 # setting (max_tokens, prompts, chat_template, temperature, seed, warm-up, order, load levels, ...) is matched.
@@ -62,7 +65,8 @@ COLUMNS: dict[str, str] = {
     "ratio_boot95_high": "95 % percentile-bootstrap interval of the ratio of means, upper bound",
     "p_value": "two-sided Welch t-test p-value, after vs before",
     "significant": "true when p_value < 0.05 (empty when no test was possible)",
-    "warnings": "reasons not to trust the row (fewer than 3 runs, CV > 10 %, CI straddles 1)",
+    "warnings": "reasons not to trust the row (its interval is over the runs of one server launch on each side, so "
+    "it ignores launch-to-launch variation; fewer than 3 runs, CV > 10 %, CI straddles 1)",
 }
 
 
@@ -154,7 +158,7 @@ def compare(before: ResultSet, after: ResultSet, match: str = "parameters") -> p
             rows.append(row)
             continue
         ratio = stats.ratio(x, y)
-        warnings = stats.warnings_for(stats.describe(x), ratio) + [
+        warnings = [ONE_LAUNCH_EACH, *stats.warnings_for(stats.describe(x), ratio)] + [
             f"before: {w}" for w in stats.warnings_for(stats.describe(y))
         ]
         row.update(
@@ -213,6 +217,7 @@ def describe(frame: pd.DataFrame, before: str, after: str) -> list[str]:
         f"compare: after = {after}",
         f"         before = {before}",
         f"ratio = mean tok/s after / before; 95 % {stats.SPEEDUP_CI_METHOD} CI; p = {stats.TEST_METHOD}",
+        f"replicates: {ONE_LAUNCH_EACH}",
     ]
     if (why := nothing_compared(frame)) is not None:
         lines.append(f"WARNING: {why}")
