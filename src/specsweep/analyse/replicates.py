@@ -72,15 +72,12 @@ def passes(runs: Sequence[Run]) -> list[list[Run]]:
 def within_session_cv(sessions: Sequence[Sequence[Run]]) -> float:
     """Run-to-run variation of one prompt within one session: the pooled standard deviation of the log
     decode rate of a prompt's repeated runs (≈ CV); NaN when no prompt ran twice in a session."""
-    squares, df = 0.0, 0
-    for runs in sessions:
-        for prompt in {r.prompt_index for r in runs}:
-            logs = np.log(np.asarray([r.decode_tokens_per_s for r in runs if r.prompt_index == prompt], dtype=float))
-            logs = logs[np.isfinite(logs)]
-            if len(logs) >= 2:
-                squares += float(((logs - logs.mean()) ** 2).sum())
-                df += len(logs) - 1
-    return math.sqrt(squares / df) if df else math.nan
+    sd, _ = pooled_sd(
+        [r.decode_tokens_per_s for r in runs if r.prompt_index == prompt]
+        for runs in sessions
+        for prompt in {r.prompt_index for r in runs}
+    )
+    return sd
 
 
 def common_prompts(*sessions: Sequence[Run]) -> set[int]:

@@ -1,32 +1,33 @@
-"""Statistics of repeated runs, with every interval and test named and justified.
+"""Statistics of repeated measurements, with every interval and test named and justified.
 
-summary.csv's headline numbers are computed by analyse/replicates.py: sessions (server launches) are
-the replicates, on the log scale, with Holm's adjustment (``holm``) over the comparisons against a
-baseline; that module says why. The functions below are the building blocks, and what the load,
-drift, effects and comparison tables use. What they are, and why:
+summary.csv's headline numbers (``decode_tok_s_ci95_*``, ``speedup_ci95_*``, ``speedup_p_value``) are
+computed by analyse/replicates.py: sessions (server launches) are the replicates, on the log scale, with
+a spread pooled over the sweep's configurations and Holm's adjustment (``holm``) over the comparisons
+against a baseline; that module says why. The functions below are the building blocks: the t critical
+value and tail, Holm, and the run-level intervals the load, drift, effects and comparison tables use.
+What those are, and why:
 
-* **Mean ± 95 % Student-t interval** (``t_interval``): mean ± t(0.975, n-1) · s/√n. This is the
-  interval shown (summary ``decode_tok_s_ci95_*``, the throughput figure). With 3-10 runs per
-  configuration it keeps its nominal coverage under roughly normal run-to-run noise, which the
-  coverage test (tests/test_stats_coverage.py) checks on 2,000 simulated sweeps.
-* **Percentile bootstrap interval** (``bootstrap_mean_interval``, ``decode_tok_s_boot95_*``): shown beside
-  the t-interval because it assumes no distribution, but with 5 runs it is too narrow (about
-  85 % coverage: resampling shrinks the spread by √((n-1)/n) and uses normal, not t, quantiles,
-  so it is roughly P(|t₄| < 1.96·√0.8) = 0.85; the test measures 82-87 %), so it is *not* the
-  headline interval.
-* **Speedup CI, Fieller** (``fieller_ratio_interval``, ``speedup_ci95_*``): the exact interval of a
-  ratio of two independent normal means, with Welch-Satterthwaite degrees of freedom. The
-  bootstrap of the ratio of means (``bootstrap_ratio_interval``, ``speedup_boot95_*``) is given
-  too, with the same small-sample caveat.
-* **Significance, Welch's t-test** (``welch_p_value``): the question is whether two *means*
-  differ (the speedup is a ratio of means), and speculative configurations have visibly
-  different run-to-run spread from the baseline, so the unequal-variance t-test is the right
-  one. Mann-Whitney was rejected: it tests a shift in distribution rather than the means, and
-  with 5 + 5 runs its smallest possible two-sided p-value is 0.008, so it has little power.
+* **Mean ± 95 % Student-t interval** (``t_interval``): mean ± t(0.975, n-1) · s/√n, over the values
+  given (windows of a load level, runs of one session in drift.csv). It keeps its nominal coverage
+  under roughly normal noise between those values; it says nothing about what varies between them
+  and the next launch.
+* **Percentile bootstrap interval** (``bootstrap_mean_interval``): assumes no distribution, but with 5
+  values it is too narrow (about 85 % coverage: resampling shrinks the spread by √((n-1)/n) and uses
+  normal, not t, quantiles, so it is roughly P(|t₄| < 1.96·√0.8) = 0.85; the test measures 82-87 %),
+  so no table headlines it.
+* **Ratio CI, Fieller** (``fieller_ratio_interval``): the exact interval of a ratio of two independent
+  normal means, with Welch-Satterthwaite degrees of freedom (comparison.csv, the effects table). The
+  bootstrap of the ratio of means (``bootstrap_ratio_interval``) is given beside it, with the same
+  small-sample caveat.
+* **Significance, Welch's t-test** (``welch_p_value``): the question is whether two *means* differ,
+  and speculative configurations have visibly different spread from the baseline, so the
+  unequal-variance t-test is the right one. Mann-Whitney was rejected: it tests a shift in
+  distribution rather than the means, and with 5 + 5 values its smallest two-sided p-value is 0.008.
 
-Every resampling uses a fixed seed, so identical input gives identical output. Functions take
-the runs on the last axis and broadcast over leading axes (a whole simulated study, or a sweep's
-configurations at once: ``describe_many``); a row's numbers never depend on the other rows.
+Every resampling uses a fixed seed, so identical input gives identical output. Functions take the
+values on the last axis and broadcast over leading axes (a whole simulated study, or a sweep's
+configurations at once: ``describe_many``); these functions treat each row on its own (summary.csv's
+rows share the pooled spread of replicates.py).
 """
 
 from __future__ import annotations

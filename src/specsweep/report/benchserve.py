@@ -20,14 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from specsweep.analyse.latency import request_latency
+from specsweep.analyse.latency import PERCENTILES, request_latency
 from specsweep.engines.vllm import per_position_rates
 from specsweep.plan.load_levels import CONCURRENCY
 from specsweep.record.results import Window
 
 FORMAT = "specsweep bench_serve 1 (vllm bench serve --save-result field names)"
-METRICS = ("ttft", "tpot", "itl", "e2el")
-PERCENTILES = (50, 90, 99)
+METRICS = ("ttft", "tpot", "itl", "e2el")  # at load.csv's PERCENTILES
 DRAFTS, DRAFT_TOKENS, ACCEPTED = (
     "vllm:spec_decode_num_drafts_total",
     "vllm:spec_decode_num_draft_tokens_total",
