@@ -101,3 +101,18 @@ def test_the_best_line_names_the_significant_winner_the_paper_names(tmp_path):
         "no configuration is shown to beat its baseline"
     )
     assert paper.best(table) is None
+
+
+def test_the_paper_names_no_contended_winner_as_the_console_names_none(tmp_path):
+    """One rule for best (conclusion.best): a winner measured under contention is neither the console's
+    nor the paper's, whose Best* macros would otherwise name what the console refuses to."""
+    from specsweep.report import paper
+
+    table = pd.read_csv(GOLDEN)
+    assert paper.best(table)["configuration"] == "a"
+    table["contended_runs"] = [2 if name == "a" else 0 for name in table["configuration"]]
+    table.to_csv(tmp_path / "summary.csv", index=False)
+    text = conclusion.lines(conclusion.read(tmp_path / "summary.csv"))
+    chosen = paper.best(table)
+    assert chosen is None or chosen["configuration"] != "a"
+    assert not any(line.startswith("  best: a,") for line in text)

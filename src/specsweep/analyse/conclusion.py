@@ -124,10 +124,18 @@ def lines(rows: list[Row], results: str = "results", config_files: Sequence[str]
 
 def best(measured: list[Row]) -> Row | None:
     """The configuration the conclusion and the paper call best: the fastest that is significantly faster
-    than its baseline (Holm), else None. The fastest is selected by its own noise, so it is quoted with
-    its simultaneous interval (speedup_sim95_*)."""
+    than its baseline (Holm), measured on its baseline's machine, neither of them contended; else None.
+    The fastest is selected by its own noise, so it is quoted with its simultaneous interval
+    (speedup_sim95_*)."""
+    touched = contended(measured)  # no winner from contended runs, or against a contended baseline
+    baselines = [r["configuration"] for r in measured if r.get("baseline") == "True"]
     faster = [
-        r for r in measured if r.get("significant") == "True" and _number(r, "speedup") > 1 and not _cross_machine(r)
+        r
+        for r in measured
+        if r.get("significant") == "True"
+        and _number(r, "speedup") > 1
+        and not _cross_machine(r)
+        and not _touched_by(r, touched, baselines)
     ]
     return max(faster, key=lambda r: _number(r, "decode_tok_s_mean"), default=None)
 
