@@ -157,7 +157,7 @@ def main() -> None:
             "aggregate": scale.bench_aggregate(100_000),
         },
         # summary.csv's intervals under the documented noise (benchmarks/coverage.py, about 90 s)
-        "coverage": [coverage.measure(1000, sd) for sd in (0.03, 0.10)],
+        "coverage": [coverage.measure(1000, sd, first_boost=boost) for sd, boost in coverage.SCENARIOS],
         "telemetry": telemetry_overhead.measure(),
     }
     OUT.write_text(json.dumps(result, indent=1) + "\n")
