@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -209,3 +210,49 @@ def test_the_plan_shows_the_stats_interval_and_a_configuration_can_set_its_own(e
     assert planned["env_set"]["VLLM_LOG_STATS_INTERVAL"] == "1"  # results/commands.sh launches what a session does
     own = replace(configurations["baseline"], env={**configurations["baseline"].env, "VLLM_LOG_STATS_INTERVAL": "5"})
     assert plan(own, config["engines"]["vllm"], config["models"])["env_set"]["VLLM_LOG_STATS_INTERVAL"] == "5"
+
+
+def _reset_prefix_cache_server(answer: tuple[int, str]):
+    """A local endpoint answering POST /reset_prefix_cache as engines/vllm.py's notes say vLLM does: 200,
+    200 with {"success": false} when the cache could not be reset, no route without VLLM_SERVER_DEV_MODE=1."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    posted: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            posted.append(self.path)
+            status, body = answer if self.path == "/reset_prefix_cache" else (404, "{}")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, posted
+
+
+@pytest.mark.parametrize(
+    ("answer", "flushed"), [((200, "{}"), True), ((200, '{"success": false}'), False), ((404, "Not Found"), False)]
+)
+def test_the_prefix_cache_is_reset_before_each_run_or_the_error_says_how(answer, flushed):
+    server, posted = _reset_prefix_cache_server(answer)
+    base_url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        engine = VLLM({"kind": "vllm"}, EngineResources(model="/m"))
+        if flushed:
+            engine.flush_cache(base_url)
+        else:
+            with pytest.raises(RuntimeError, match="VLLM_SERVER_DEV_MODE=1 or add --no-enable-prefix-caching"):
+                engine.flush_cache(base_url)
+        assert posted == ["/reset_prefix_cache"]
+        engine.flushable = False  # started with --no-enable-prefix-caching: nothing to reset, no request
+        engine.flush_cache(base_url)
+        assert posted == ["/reset_prefix_cache"]
+        assert engine.request_model() == "/m"  # before /v1/models named it, the path it was served from
+    finally:
+        server.shutdown()

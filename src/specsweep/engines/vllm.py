@@ -131,6 +131,24 @@ class VLLM(openai.OpenAICompletions, Engine):
         key = self.api_key()
         return {STATS_INTERVAL: STATS_INTERVAL_S, **({"VLLM_API_KEY": key} if key else {})}
 
+    def request_model(self) -> str:
+        return self.model_name or self.resources.model or ""
+
+    def flush_cache(self, base_url: str) -> None:
+        if not self.flushable:
+            return  # prefix caching is off: nothing to flush
+        response = self.http.post(base_url + "/reset_prefix_cache", timeout=30)
+        refused = (
+            response.status_code == 200
+            and response.text.strip().startswith("{")
+            and response.json().get("success") is False
+        )
+        if response.status_code != 200 or refused:
+            raise RuntimeError(
+                f"vLLM /reset_prefix_cache answered {response.status_code} {response.text[:200]!r}; "
+                f"start it with env VLLM_SERVER_DEV_MODE=1 or add {NO_PREFIX_CACHE}: true"
+            )
+
     def apply_chat_template(self, base_url: str, text: str) -> str:
         messages = [{"role": "user", "content": text}]
         model = self.request_model()
