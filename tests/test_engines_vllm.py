@@ -212,36 +212,37 @@ def test_the_plan_shows_the_stats_interval_and_a_configuration_can_set_its_own(e
     assert plan(own, config["engines"]["vllm"], config["models"])["env_set"]["VLLM_LOG_STATS_INTERVAL"] == "5"
 
 
-def _reset_prefix_cache_server(answer: tuple[int, str]):
-    """A local endpoint answering POST /reset_prefix_cache as engines/vllm.py's notes say vLLM does: 200,
-    200 with {"success": false} when the cache could not be reset, no route without VLLM_SERVER_DEV_MODE=1."""
+def _local_vllm(answers: dict[str, tuple[int, str]]):
+    """A local endpoint answering each path as engines/vllm.py's notes say vLLM does (POST /reset_prefix_cache:
+    200, or 200 with {"success": false} when the cache could not be reset, no route without
+    VLLM_SERVER_DEV_MODE=1; GET /metrics: Prometheus text); every other path 404."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    posted: list[str] = []
+    asked: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            posted.append(self.path)
-            status, body = answer if self.path == "/reset_prefix_cache" else (404, "{}")
+        def answer(self):
+            asked.append(self.path)
+            status, body = answers.get(self.path, (404, "{}"))
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
             self.end_headers()
             self.wfile.write(body.encode())
+
+        do_GET = do_POST = answer
 
         def log_message(self, *args):
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, posted
+    return server, f"http://127.0.0.1:{server.server_address[1]}", asked
 
 
 @pytest.mark.parametrize(
     ("answer", "flushed"), [((200, "{}"), True), ((200, '{"success": false}'), False), ((404, "Not Found"), False)]
 )
 def test_the_prefix_cache_is_reset_before_each_run_or_the_error_says_how(answer, flushed):
-    server, posted = _reset_prefix_cache_server(answer)
-    base_url = f"http://127.0.0.1:{server.server_address[1]}"
+    server, base_url, posted = _local_vllm({"/reset_prefix_cache": answer})
     try:
         engine = VLLM({"kind": "vllm"}, EngineResources(model="/m"))
         if flushed:
@@ -256,3 +257,16 @@ def test_the_prefix_cache_is_reset_before_each_run_or_the_error_says_how(answer,
         assert engine.request_model() == "/m"  # before /v1/models named it, the path it was served from
     finally:
         server.shutdown()
+
+
+def test_metrics_give_the_summed_counters_and_each_draft_positions_through_the_shared_scrape():
+    server, base_url, _ = _local_vllm({"/metrics": (200, AFTER)})
+    try:
+        engine = VLLM({"kind": "vllm"}, EngineResources(model="/m"))
+        counters = engine.scrape_counters(base_url)
+    finally:
+        server.shutdown()
+    assert counters["vllm:spec_decode_num_drafts_total"] == 125.0
+    assert counters["vllm:spec_decode_num_accepted_tokens_total"] == 238.0
+    assert counters["vllm:spec_decode_num_accepted_tokens_per_pos_total[0]"] == 90.0
+    assert engine.quantised == set()  # full floats, as prometheus_client prints them

@@ -242,7 +242,12 @@ class Engine(abc.ABC):
         if response.status_code != 200:  # e.g. llama-server without --metrics answers 501
             return {}
         self.quantised |= quantised_counters(response.text, self.counters)
-        return scan_prometheus(response.text, self.counters)[0]  # never raises, even on non-Prometheus text
+        # never raises, even on non-Prometheus text
+        return {**scan_prometheus(response.text, self.counters)[0], **self.more_counters(response.text)}
+
+    def more_counters(self, metrics: str) -> dict[str, float]:
+        """Counters of the same /metrics text beyond the summed ``counters`` (vLLM's per draft position)."""
+        return {}
 
 
 def check_loaded_model(loaded: Any, configured: str | None, configuration: Configuration, source: str) -> str:

@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 import requests
 
 from specsweep.engines import openai
-from specsweep.engines.base import Engine, GenerationRequest, check_loaded_model, render_flags, scan_prometheus
+from specsweep.engines.base import Engine, GenerationRequest, check_loaded_model, render_flags
 from specsweep.plan.config import ConfigError, Configuration
 
 SPEC_CONFIG = "--speculative-config"
@@ -172,15 +172,9 @@ class VLLM(openai.OpenAICompletions, Engine):
             body["add_special_tokens"] = False  # the rendered template holds them (BOS) already
         return path, body
 
-    def scrape_counters(self, base_url: str) -> dict[str, float]:
-        """The summed counters, and the accepted tokens of each draft position as ``PER_POSITION[i]``."""
-        try:
-            response = self.http.get(base_url + "/metrics", timeout=5)
-        except requests.RequestException:
-            return {}
-        if response.status_code != 200:
-            return {}
-        return {**scan_prometheus(response.text, self.counters)[0], **per_position_counters(response.text)}
+    def more_counters(self, metrics: str) -> dict[str, float]:
+        """The accepted tokens of each draft position as ``PER_POSITION[i]``."""
+        return per_position_counters(metrics)
 
 
 def per_position_counters(text: str) -> dict[str, float]:
