@@ -76,6 +76,12 @@ def kill_bench_job_after_run_0(workdir: Path, env: dict[str, str], timeout_s: fl
     return first.wait(), said
 
 
+def listed_names(line: str) -> set[str]:
+    """The configurations a conclusion line lists after its colon (``a +34.8 %, b -12.5 %``; ``none``)."""
+    listed = line.split(": ", 1)[1]
+    return set() if listed == "none" else {item.split(" ")[0] for item in listed.split(", ")}
+
+
 def executable_standin(folder: Path) -> Path:
     """An executable copy of the stand-in engine; its path tells our processes from anyone else's."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -5,15 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+from support import listed_names
 
 from specsweep.analyse import conclusion
 
 GOLDEN = Path(__file__).parent / "fixtures" / "summary_golden.csv"
-
-
-def _names(line: str) -> set[str]:
-    listed = line.split(": ", 1)[1]
-    return set() if listed == "none" else {item.split(" ")[0] for item in listed.split(", ")}
 
 
 def test_conclusion_matches_summary_csv():
@@ -44,15 +40,15 @@ def test_conclusion_matches_summary_csv():
 
     others = measured[~measured["baseline"]]
     significant = others["significant"].astype("boolean").fillna(False).astype(bool)
-    assert _names(text[2]) == set(others[significant & (others["speedup"] > 1)]["configuration"])
-    assert _names(text[3]) == set(others[significant & (others["speedup"] < 1)]["configuration"])
-    assert _names(text[4]) == set(others[~significant]["configuration"])
+    assert listed_names(text[2]) == set(others[significant & (others["speedup"] > 1)]["configuration"])
+    assert listed_names(text[3]) == set(others[significant & (others["speedup"] < 1)]["configuration"])
+    assert listed_names(text[4]) == set(others[~significant]["configuration"])
     noisy = measured[measured["decode_tok_s_ci95_low"].isna() | (measured["decode_tok_s_cv"] > 0.10)]
-    assert _names(text[5]) == set(noisy["configuration"])
-    assert _names(text[6]) == set(table[table["status"] != "ok"]["configuration"])
+    assert listed_names(text[5]) == set(noisy["configuration"])
+    assert listed_names(text[6]) == set(table[table["status"] != "ok"]["configuration"])
     assert "results/summary.csv" in text[7] and "results/figures/" in text[7]
     # the fixture covers each kind of finding, so no list above is trivially empty
-    assert all(_names(line) for line in text[2:7])
+    assert all(listed_names(line) for line in text[2:7])
 
 
 def test_a_baseline_that_wins_is_named(tmp_path):
@@ -81,10 +77,10 @@ def test_several_baselines_are_listed_and_speedups_are_against_their_own(tmp_pat
     text = conclusion.lines(conclusion.read(tmp_path / "summary.csv"))
     assert text[2] == "  baselines: baseline, 80.4 tok/s (95 % CI 74.9-86.4); b, 81.1 tok/s (95 % CI 70.3-93.5)"
     assert ", speedup 1.53x over its baseline (" in text[3]
-    assert "b" not in _names(text[6])  # a baseline is not compared with itself
+    assert "b" not in listed_names(text[6])  # a baseline is not compared with itself
 
 
-def test_the_best_line_names_the_significant_winner_the_paper_names(tmp_path):
+def test_the_best_line_names_the_significant_winner_the_paperlisted_names(tmp_path):
     """A faster configuration that is not significant is not called best over a slower significant one
     (paper.best gives the same), and with no significant winner the line says so."""
     from specsweep.report import paper

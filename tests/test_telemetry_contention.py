@@ -5,6 +5,7 @@ Run under the heavy lock (`flock /tmp/specsweep-heavy.lock`): it loads a core fo
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 from specsweep.measure import telemetry
 
 PROBE = Path(__file__).with_name("contention_probe.py")
-CLK_TCK = 100  # os.sysconf("SC_CLK_TCK") on Linux
+CLK_TCK = os.sysconf("SC_CLK_TCK")  # /proc counts CPU time in these ticks
 
 
 def _ticks(pid: int) -> int:

@@ -16,17 +16,13 @@ from workflow_runs import snakemake
 from specsweep.record.cache import cache_root
 
 pytestmark = pytest.mark.engine
-SERVERS = sorted(cache_root().glob("llama.cpp/*/build/bin/llama-server"))
-MODELS = sorted(cache_root().glob("models/*/SmolLM2-135M-Instruct.Q4_1.gguf"))
-if not SERVERS or not MODELS:
-    pytest.skip("llama-server or the model is not in the cache yet (make test builds them)", allow_module_level=True)
 
 
-def test_kill_9_of_the_bench_job_in_run_2_keeps_run_1_in_history(tmp_path):
+def test_kill_9_of_the_bench_job_in_run_2_keeps_run_1_in_history(tmp_path, real_engine):
     model = tmp_path / "model.gguf"
-    model.symlink_to(MODELS[-1])  # under tmp_path: the process walk tells our server from others'
+    model.symlink_to(real_engine.model)  # under tmp_path: the process walk tells our server from others'
     config = {
-        "engines": {"llama": {"kind": "llamacpp", "model": "tiny", "executable": str(SERVERS[-1])}},
+        "engines": {"llama": {"kind": "llamacpp", "model": "tiny", "executable": str(real_engine.server)}},
         "models": {"tiny": {"path": str(model)}},
         "benchmark": {
             "runs": 3,
