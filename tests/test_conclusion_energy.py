@@ -48,6 +48,15 @@ def test_a_contended_baseline_leaves_nothing_to_judge(tmp_path):
     assert "  best: not declared: every comparison rests on contended runs" in lines
     assert "baseline (1 of 12 runs)" in _line(lines, "  CONTENDED:")
     assert not any(line.startswith("  significantly") for line in lines)
+    assert lines[-1].startswith("  files: results/summary.csv")
+
+
+def test_nothing_to_judge_still_says_what_was_measured_again(tmp_path):
+    """With every comparison contended, a node lost under an earlier attempt is still on the console."""
+    warning = f"{conclusion.REMEASURED}: node node1 failed (down) while Slurm job 7 measured there"
+    lines = _lines(tmp_path, contended_runs={"baseline": 1}, warnings={"a": warning})
+    assert f"  {conclusion.REMEASURED} (an earlier attempt was lost: warnings in summary.csv): a" in lines
+    assert lines[-1].startswith("  files: results/summary.csv")
 
 
 def test_the_most_efficient_configuration_is_named_beside_the_fastest(tmp_path):

@@ -88,7 +88,12 @@ def lines(rows: list[Row], results: str = "results", config_files: Sequence[str]
     judged = [r for r in measured if not _touched_by(r, touched, [b["configuration"] for b in baselines])]
     if not judged:
         out.append("  best: not declared: every comparison rests on contended runs")
-        return [*out, *contention_lines(touched), *energy_lines(measured, None)]
+        return [
+            *out,
+            *contention_lines(touched),
+            *energy_lines(measured, None),
+            *_closing_lines(rows, results, config_files),
+        ]
     # a ratio to a baseline measured on another machine is no speedup: listed apart, never best, faster or slower
     across = [r["configuration"] for r in judged if r not in baselines and _cross_machine(r)]
     comparable = [r for r in judged if r in baselines or not _cross_machine(r)]
@@ -107,8 +112,19 @@ def lines(rows: list[Row], results: str = "results", config_files: Sequence[str]
     shaky = [f"{r['configuration']} ({reason})" for r in measured if (reason := noisy(r))]
     out.append(f"  noisy: {', '.join(shaky) or 'none'}")
     fastest = max(judged, key=lambda r: _number(r, "decode_tok_s_mean"))
-    out += contention_lines(touched) + energy_lines(judged, fastest)
-    remeasured = [r["configuration"] for r in measured if REMEASURED in (r.get("warnings") or "")]
+    return [
+        *out,
+        *contention_lines(touched),
+        *energy_lines(judged, fastest),
+        *_closing_lines(rows, results, config_files),
+    ]
+
+
+def _closing_lines(rows: list[Row], results: str, config_files: Sequence[str]) -> list[str]:
+    """What every conclusion ends with, whatever it could judge: re-measured and unmeasured configurations,
+    and where the files are."""
+    out = []
+    remeasured = [r["configuration"] for r in rows if _ok(r) and REMEASURED in (r.get("warnings") or "")]
     if remeasured:  # a node failed under an earlier attempt (docs/cluster.md, Node failure)
         out.append(f"  {REMEASURED} (an earlier attempt was lost: warnings in summary.csv): {', '.join(remeasured)}")
     failed = [f"{r['configuration']} ({r.get('status')})" for r in rows if not _ok(r)]
