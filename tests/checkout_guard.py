@@ -5,7 +5,9 @@ A test that runs the workflow in the repository depends on what the user last ra
 plugin (tests/conftest.py registers it for the repository): a test that opens, creates, changes or
 removes anything under those paths fails at its teardown, with the paths; and the session fails if their
 snapshot (names, sizes, mtimes, inodes) differs at its end. Opens and changes are seen by inotify on
-Linux (a process that only stats a path is not); elsewhere only the snapshot is compared.
+Linux (a process that only stats a path is not); elsewhere only the snapshot is compared. Under
+pytest-xdist each worker watches its own tests and the controller alone compares the snapshot (a
+worker's snapshot walk opens the folders, which the other workers' inotify would see).
 """
 
 from __future__ import annotations
@@ -132,9 +134,9 @@ class Watch:
 class CheckoutGuard:
     """The pytest plugin: each test's touches of the guarded paths, and the session's snapshot."""
 
-    def __init__(self, root: Path, watch: bool = sys.platform == "linux") -> None:
+    def __init__(self, root: Path, watch: bool = sys.platform == "linux", compare: bool = True) -> None:
         self.root = root
-        self.before = snapshot(root)
+        self.before = snapshot(root) if compare else None
         self.watch, self.note = None, ""
         if watch:
             try:
@@ -173,7 +175,7 @@ class CheckoutGuard:
                 self.note = f"checkout guard: {len(self.watch.unwatched)} folders not watched (inotify's limit)"
         if self.note and terminal:
             terminal.write_line(self.note, yellow=True)
-        if changed := differences(self.before, snapshot(self.root)):
+        if self.before is not None and (changed := differences(self.before, snapshot(self.root))):
             if terminal:
                 terminal.write_line(self.message("the test session", changed), red=True)
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -94,7 +94,11 @@ def test_no_partial_file_is_left_by_a_finished_sweep(sweep):
     assert [p for p in sweep.workdir.rglob("*.partial")] == []
 
 
-@pytest.mark.parametrize("name", [f"x; touch {PWNED[0]}", f"$(touch {PWNED[1]})", "../../escape"])
+@pytest.mark.parametrize(
+    "name",
+    [f"x; touch {PWNED[0]}", f"$(touch {PWNED[1]})", "../../escape"],
+    ids=["semicolon", "substitution", "escape"],
+)
 def test_a_hostile_configuration_name_is_refused_and_writes_nothing(tmp_path, standin, model_file, name):
     work = tmp_path / "a" / "b"
     work.mkdir(parents=True)
