@@ -21,7 +21,8 @@ from workflow_runs import snakemake
 from specsweep.engines.server import group_members
 
 REPO = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.engine
+# quiet: its assertions rest on measured speed (a conclusion), so it runs with the machine to itself
+pytestmark = [pytest.mark.engine, pytest.mark.quiet]
 PLANTED = "tok-e2e-planted-4711"
 
 
@@ -31,6 +32,7 @@ def sweep(tmp_path_factory) -> Path:
     config = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
     # run 1's prompt repeats itself: its greedy n-gram drafts are accepted whatever the machine's numerics
     config["benchmark"]["prompts"] = str(REPO / "tests" / "data" / "prompts.txt")
+    config["engines"]["llama"]["args"]["-t"] = 2  # both cores, as the default sweep: this test runs alone
     config["configurations"]["ngram"]["env"] = {"SPECSWEEP_E2E_TOKEN": PLANTED}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     done = snakemake(workdir, "all")

@@ -59,7 +59,7 @@ def hand_started_server(tmp_path_factory, real_engine):
                 "-np",
                 "1",
                 "-t",
-                "2",
+                "1",  # as tests/data/config.yaml: beside other tests, one thread
                 "--metrics",
             ],
             stdout=out,

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.engine
 
 def test_an_inherited_llama_arg_does_not_reach_an_untuned_launch(tmp_path):
     config = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())
-    config["engines"]["llama"]["args"] = {"-np": 1, "-t": 2}  # no -c: the context factor sets it
+    config["engines"]["llama"]["args"] = {"-np": 1, "-t": 1}  # no -c: the context factor sets it
     config["benchmark"].update(prompts=str(REPO / "config" / "prompts.txt"), runs=1, max_tokens=8)
     # 768 and 1280 are multiples of 256: llama.cpp pads n_ctx to 256, so each value shows as given
     config["factors"] = {"context": {"default": {}, "tuned": {"env": {"LLAMA_ARG_CTX_SIZE": 768}}}}

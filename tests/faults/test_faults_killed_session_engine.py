@@ -26,12 +26,12 @@ def test_kill_9_of_the_bench_job_in_run_2_keeps_run_1_in_history(tmp_path, real_
         "models": {"tiny": {"path": str(model)}},
         "benchmark": {
             "runs": 3,
-            "max_tokens": 500,  # about 6 s a run on 2 cores: time enough to kill the job during run 2
+            "max_tokens": 500,  # several seconds a run on one thread: time enough to kill the job during run 2
             "warmup_requests": 1,
             "warmup_max_tokens": 4,
             "prompts": str(REPO / "config" / "prompts.txt"),
         },
-        "configurations": {"baseline": {"baseline": True, "args": {"-c": 4096, "-np": 1, "-t": 2}}},
+        "configurations": {"baseline": {"baseline": True, "args": {"-c": 4096, "-np": 1, "-t": 1}}},
     }
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     env = {**os.environ, "SPECSWEEP_CACHE": str(cache_root())}  # the real measuring lock

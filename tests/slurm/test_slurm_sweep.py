@@ -86,11 +86,13 @@ def test_engine_build_and_sessions_were_slurm_jobs_the_rest_ran_locally(sweeps):
         assert launch["placement"]["host"] == socket.gethostname()
     for light in ("summary", "figures", "provenance", "model"):
         assert f"localrule {light}:" in console
-    # the measuring job's sbatch line: whole node, its cores and memory, a time limit
+    # the measuring job's sbatch line: whole node, the engine's cores (its -t, over cluster.cpus_per_task),
+    # memory, a time limit
+    threads = yaml.safe_load((REPO / "tests" / "data" / "config.yaml").read_text())["engines"]["llama"]["args"]["-t"]
     bench_calls = [line for line in console.splitlines() if line.startswith("sbatch call:") and "rule_bench" in line]
     assert len(bench_calls) == 2, console[-3000:]
     for call in bench_calls:
-        assert "--exclusive" in call and "--cpus-per-task=2" in call and re.search(r" --mem 2000 ", call)
+        assert "--exclusive" in call and f"--cpus-per-task={threads}" in call and re.search(r" --mem 2000 ", call)
         assert re.search(r" -t \d+ ", call)
 
 
