@@ -19,10 +19,17 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(BIN)/snakemake --cores 1 all
 
-# Unit tests, then the end-to-end tests on the real llama-server (built on first use) and on a real
-# single-host Slurm (tests/slurm: installed with apt-get, started and stopped by the tests).
+# Unit tests, end-to-end tests on the real llama-server (built on first use) and on a real single-host
+# Slurm (tests/slurm: installed with apt-get, started and stopped by the tests), in two phases: the
+# `quiet` tests, which assert on measured speed, alone on the machine; then the rest in parallel on
+# TEST_WORKERS pytest-xdist workers (tests/schedule.py: the Slurm lanes mostly wait on Slurm). Both
+# phases always run; the target fails if either did.
+TEST_WORKERS ?= 4
 test: $(STAMP)
-	$(BIN)/pytest
+	@status=0; \
+	$(BIN)/pytest -m quiet || status=1; \
+	$(BIN)/pytest -m "not quiet" -n $(TEST_WORKERS) || status=1; \
+	exit $$status
 
 # The quick loop (about 1 min on 2 cores): unit tests, no real engine, no Slurm, no fault suite, no whole
 # workflow. `make test` runs these and everything else.
@@ -33,9 +40,10 @@ test-fast: $(STAMP)
 test-faults: $(STAMP)
 	$(BIN)/pytest tests/faults
 
-# Only the cluster tests: installs (apt-get, root), starts and stops a single-host Slurm by itself.
+# Only the cluster tests, its two lanes side by side: installs (apt-get, root), starts and stops a
+# single-host Slurm by itself.
 test-slurm: $(STAMP)
-	$(BIN)/pytest tests/slurm
+	$(BIN)/pytest tests/slurm -n 2
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests scripts benchmarks

@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import schedule
 import yaml
 from checkout_guard import CheckoutGuard
 from support import RealEngine, quick_scontrol
@@ -18,7 +19,12 @@ SCONTROL_DIR = pytest.StashKey[Path]()
 
 def pytest_configure(config: pytest.Config) -> None:
     # No test reads or writes the checkout's results/, logs/ or .snakemake/ (tests/checkout_guard.py).
-    config.pluginmanager.register(CheckoutGuard(REPO), "checkout-guard")
+    # Under pytest-xdist, tests run in the workers (they watch) and the controller compares the snapshot.
+    worker = hasattr(config, "workerinput")
+    controller = not worker and bool(getattr(config.option, "numprocesses", None))
+    if not config.pluginmanager.is_blocked("checkout-guard"):  # (-p no:checkout-guard: not even its snapshot walk)
+        guard = CheckoutGuard(REPO, watch=sys.platform == "linux" and not controller, compare=not worker)
+        config.pluginmanager.register(guard, "checkout-guard")
     # Every process the suite starts finds the quick scontrol first (tests/support.py says why).
     config.stash[SCONTROL_DIR] = folder = Path(tempfile.mkdtemp(prefix="specsweep-tests-bin-"))
     quick_scontrol(folder)
@@ -31,11 +37,26 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects (the slurm mark)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # A mark in tests/slurm/conftest.py would not reach its tests (pytest reads pytestmark of test modules).
     for item in items:
         if SLURM_TESTS in item.path.parents:
             item.add_marker(pytest.mark.slurm)
+    schedule.order(items)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    return schedule.make_scheduler(config, log)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("quiet") and os.environ.get("PYTEST_XDIST_WORKER"):
+        pytest.fail(
+            "a `quiet` test asserts on measured speed and must have the machine to itself: run it without -n "
+            '(`pytest -m quiet`) and the rest in parallel (`pytest -m "not quiet" -n 4`), as `make test` does',
+            pytrace=False,
+        )
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,8 @@ import yaml
 from workflow_runs import snakemake
 
 REPO = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.engine
+# quiet: its assertions rest on measured speed (a conclusion), so it runs with the machine to itself
+pytestmark = [pytest.mark.engine, pytest.mark.quiet]
 
 
 @pytest.fixture(scope="module")

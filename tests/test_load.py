@@ -58,6 +58,7 @@ def test_closed_loop_keeps_exactly_n_in_flight():
     assert 0.05 < duration < 1.0  # three rounds of 20 ms
 
 
+@pytest.mark.quiet  # times its sends to 10 ms: beside other tests a thread may wait longer
 def test_open_loop_sends_on_the_seeded_schedule():
     sent, _ = run_window(LoadLevel(REQUEST_RATE, 50.0), 10, lambda i: None, seed=5)
     for request, planned in zip(sent, arrival_times(50.0, 10, 5), strict=True):
@@ -140,6 +141,7 @@ def test_steady_interval_starts_when_the_opening_burst_has_ended_and_ends_at_the
     assert steady_interval(LoadLevel(CONCURRENCY, 8), sent, ended) == (0.0, 0.0)  # too short: none
 
 
+@pytest.mark.quiet  # times its sends to 10 ms: beside other tests a thread may wait longer
 def test_a_window_records_each_requests_end():
     sent, _ = run_window(LoadLevel(CONCURRENCY, 2), 6, lambda i: time.sleep(0.01 * (1 + i % 2)), seed=0)
     assert all(s.sent_s < s.ended_s for s in sent)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 import pandas as pd
+import pytest
 
 from specsweep.analyse.aggregate import add_profile_columns
 from specsweep.measure.session import _redact_log
@@ -108,6 +109,7 @@ def test_redacting_a_secret_moves_the_recorded_offsets_with_it(tmp_path):
         assert redacted[entry["start"] :].startswith(text[[s["start"] for s in segments][moved.index(entry)] :][:20])
 
 
+@pytest.mark.quiet  # a 20 ms timer against the log's settling time: beside other tests it fires late
 def test_a_segment_starts_after_the_previous_requests_trailing_lines(tmp_path):
     """Engines log from their own threads: a line written 20 ms after the response still belongs to it."""
     import threading

@@ -7,6 +7,7 @@ that is skipped proves nothing.
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import os
 import re
@@ -25,21 +26,51 @@ PROFILE = REPO / "profiles" / "slurm"
 # (tests/conftest.py marks every test here `slurm`)
 
 
+# Under pytest-xdist several workers run cluster tests (one lane each, tests/schedule.py), all on one
+# cluster: the first to arrive starts it, each holds a shared lock while it uses it, and the last one
+# to leave stops it, if this test run started it (another run, or the user, may be using a cluster
+# that was already up).
+SETUP_LOCK = Path("/run/lock/specsweep-test-slurm.setup")
+USERS_LOCK = Path("/run/lock/specsweep-test-slurm.users")
+STARTED_BY = Path("/run/lock/specsweep-test-slurm.started-by")
+
+
+def _test_run() -> str:
+    """This test run: xdist's id, shared by its workers; else this process."""
+    return os.environ.get("PYTEST_XDIST_TESTRUNUID", f"pid-{os.getpid()}")
+
+
 @pytest.fixture(scope="session", autouse=True)
 def slurm_cluster():
-    # Stopped afterwards only if this session started it: another session may be using it.
-    running_before = subprocess.run(["sh", str(CLUSTER), "status"], capture_output=True).returncode == 0
-    up = subprocess.run(["sh", str(CLUSTER), "up"], capture_output=True, text=True, timeout=900)
-    if up.returncode != 0:
-        pytest.fail(
-            f"could not set up the test Slurm cluster (tests/slurm/cluster.sh up, needs root and "
-            f"apt-get):\n{up.stdout}\n{up.stderr}",
-            pytrace=False,
-        )
-    yield up.stdout.strip()
-    if not running_before:
-        down = subprocess.run(["sh", str(CLUSTER), "down"], capture_output=True, text=True, timeout=120)
-        assert down.returncode == 0, down.stderr
+    with open(SETUP_LOCK, "a") as setup:
+        fcntl.flock(setup, fcntl.LOCK_EX)
+        # (a second worker of this run never runs `up` again: a lane may have a node down on purpose)
+        if not (STARTED_BY.exists() and STARTED_BY.read_text().startswith(f"{_test_run()} ")):
+            running_before = subprocess.run(["sh", str(CLUSTER), "status"], capture_output=True).returncode == 0
+            up = subprocess.run(["sh", str(CLUSTER), "up"], capture_output=True, text=True, timeout=900)
+            if up.returncode != 0:
+                pytest.fail(
+                    f"could not set up the test Slurm cluster (tests/slurm/cluster.sh up, needs root and "
+                    f"apt-get):\n{up.stdout}\n{up.stderr}",
+                    pytrace=False,
+                )
+            STARTED_BY.write_text(f"{_test_run()} {'found' if running_before else 'started'}")
+        users = open(USERS_LOCK, "a")  # noqa: SIM115 (open for the whole session: its lock is the use)
+        fcntl.flock(users, fcntl.LOCK_SH)
+    yield
+    with open(SETUP_LOCK, "a") as setup:
+        fcntl.flock(setup, fcntl.LOCK_EX)
+        fcntl.flock(users, fcntl.LOCK_UN)
+        try:
+            fcntl.flock(users, fcntl.LOCK_EX | fcntl.LOCK_NB)  # no other worker uses it any more
+        except BlockingIOError:
+            return
+        finally:
+            users.close()
+        if STARTED_BY.exists() and STARTED_BY.read_text() == f"{_test_run()} started":
+            STARTED_BY.unlink()
+            down = subprocess.run(["sh", str(CLUSTER), "down"], capture_output=True, text=True, timeout=120)
+            assert down.returncode == 0, down.stderr
 
 
 def slurm_snakemake_argv(workdir: Path, *args: str) -> list[str]:
