@@ -119,10 +119,9 @@ def steady_part(window: Window) -> SteadyWindow:
     inside, ended, tokens = [], [], 0
     for request in window.requests:
         latency = request_latency(request.arrivals_us, request.tokens, request.e2e_s)
-        finished = request.sent_s + request.e2e_s
         if window.in_steady(request):
             inside.append((request, latency))
-        if start < finished <= end:
+        if start < request.ended_s <= end:
             ended.append((request, latency))
         at = request.sent_s + np.cumsum(np.asarray(request.arrivals_us, dtype=np.int64)) / 1e6
         counts = np.asarray(request.event_tokens[: len(at)], dtype=np.int64)

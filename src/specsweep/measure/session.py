@@ -732,13 +732,16 @@ def _measured_window(
     started_at = now_iso()
     sent, duration = run_window(level, requests, send, window_seed(int(load["seed"]), window))
     after = engine.scrape_counters(base_url)
-    steady_start, steady_end = steady_interval(level, [s.sent_s for s in sent], [s.ended_s for s in sent])
+    recorded = [replace(s.result, sent_s=s.sent_s) for s in sent]
+    # each request's end as its record says (its last token), not when its thread got back: the record
+    # alone then gives the interval, and a loaded client's lag does not move it
+    steady_start, steady_end = steady_interval(level, [r.sent_s for r in recorded], [r.ended_s for r in recorded])
     return Window(
         level=level.as_dict(),
         window=-1 if warmup else window,
         started_at=started_at,
         duration_s=duration,
-        requests=[replace(s.result, sent_s=s.sent_s) for s in sent],
+        requests=recorded,
         # window totals: per request they cannot be told apart while requests overlap
         counter_delta={k: after[k] - before.get(k, 0.0) for k in after},
         steady_start_s=steady_start,

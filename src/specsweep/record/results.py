@@ -408,6 +408,12 @@ class WindowRequest:
     accepted: int | None = None
     malformed_events: int = 0
 
+    @property
+    def ended_s(self) -> float:
+        """When its last token arrived, seconds after the window started: the end every steady-interval
+        rule uses, so that the interval is recomputed from the record alone."""
+        return self.sent_s + self.e2e_s
+
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -459,7 +465,7 @@ class Window:
     def in_steady(self, request: WindowRequest) -> bool:
         """Whether ``request`` was sent and ended within the steady interval (the latency percentiles' sample)."""
         start, end = self.steady
-        return start <= request.sent_s and request.sent_s + request.e2e_s <= end
+        return start <= request.sent_s and request.ended_s <= end
 
     def to_json(self) -> dict[str, Any]:
         return {
