@@ -21,7 +21,7 @@ run: $(STAMP)
 
 # Unit tests, end-to-end tests on the real llama-server (built on first use) and on a real single-host
 # Slurm (tests/slurm: installed with apt-get, started and stopped by the tests), in two phases: the
-# `quiet` tests, which assert on measured speed, alone on the machine; then the rest in parallel on
+# `quiet` tests, which assert on measured speed or timing, alone on the machine; then the rest in parallel on
 # TEST_WORKERS pytest-xdist workers (tests/schedule.py: the Slurm lanes mostly wait on Slurm). Both
 # phases always run; the target fails if either did.
 TEST_WORKERS ?= 4

@@ -53,8 +53,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("quiet") and os.environ.get("PYTEST_XDIST_WORKER"):
         pytest.fail(
-            "a `quiet` test asserts on measured speed and must have the machine to itself: run it without -n "
-            '(`pytest -m quiet`) and the rest in parallel (`pytest -m "not quiet" -n 4`), as `make test` does',
+            "a `quiet` test asserts on measured speed or timing and must have the machine to itself: run it "
+            'without -n (`pytest -m quiet`) and the rest in parallel (`pytest -m "not quiet" -n <workers>`), as '
+            "`make test` does",
             pytrace=False,
         )
 

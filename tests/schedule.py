@@ -1,11 +1,12 @@
-"""How `make test` spreads the suite over pytest-xdist workers (`-n 3`, this module's scheduler).
+"""How `make test` spreads the suite over pytest-xdist workers (its phase 2, `-n 4`: this module's scheduler).
 
 A unit of work goes to one worker whole:
 - a test module, so that its module-scoped sweep is made once, not once per worker;
 - the modules that share a costly session fixture (the fault suite's stand-in `sweep`), for the same
-  reason (``SHARED_SESSION_FIXTURE``; tests/test_suite_support.py checks that the list is complete);
+  reason (``SHARED_SESSION_FIXTURE``; a collection that would split such a fixture is refused by name);
 - each Slurm lane: the cluster tests of one set of simulated nodes, run in order, since a measuring
-  job owns its node (``SLURM_LANES``; tests/slurm/cluster.sh makes the nodes).
+  job owns its node (``SLURM_LANES``, which must name every cluster module; tests/slurm/cluster.sh
+  makes the nodes).
 
 Units are handed out in the order the workers collected them, and tests/conftest.py orders the
 collection longest kind first, so that no long unit starts last: the cluster tests (mostly waiting on
@@ -41,10 +42,14 @@ SLURM_LANES = {
 
 def unit_of(nodeid: str) -> str:
     """The unit of work of a test, from its node id ("tests/<module>::<test>")."""
-    module = nodeid.split("::", 1)[0].removeprefix("tests/")
+    module = _module(nodeid)
     if module in SHARED_SESSION_FIXTURE:
         return "faults-shared-sweep"
-    return SLURM_LANES.get(module, "slurm" if module.startswith("slurm/") else module)
+    return SLURM_LANES.get(module, module)
+
+
+def _module(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0].removeprefix("tests/")
 
 
 def _rank(item: pytest.Item) -> int:
@@ -64,6 +69,11 @@ def order(items: list[pytest.Item]) -> None:
         raise pytest.UsageError(
             f"tests/schedule.py: a session fixture is shared by tests in different units of work: {'; '.join(split)}; "
             "list their modules in SHARED_SESSION_FIXTURE (or WORKER_LOCAL, if every worker may make it)"
+        )
+    if laneless := sorted({m for item in items if (m := _module(item.nodeid)).startswith("slurm/")} - set(SLURM_LANES)):
+        raise pytest.UsageError(
+            f"tests/schedule.py: cluster test modules in no Slurm lane: {', '.join(laneless)}; add each to "
+            "SLURM_LANES with the lane whose nodes (partition) its jobs use"
         )
     rank: dict[str, int] = {}
     first_seen: dict[str, int] = {}

@@ -29,8 +29,8 @@ def sweep(tmp_path_factory) -> Path:
     # one thread: this runs beside other tests (make test), where a second thread mostly spins at barriers
     config["engines"]["llama"]["args"].update({"-c": 2048, "-np": 2, "-t": 1})
     config["benchmark"].update(
-        # config/workloads/categories.jsonl's 7 categories in its order, 3 prompts each, but short: the
-        # sweep's time is the CPU server's prompt processing otherwise
+        # config/workloads/categories.jsonl's 7 categories in its order, 3 prompts each, but short (less
+        # prompt processing for the CPU server beside other tests)
         prompts=str(REPO / "tests" / "data" / "categories-short.jsonl"),
         runs=2,
         max_tokens=32,

@@ -84,3 +84,10 @@ def test_a_session_fixture_shared_across_units_of_work_is_refused_by_name():
     assert schedule.unit_of("tests/slurm/test_two_nodes.py::test_z") == schedule.unit_of(
         "tests/slurm/test_node_lock.py::test_w"
     )
+
+
+def test_every_cluster_module_has_a_slurm_lane():
+    modules = {t.split("::")[0].removeprefix("tests/") for t in collected("tests/slurm")}
+    import schedule
+
+    assert modules and modules == set(schedule.SLURM_LANES)
