@@ -139,3 +139,14 @@ def test_commands_without_cores_load_the_workflow(workdir):
     done = snakemake(workdir, "--unlock", configfile=EXAMPLES / "sglang-eagle3-steps.yaml", cores=None, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Unlocked working directory" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
+def test_every_example_campaign_plans(tmp_path, example):
+    """A committed example the project's own checks refuse is a broken promise (the H200 vLLM example was,
+    for a window of one burst): each plans, here, with no GPU and no engine package, from a working folder
+    holding the checkout's config/ as a user's clone does."""
+    shutil.copytree(REPO / "config", tmp_path / "config")
+    plan = snakemake(tmp_path, "-n", configfile=EXAMPLES / example, cores=None, timeout=600)
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    assert jobs(plan.stdout).get("bench", 0) >= 1
