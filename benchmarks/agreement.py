@@ -4,8 +4,9 @@ output length, and per level the ratio specsweep ÷ other of output tok/s, TTFT,
 specsweep is run as a user runs it: the workflow, with the server as an ``external`` endpoint (plain OpenAI
 ``/v1/completions``, as the other clients use), one window per concurrency level, and its figures read from
 ``results/bench_serve.json`` (``vllm bench serve``'s field names and definitions, report/benchserve.py), so a
-ratio compares measurements, not definitions. Used by aiperf_agreement.py (CPU, ``make bench``) and
-vllm_bench_agreement.py (GPU).
+ratio compares measurements, not definitions. The two clients take turns on the server in interleaved pairs
+of windows (``interleaved``), and each ratio is given with its interval over the pairs (``ratio_rows``). Used
+by aiperf_agreement.py (CPU, ``make bench``), vllm_bench_agreement.py and sglang_bench_agreement.py (GPU).
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ from __future__ import annotations
 import json
 import math
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
 import yaml
 from common import REPO, snakemake_argv
 
+from specsweep.analyse.stats import t_critical
 from specsweep.plan.workload import read_workload
 from specsweep.record.results import BENCH_SERVE
 
@@ -75,32 +78,84 @@ def specsweep_levels(
     return {int(r["max_concurrency"]): r for r in results if r["max_concurrency"] is not None}
 
 
-def ratio_rows(ours: dict[int, dict], theirs: dict[int, dict]) -> list[dict]:
-    """One row per level both measured: each ratio specsweep ÷ other, and whether all are within TARGET."""
+def interleaved(
+    levels: Sequence[int], pairs: int, ours: Callable[[int, int], dict], theirs: Callable[[int, int], dict]
+) -> dict[int, list[tuple[dict, dict]]]:
+    """``pairs`` pairs of windows per level, one window per client each, in the order A B, B A, A B, ...:
+    a drift of the server (two identical back-to-back windows differed by 10-13 % on the H200) then falls on
+    both clients alike instead of on whichever runs second. ``ours(level, pair)``/``theirs(level, pair)``
+    measure one window each; returns each level's (specsweep, other) results, pair by pair."""
+    found: dict[int, list[tuple[dict, dict]]] = {}
+    for level in levels:
+        for pair in range(pairs):
+            if pair % 2 == 0:
+                mine = ours(level, pair)
+                other = theirs(level, pair)
+            else:
+                other = theirs(level, pair)
+                mine = ours(level, pair)
+            found.setdefault(level, []).append((mine, other))
+    return found
+
+
+def ratio_rows(pairs_by_level: dict[int, list[tuple[dict, dict]]]) -> list[dict]:
+    """One row per level: each ratio specsweep ÷ other as the geometric mean over the pairs, with its 95 %
+    Student-t interval over the pairs' log ratios (the pair is the replicate: each pair saw the server in one
+    state); within target when the whole interval lies in 1 ± TARGET. One pair carries no interval."""
     rows = []
-    for level in sorted(set(ours) & set(theirs)):
-        ratios = {label: _ratio(ours[level].get(key), theirs[level].get(key)) for label, key in RATIOS}
-        known = [r for r in ratios.values() if not math.isnan(r)]
+    for level in sorted(pairs_by_level):
+        pairs = pairs_by_level[level]
+        ratios, intervals = {}, {}
+        for label, key in RATIOS:
+            logs = np.log([_ratio(a.get(key), b.get(key)) for a, b in pairs])
+            ratios[label], intervals[label] = _geometric_interval(logs)
+        known = [iv for iv in intervals.values() if not math.isnan(iv[0])]
         rows.append(
             {
                 "concurrency": level,
-                "requests": ours[level]["completed"],
+                "pairs": len(pairs),
+                "requests": pairs[0][0].get("completed"),
                 "ratios": ratios,
-                "specsweep": {key: ours[level].get(key) for _, key in RATIOS},
-                "other": {key: theirs[level].get(key) for _, key in RATIOS},
-                "within_target": bool(known) and all(abs(r - 1) <= TARGET for r in known),
+                "intervals": intervals,
+                "specsweep": [{key: a.get(key) for _, key in RATIOS} for a, _ in pairs],
+                "other": [{key: b.get(key) for _, key in RATIOS} for _, b in pairs],
+                "within_target": len(known) == len(RATIOS)
+                and all(low >= 1 - TARGET and high <= 1 + TARGET for low, high in known),
             }
         )
     return rows
 
 
+def _geometric_interval(logs: np.ndarray) -> tuple[float, tuple[float, float]]:
+    logs = logs[np.isfinite(logs)]
+    if not len(logs):
+        return float("nan"), (float("nan"), float("nan"))
+    centre = float(np.exp(logs.mean()))
+    if len(logs) < 2:
+        return centre, (float("nan"), float("nan"))
+    half = t_critical(len(logs) - 1) * logs.std(ddof=1) / math.sqrt(len(logs))
+    return centre, (float(np.exp(logs.mean() - half)), float(np.exp(logs.mean() + half)))
+
+
 def _ratio(a: float | None, b: float | None) -> float:
-    return a / b if a is not None and b else float("nan")
+    return a / b if a and b else float("nan")
 
 
 def table(rows: list[dict], other: str) -> str:
-    head = f"{'level':<6}" + "".join(f"{label:>13}" for label, _ in RATIOS)
-    lines = [f"specsweep ÷ {other} (target 1 ± {TARGET})", head]
+    """Each ratio with its 95 % interval over the pairs; `*` marks an interval inside 1 ± TARGET."""
+    lines = [
+        f"specsweep ÷ {other}: geometric mean over interleaved pairs of windows, [95 % interval over the pairs]; "
+        f"* = interval inside 1 ± {TARGET}",
+        f"{'level':<6}{'pairs':>6}" + "".join(f"{label:>24}" for label, _ in RATIOS),
+    ]
     for row in rows:
-        lines.append(f"{'c' + str(row['concurrency']):<6}" + "".join(f"{row['ratios'][lb]:>13.3f}" for lb, _ in RATIOS))
+        cells = []
+        for label, _ in RATIOS:
+            low, high = row["intervals"][label]
+            inside = "*" if low >= 1 - TARGET and high <= 1 + TARGET else " "
+            span = f"[{low:.3f}-{high:.3f}]" if not math.isnan(low) else "[no interval]"
+            cells.append(f"{row['ratios'][label]:>8.3f} {span:>14}{inside}")
+        lines.append(f"{'c' + str(row['concurrency']):<6}{row['pairs']:>6}" + "".join(f"{c:>24}" for c in cells))
+    if any(row["pairs"] < 2 for row in rows):
+        lines.append("a level with one pair carries no interval: one window per client cannot tell ±3 % from noise")
     return "\n".join(lines)

@@ -2,13 +2,13 @@
 
     .venv/bin/python benchmarks/aiperf_agreement.py
 
-The engine is pinned to core 0 and both clients, one after the other, to core 1 (``taskset``): a client that
-shares the engine's core measures the contention, not the server. AIPerf is installed by this script into its
-own virtual environment under specsweep's cache (``aiperf``, with ``gguf`` to read the model's tokenizer), not
-into specsweep's. Both clients send the same prompts in the same order to llama-server's OpenAI
-``/v1/completions``, streamed, ``ignore_eos``, the same output length; AIPerf counts output tokens from the
-server's ``usage`` (``--use-server-token-count``) and gets a tokenizer folder made from the GGUF
-(gguf_tokenizer.py), since its ``builtin`` one downloads a table.
+The engine is pinned to core 0 and both clients, taking turns in interleaved pairs of windows, to core 1
+(``taskset``): a client that shares the engine's core measures the contention, not the server. AIPerf is
+installed by this script into its own virtual environment under specsweep's cache (``aiperf``, with ``gguf`` to
+read the model's tokenizer), not into specsweep's. Both clients send the same prompts in the same order to
+llama-server's OpenAI ``/v1/completions``, streamed, ``ignore_eos``, the same output length; AIPerf counts
+output tokens from the server's ``usage`` (``--use-server-token-count``) and gets a tokenizer folder made from
+the GGUF (gguf_tokenizer.py), since its ``builtin`` one downloads a table.
 
 AIPerf's metrics (aiperf/metrics/types, 0.13.0) in vLLM's names: ``output_token_throughput`` (output tokens
 over the benchmark duration) is ``output_throughput``, ``time_to_first_token`` TTFT, ``inter_token_latency``
@@ -28,7 +28,7 @@ from pathlib import Path
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from agreement import prompts_for, ratio_rows, specsweep_levels, table
+from agreement import interleaved, prompts_for, ratio_rows, specsweep_levels, table
 from common import PYTHON, REPO, snakemake_argv
 
 from specsweep.engines.server import free_port, process_group
@@ -37,7 +37,8 @@ from specsweep.record.cache import cache_root
 AIPERF = "aiperf==0.13.0"
 GGUF = "gguf==0.19.0"
 LEVELS = [1, 4, 16]
-REQUESTS = 32  # per level and tool: 2 windows' worth at c16
+REQUESTS = 32  # per window and tool: 2 windows' worth at c16
+PAIRS = 2  # interleaved pairs of windows per level: the fewest that carry an interval
 MAX_TOKENS = 64
 ENGINE_CPUS, CLIENT_CPUS = "0", "1"
 # AIPerf metric (its JSON export) -> vllm bench serve field, for the statistics agreement.RATIOS uses
@@ -82,7 +83,7 @@ def engine_and_model(workdir: Path) -> tuple[str, str]:
 
 
 def aiperf_level(venv: Path, base_url: str, tokenizer: Path, prompts: Path, level: int, out: Path) -> dict:
-    """One AIPerf run at ``level``, its summary in vllm bench serve's field names."""
+    """One AIPerf run at ``level``, its summary in vllm bench serve's field names (``out``: this run's own)."""
     artifacts = out / f"aiperf-c{level}"
     argv = [
         "taskset", "-c", CLIENT_CPUS, str(venv / "bin" / "aiperf"), "profile",
@@ -128,9 +129,15 @@ def measure(out: Path) -> dict:
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"llama-server did not start; see {out / 'server.log'}")
             time.sleep(0.2)
-        ours = specsweep_levels(base_url, prompts, LEVELS, REQUESTS, MAX_TOKENS, out / "specsweep", CLIENT_CPUS)
-        theirs = {level: aiperf_level(venv, base_url, tokenizer, aiperf_prompts, level, out) for level in LEVELS}
-    rows = ratio_rows(ours, theirs)
+
+        def ours(level: int, pair: int) -> dict:
+            workdir = out / "specsweep" / f"c{level}-p{pair}"
+            return specsweep_levels(base_url, prompts, [level], REQUESTS, MAX_TOKENS, workdir, CLIENT_CPUS)[level]
+
+        def theirs(level: int, pair: int) -> dict:
+            return aiperf_level(venv, base_url, tokenizer, aiperf_prompts, level, out / f"p{pair}")
+
+        rows = ratio_rows(interleaved(LEVELS, PAIRS, ours, theirs))
     return {"tool": AIPERF, "workdir": str(out), "requests": REQUESTS, "max_tokens": MAX_TOKENS, "rows": rows}
 
 

@@ -108,9 +108,13 @@ def table(result: dict) -> str:
     agreement = result["aiperf_agreement"]
     for level in agreement["rows"]:
         row(
-            f"specsweep ÷ AIPerf, c{level['concurrency']}: tok/s, TTFT/TPOT/ITL p50 p99",
-            " ".join(f"{r:.2f}" for r in level["ratios"].values()),
-            "1 ± 0.03",
+            f"specsweep ÷ AIPerf, c{level['concurrency']}, {level['pairs']} interleaved pairs: tok/s, TTFT/TPOT/ITL "
+            "p50 p99 [95 % interval over the pairs]",
+            " ".join(
+                f"{r:.2f} [{lo:.2f}-{hi:.2f}]"
+                for r, (lo, hi) in zip(level["ratios"].values(), level["intervals"].values(), strict=True)
+            ),
+            "interval in 1 ± 0.03",
         )
     return "\n".join(lines)
 

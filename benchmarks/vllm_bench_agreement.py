@@ -1,17 +1,18 @@
-"""specsweep's load client against ``vllm bench serve`` on one running vLLM server (a GPU node; issue 22).
+"""specsweep's load client against ``vllm bench serve`` on one running vLLM server (a GPU node).
 
-    python benchmarks/vllm_bench_agreement.py --base-url http://127.0.0.1:8000 [--levels 1,8,32,64]
-        [--requests 384] [--output-len 256] [--vllm "python3 -m vllm.entrypoints.cli.main"] [--out DIR]
+    python benchmarks/vllm_bench_agreement.py --base-url http://127.0.0.1:8000 [--levels 8,32]
+        [--requests 128] [--pairs 4] [--output-len 256] [--vllm "python3 -m vllm.entrypoints.cli.main"] [--out DIR]
 
 For each concurrency level: ``vllm bench serve --backend openai --endpoint /v1/completions --dataset-name
 custom --dataset-path PROMPTS --skip-chat-template --custom-output-len L --ignore-eos --num-prompts N
 --max-concurrency C --request-rate inf --temperature 0 --percentile-metrics ttft,tpot,itl,e2el
---metric-percentiles 50,99 --save-result --result-dir OUT --result-filename vllm-cC.json`` (flags of
-``vllm/benchmarks/serve.py`` and ``vllm/benchmarks/datasets/datasets.py``, 0.25.0), then specsweep's workflow
-on the same N prompts (the same file, the same order) and levels, one window each. Prints, per level, the
-ratio specsweep ÷ vllm-bench of output tok/s, TTFT, TPOT and ITL p50 and p99 (both in vLLM's definitions,
-agreement.py) and writes OUT/agreement.json. ``--skip-chat-template``: vLLM's custom dataset applies the
-tokenizer's chat template by default, specsweep sends the text as it is.
+--metric-percentiles 50,99 --save-result --result-dir OUT --result-filename vllm-cC-pP.json`` (flags of
+``vllm/benchmarks/serve.py`` and ``vllm/benchmarks/datasets/datasets.py``, 0.25.0), and specsweep's workflow
+on the same N prompts (the same file, the same order) at the same level, one window, the two taking turns in
+``--pairs`` interleaved pairs (A B, B A, ...: agreement.interleaved). Prints, per level, the ratio
+specsweep ÷ vllm-bench of output tok/s, TTFT, TPOT and ITL p50 and p99 (both in vLLM's definitions,
+agreement.py) with its 95 % interval over the pairs, and writes OUT/agreement.json. ``--skip-chat-template``:
+vLLM's custom dataset applies the tokenizer's chat template by default, specsweep sends the text as it is.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from agreement import prompts_for, ratio_rows, specsweep_levels, table
+from agreement import interleaved, prompts_for, ratio_rows, specsweep_levels, table
 from common import REPO
 
 PROMPTS = REPO / "config" / "workloads" / "categories.jsonl"
@@ -40,6 +41,7 @@ def vllm_bench_argv(
     requests: int,
     output_len: int,
     out: Path,
+    name: str,
 ) -> list[str]:
     return [
         *vllm,
@@ -76,35 +78,38 @@ def vllm_bench_argv(
         "--result-dir",
         str(out),
         "--result-filename",
-        f"vllm-c{level}.json",
+        name,
     ]
 
 
-def vllm_levels(
+def vllm_window(
     vllm: list[str],
     base_url: str,
     model: str | None,
     prompts: Path,
-    levels: list[int],
+    level: int,
     requests: int,
     output_len: int,
     out: Path,
-) -> dict[int, dict]:
-    """vllm bench serve's saved result of each level."""
-    found = {}
-    for level in levels:
-        argv = vllm_bench_argv(vllm, base_url, model, prompts, level, requests, output_len, out)
-        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
-        found[level] = json.loads((out / f"vllm-c{level}.json").read_text())
-    return found
+    pair: int,
+) -> dict:
+    """vllm bench serve's saved result of one window at ``level``."""
+    name = f"vllm-c{level}-p{pair}.json"
+    subprocess.run(
+        vllm_bench_argv(vllm, base_url, model, prompts, level, requests, output_len, out, name),
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    return json.loads((out / name).read_text())
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--model", help="the served model name (default: vllm bench asks /v1/models)")
-    parser.add_argument("--levels", default="1,8,32,64")
-    parser.add_argument("--requests", type=int, default=384, help="requests per level, for each tool")
+    parser.add_argument("--levels", default="8,32")
+    parser.add_argument("--requests", type=int, default=128, help="requests per window, for each tool")
+    parser.add_argument("--pairs", type=int, default=4, help="interleaved pairs of windows per level")
     parser.add_argument("--output-len", type=int, default=256)
     parser.add_argument("--prompts", type=Path, default=PROMPTS)
     parser.add_argument(
@@ -119,12 +124,20 @@ def main(argv: list[str] | None = None) -> None:
     levels = [int(x) for x in args.levels.split(",")]
     prompts = out / "prompts.jsonl"
     prompts_for(args.prompts, args.requests, prompts)
-    theirs = vllm_levels(
-        shlex.split(args.vllm), args.base_url, args.model, prompts, levels, args.requests, args.output_len, out
-    )
-    ours = specsweep_levels(args.base_url, prompts, levels, args.requests, args.output_len, out / "specsweep")
-    rows = ratio_rows(ours, theirs)
-    (out / "agreement.json").write_text(json.dumps({"tool": "vllm bench serve", "rows": rows}, indent=1) + "\n")
+    vllm = shlex.split(args.vllm)
+
+    def ours(level: int, pair: int) -> dict:
+        found = specsweep_levels(
+            args.base_url, prompts, [level], args.requests, args.output_len, out / "specsweep" / f"c{level}-p{pair}"
+        )
+        return found[level]
+
+    def theirs(level: int, pair: int) -> dict:
+        return vllm_window(vllm, args.base_url, args.model, prompts, level, args.requests, args.output_len, out, pair)
+
+    rows = ratio_rows(interleaved(levels, args.pairs, ours, theirs))
+    summary = {"tool": "vllm bench serve", "requests": args.requests, "output_len": args.output_len, "rows": rows}
+    (out / "agreement.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(table(rows, "vllm bench serve"))
     print(f"\nwritten to {out / 'agreement.json'}")
 
