@@ -159,13 +159,36 @@ def test_load_levels_get_tokens_per_joule_over_windows():
 def test_the_agreement_check_passes_agreeing_sources_and_fails_disagreeing_ones(tmp_path, capsys):
     runs = tmp_path / "results" / "a" / "runs"
     runs.mkdir(parents=True)
-    (runs / "run_0.json").write_text(json.dumps(run(0, sampled(300.0, 2.0)).to_json()))
+    (runs / "run_0.json").write_text(json.dumps(run(0, sampled(300.0, 12.0)).to_json()))
     assert energy.main([str(tmp_path / "results")]) == 0
     assert "0.00 % ok" in capsys.readouterr().out
-    (runs / "run_1.json").write_text(json.dumps(run(1, sampled(300.0, 2.0, counter_scale=1.03)).to_json()))
+    (runs / "run_1.json").write_text(json.dumps(run(1, sampled(300.0, 12.0, counter_scale=1.03)).to_json()))
     assert energy.main([str(tmp_path / "results")]) == 1
     out = capsys.readouterr().out
     assert "DISAGREE" in out and "some DISAGREE within 2 %" in out
+
+
+def test_a_run_too_short_to_resolve_two_percent_is_named_so_not_judged(tmp_path, capsys):
+    """At 10 Hz with a counter that moves every sample, each end of a run is known to 0.1 s: 2 % needs 10 s.
+    A sub-second run off by 30 % at its edges says it is too short; it is neither ok nor DISAGREE."""
+    runs = tmp_path / "results" / "a" / "runs"
+    runs.mkdir(parents=True)
+    (runs / "run_0.json").write_text(json.dumps(run(0, sampled(300.0, 0.6, counter_scale=1.3)).to_json()))
+    assert energy.main([str(tmp_path / "results")]) == 1  # nothing was checked
+    out = capsys.readouterr().out
+    assert "too short to check: 0.60 s" in out and "steps of 100 ms (2 % needs at least 10.0 s)" in out
+    assert "DISAGREE" not in out.split("\n")[0] and "0 of 1 measurements" in out and "(1 too short)" in out
+    (runs / "run_1.json").write_text(json.dumps(run(1, sampled(300.0, 10.0)).to_json()))
+    assert energy.main([str(tmp_path / "results")]) == 0
+    assert "1 of 2 measurements" in capsys.readouterr().out
+
+
+def test_a_coarse_counter_needs_a_longer_run():
+    record = sampled(300.0, 12.0)
+    counter = record["gpus"]["0"]["energy_mj"]
+    record["gpus"]["0"]["energy_mj"] = [counter[i - i % 4] for i in range(len(counter))]  # moves every 0.4 s
+    assert telemetry.counter_step_s(record) == pytest.approx(0.4)
+    assert energy.shortest_checkable_s(record) == pytest.approx(40.0)
 
 
 def test_contended_load_levels_are_warned_of():

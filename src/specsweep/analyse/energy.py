@@ -204,14 +204,29 @@ def contended_levels(table: pd.DataFrame) -> list[str]:
     ]
 
 
+def shortest_checkable_s(record: dict[str, Any]) -> float:
+    """The shortest measurement whose two sources can be held to AGREEMENT_LIMIT: the counter and the power
+    samples each resolve time only to one counter step (telemetry.counter_step_s) at either end, so a
+    measurement must span 2 steps / AGREEMENT_LIMIT (100 steps at 2 %); a shorter one disagrees by its edges."""
+    return 2 * telemetry.counter_step_s(record) / AGREEMENT_LIMIT
+
+
 def agreement_lines(paths: Iterable[Path]) -> tuple[list[str], bool]:
-    """Per run or window file: integrated GPU power against the energy counter; whether all agree within 2 %."""
+    """Per run or window file: integrated GPU power against the energy counter; whether all agree within 2 %.
+    Measurements too short to resolve 2 % (``shortest_checkable_s``) are named as such, not judged."""
     out, ok = [], True
     for path in paths:
         record = json_record(path).get("telemetry")
         found = telemetry.agreement(record)
         if found is None:
             out.append(f"{path}: no check ({telemetry.energy_of(record).source})")
+            continue
+        assert record is not None  # agreement() needs both sources
+        if (duration := float(record["duration_s"])) < (shortest := shortest_checkable_s(record)):
+            out.append(
+                f"{path}: too short to check: {duration:.2f} s, where the energy counter moves in steps of "
+                f"{telemetry.counter_step_s(record) * 1000:.0f} ms (2 % needs at least {shortest:.1f} s)"
+            )
             continue
         ok &= abs(found) <= AGREEMENT_LIMIT
         energy = telemetry.energy_of(record)
@@ -233,10 +248,12 @@ def main(argv: list[str] | None = None) -> int:
     paths = sorted(root.glob("*/runs/**/run_*.json")) + sorted(root.glob("*/load/*/window_*.json"))
     lines, ok = agreement_lines(paths)
     print("\n".join(lines) or f"no run or window records under {root}")
-    checked = [line for line in lines if "no check" not in line]
+    checked = [line for line in lines if "no check" not in line and "too short" not in line]
+    short = sum("too short" in line for line in lines)
     print(
-        f"{len(checked)} of {len(lines)} measurements have both energy sources; "
-        f"{'all agree' if ok else 'some DISAGREE'} within {100 * AGREEMENT_LIMIT:g} %"
+        f"{len(checked)} of {len(lines)} measurements have both energy sources and are long enough to check"
+        + (f" ({short} too short)" if short else "")
+        + f"; {'all agree' if ok else 'some DISAGREE'} within {100 * AGREEMENT_LIMIT:g} %"
     )
     return 0 if ok and checked else 1
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import statistics
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -477,6 +478,19 @@ def slowdowns(record: dict[str, Any] | None) -> list[str]:
         for mask in gpu.get("clocks_event_reasons", []):
             seen |= mask or 0
     return [name for bit, name in SLOWDOWNS.items() if seen & bit]
+
+
+def counter_step_s(record: dict[str, Any]) -> float:
+    """How finely the measurement resolves energy in time: the median time between changes of any GPU's energy
+    counter (NVML updates it in steps, tens of ms on recent GPUs), or the sample spacing where it is coarser."""
+    times = sample_times_s(record)
+    spacing = times[-1] / (len(times) - 1) if len(times) > 1 else float("inf")
+    steps = []
+    for gpu in (record.get("gpus") or {}).values():
+        counter = gpu.get("energy_mj") or []
+        changed = [t for t, a, b in zip(times[1:], counter, counter[1:], strict=False) if a is not None and b != a]
+        steps += [b - a for a, b in itertools.pairwise(changed)]
+    return max(spacing, statistics.median(steps)) if steps else spacing
 
 
 def agreement(record: dict[str, Any] | None) -> float | None:
