@@ -172,7 +172,7 @@ def test_table_and_details_say_what_is_measured_and_what_assumed(tmp_path):
             walltime.measured_sessions(tmp_path),
         )
     )
-    assert table[-1] == f"all 2 session(s): {total / 60:.1f} min ({total / 3600:.2f} h) of measuring"
+    assert table[-1] == f"all 2 session(s): {total / 60:.1f} min ({total:.0f} s, {total / 3600:.2f} h) of measuring"
     phases = [line for line in details if line.startswith("  ")]
     assert phases and all(re.search(r" s  (measured|assumed)", line) for line in phases)
     assert details[-1].startswith("assumed (vllm): vLLM 0.25 on an H200")

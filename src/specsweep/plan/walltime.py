@@ -300,7 +300,9 @@ def table(estimates: Sequence[SessionEstimate]) -> list[str]:
         cells = [f"{_minutes(e.column(c)):>{len(c)}}" for c in COLUMNS] + [f"{_minutes(e.seconds):>7}"]
         lines.append("  ".join([f"{e.session:<{width}}", f"{e.kind:<{kind_width}}", *cells, f" {_source_summary(e)}"]))
     total = sum(e.seconds for e in estimates)
-    lines.append(f"all {len(estimates)} session(s): {_minutes(total)} min ({total / 3600:.2f} h) of measuring")
+    lines.append(
+        f"all {len(estimates)} session(s): {_minutes(total)} min ({total:.0f} s, {total / 3600:.2f} h) of measuring"
+    )
     return lines
 
 
