@@ -221,3 +221,12 @@ def test_the_estimate_of_a_recorded_sweep_is_within_25_percent_of_its_duration(t
     total = sum(e.seconds for e in estimates)
     assert total == pytest.approx(sum(actual.values()), rel=0.25)
     assert math.isclose(sum(actual.values()), 257 + 269 + 457)  # 00:41:47-00:46:04, -00:50:33, 00:51:03-00:58:40
+
+
+def test_a_run_recorded_without_its_times_is_left_out_of_them(tmp_path):
+    write_session(tmp_path, "x")
+    older = run(1, 0, math.nan, math.nan)  # a record of an older specsweep: no TTFT, rate or start
+    write_json(Path(results.run_file("x", 1, tmp_path)), {**older.to_json(), "started_at": ""})
+    measured = walltime.measured_session("x", tmp_path)
+    assert measured.warmup_s == pytest.approx(2.0) and measured.ttft_s == pytest.approx(0.1)
+    assert measured.decode_tokens_per_s == pytest.approx(50.0)

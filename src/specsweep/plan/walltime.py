@@ -18,6 +18,7 @@ after measuring (tables, figures: seconds of CPU).
 from __future__ import annotations
 
 import glob
+import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -111,11 +112,13 @@ def measured_session(name: str, root: str | Path = results.ROOT) -> Measured | N
     runs = results.load_runs(sorted(glob.glob(results.run_file(glob.escape(name), "*", root)))).get(name, [])
     windows = results.load_windows(glob.glob(results.window_file(glob.escape(name), "*", "*", root))).get(name, [])
     launched = epoch_seconds(launch.launched_at)
-    started = [epoch_seconds(r.started_at) for r in runs if r.started_at]
-    ends = [s + r.client.e2e_s for s, r in zip(started, runs, strict=False)] + [
+    timed = [(epoch_seconds(r.started_at), r.client) for r in runs if r.started_at]  # older records: no time
+    ends = [s + c.e2e_s for s, c in timed if math.isfinite(c.e2e_s)] + [
         epoch_seconds(w.started_at) + w.duration_s for w in windows if w.started_at
     ]
-    warmup_s = min(started) - launched - launch.ready_s if started and launch.ready_s is not None else None
+    warmup_s = min(s for s, _ in timed) - launched - launch.ready_s if timed and launch.ready_s is not None else None
+    ttfts = [r.client.ttft_s for r in runs if math.isfinite(r.client.ttft_s)]
+    rates = [r.client.decode_tokens_per_s for r in runs if r.client.decode_tokens_per_s > 0]  # NaN is not > 0
     stopped = launch.completed and launch.stopped_at and ends  # a failed session's stop says nothing of teardown
     teardown_s = epoch_seconds(launch.stopped_at) - max(ends) if stopped else None
     return Measured(
@@ -123,8 +126,8 @@ def measured_session(name: str, root: str | Path = results.ROOT) -> Measured | N
         kind=launch.configuration.get("kind", ""),
         ready_s=launch.ready_s,
         warmup_s=warmup_s,
-        ttft_s=statistics.fmean(r.client.ttft_s for r in runs) if runs else None,
-        decode_tokens_per_s=statistics.median(r.client.decode_tokens_per_s for r in runs) if runs else None,
+        ttft_s=statistics.fmean(ttfts) if ttfts else None,
+        decode_tokens_per_s=statistics.median(rates) if rates else None,
         teardown_s=teardown_s,
         window_s_per_token=_per_token([w for w in windows if not w.warmup]),
         warmup_window_s_per_token=_per_token([w for w in windows if w.warmup]),
