@@ -64,8 +64,10 @@ rule all:
         final_outputs(),
 
 
-# Before any job runs: a configuration's previous runs, launch record and log move to its history/.
+# Before any job runs: the expected wall time of the sessions to measure (from the records still in place),
+# then a configuration's previous runs, launch record and log move to its history/.
 onstart:
+    print_walltime()
     keep_previous_sessions()
 
 

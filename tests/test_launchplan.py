@@ -56,6 +56,9 @@ def test_plan_target_writes_the_exact_launch_lines(workdir):
     ) in script.splitlines()
     assert sum(line.startswith("env ") for line in script.splitlines()) == 8
     assert (workdir / "results" / "plan" / "nospec-nccl-default.json").is_file()
+    # the expected wall time, on the console and in the script (nothing measured here: SGLang's assumptions)
+    assert "all 8 session(s): " in done.stderr and "# all 8 session(s): " in script
+    assert "#   launch until ready      140.0 s  assumed (sglang)" in script.splitlines()
 
 
 def test_plan_warns_of_an_inherited_variable_the_sweep_sets(workdir):

@@ -250,11 +250,15 @@ def plan_configuration(smk: Any) -> None:
 
 def write_commands(smk: Any) -> None:
     import specsweep.plan.launchplan as launchplan
+    from specsweep.plan import walltime
 
     plans = [read_json(p) for p in smk.input]
+    configurations = configurations_for(smk.config, smk.params.configurations.values())
+    table, details = walltime.report(configurations, smk.config["benchmark"])
     with progress_to(smk.log[0]) as progress:
-        atomic_write(smk.output[0], launchplan.commands_script(plans))
-        print(f"{len(plans)} launches written to {smk.output[0]}", file=progress)
+        atomic_write(smk.output[0], launchplan.commands_script(plans, [*table, "", *details]))
+        print("\n".join(table), file=progress)
+        print(f"{len(plans)} launches, and every phase's time and source, written to {smk.output[0]}", file=progress)
 
 
 def plot_breakdown(smk: Any) -> None:

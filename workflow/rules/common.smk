@@ -1,4 +1,5 @@
 import copy
+import glob
 import os
 import re
 import shlex
@@ -489,6 +490,31 @@ def build_resource(key):
         )[key]
 
     return of_engine
+
+
+def newest_launch_record(wildcards):
+    """When the newest session under results/ was recorded (0 before any): what the plan's estimate uses."""
+    stamps = [os.stat(p).st_mtime for p in glob.glob(results_tree.launch_file("*"))]
+    return max(stamps, default=0)
+
+
+def print_walltime():
+    """onstart: the expected wall time of the sessions this run measures, before the first launch."""
+    from specsweep.plan import walltime
+
+    measuring = [
+        job.wildcards.cfg
+        for job in workflow.dag.needrun_jobs()
+        if job.rule.name == "bench"
+    ]
+    if measuring:
+        try:
+            table, _ = walltime.report(
+                {name: CONFIGURATIONS[name] for name in measuring}, BENCH
+            )
+        except Exception as error:  # an estimate must never stop the measurements
+            table = [f"specsweep: no wall-time estimate ({error!r})"]
+        print("\n".join(table), file=sys.stderr)
 
 
 def keep_previous_sessions():

@@ -15,6 +15,7 @@ rule plan_configuration:
         "../../scripts/plan_configuration.py"
 
 
+# With the expected wall time of every session (plan/walltime.py), from the records results/ holds.
 rule plan:
     input:
         plan_files,
@@ -24,5 +25,10 @@ rule plan:
         "logs/plan/commands.log",
     conda:
         "../../envs/specsweep.yaml"
+    params:
+        configurations=all_configurations,
+        benchmark=USER_CONFIG.get("benchmark", {}),
+        # the estimate rests on the sessions measured so far: a newer one rewrites it (never a measurement)
+        measured=newest_launch_record,
     script:
         "../../scripts/write_commands.py"

@@ -114,7 +114,8 @@ def shell_line(planned: dict[str, Any]) -> str:
     return " ".join(["env", *removals, *assignments, *words] if assignments or removals else words)
 
 
-def commands_script(plans: list[dict[str, Any]]) -> str:
+def commands_script(plans: list[dict[str, Any]], walltime: Iterable[str] = ()) -> str:
+    """The script of every launch; ``walltime``: the expected wall time (plan/walltime.py), kept as comments."""
     lines = [
         "#!/bin/sh",
         "# Every server launch of this sweep, as specsweep would run it (written by rule plan;",
@@ -123,6 +124,8 @@ def commands_script(plans: list[dict[str, Any]]) -> str:
         "# environment (see config/README.md, 'environment'); here the variables a launch runs without",
         "# are removed with env -u, the rest of your environment is inherited.",
         "",
+        *(f"# {line}".rstrip() for line in walltime),
+        *([""] if walltime else []),
     ]
     for planned in plans:
         lines.append(f"# {planned['configuration']} ({planned['kind']}, engine {planned['engine']})")
