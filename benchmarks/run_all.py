@@ -98,6 +98,12 @@ def table(result: dict) -> str:
         )
         row(f"coverage, {where}: tok/s, speedup, per category", _coverage(c), "95 ± 2 %")
         row("  best's interval; family-wise false positives (A/A, 3 comparisons)", _familywise(c), "≤ 5 %")
+        if "aa_test_false_alarm" in c:
+            row(
+                f"  A/A sweeps the real A/A test fails (Holm p < {coverage.AA_TEST_P:g})",
+                _percent(c["aa_test_false_alarm"]),
+                "≤ 0.3 %",
+            )
     if tel := result.get("telemetry"):
         row(
             f"decode tok/s with ÷ without the {tel['rate_hz']:g} Hz sampler, {tel['pairs']} pairs, one session",

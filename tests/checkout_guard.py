@@ -2,10 +2,13 @@
 
 A test that runs the workflow in the repository depends on what the user last ran there (after
 ``make run`` a dry run says "Nothing to be done") and may damage it. ``CheckoutGuard`` is a pytest
-plugin (tests/conftest.py registers it for the repository): a test that opens, creates, changes or
-removes anything under those paths fails at its teardown, with the paths; and the session fails if their
-snapshot (names, sizes, mtimes, inodes) differs at its end. Opens and changes are seen by inotify on
-Linux (a process that only stats a path is not); elsewhere only the snapshot is compared. Under
+plugin (tests/conftest.py registers it for the repository): a test that opens (reads or writes), creates,
+changes or removes a file under those paths, or creates, changes or removes a folder there, fails at its
+teardown, with the paths; and the session fails if their snapshot (names, sizes, mtimes, inodes) differs at
+its end. Listing a folder is not using it: any Snakemake a test starts lists results/ and logs/ once
+``make run`` made them (the Snakefile's folder is on ``sys.path``, and Snakemake's plugin discovery,
+``pkgutil.iter_modules``, lists every folder there). Opens and changes are seen by inotify on Linux (a
+process that only stats a path is not); elsewhere only the snapshot is compared. Under
 pytest-xdist each worker watches its own tests and the controller alone compares the snapshot (a
 worker's snapshot walk opens the folders, which the other workers' inotify would see).
 """
@@ -120,6 +123,10 @@ class Watch:
             path = folder / name if name else folder
             if mask & IN_ISDIR and mask & (IN_CREATE | IN_MOVED_TO):
                 self._add(path)
+            if mask & IN_ISDIR and not mask & ~(IN_ISDIR | IN_OPEN):
+                # a folder opened to list it: Snakemake's plugin discovery lists every folder of sys.path
+                # (the Snakefile's, so results/ and logs/ after `make run`); a listing reads no file
+                continue
             rank = next((i for i, (bits, _) in enumerate(RANK) if mask & bits), None)
             if rank is None:
                 continue  # IN_IGNORED: a watched folder went away (its removal is its parent's event)

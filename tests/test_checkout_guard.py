@@ -109,3 +109,18 @@ def test_a_session_that_leaves_the_checkout_alone_passes(tmp_path):
     done = run_pytest(tmp_path, root, "def test_nothing(tmp_path):\n    (tmp_path / 'x').write_text('x')\n", watch=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "used the checkout's own" not in done.stdout
+
+
+def test_listing_the_guarded_folders_is_not_using_them(tmp_path):
+    # After `make run`, any Snakemake a test starts lists results/ and logs/: the Snakefile's folder is on
+    # sys.path and its plugin discovery (pkgutil.iter_modules) lists every folder there. Nothing under them
+    # is read or written, so nothing fails.
+    root = checkout(tmp_path)
+    lists = "import os, pkgutil\nfrom pathlib import Path\n\ndef test_lists(tmp_path):\n"
+    lists += f"    root = Path({str(root)!r})\n"
+    lists += "    list(pkgutil.iter_modules([str(root)]))\n"
+    lists += "    for folder in ('results', 'logs', 'logs/bench'):\n        os.listdir(root / folder)\n"
+    lists += "    (root / 'results' / 'old.csv').stat()\n"
+    done = run_pytest(tmp_path, root, lists, watch=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "used the checkout's own" not in done.stdout

@@ -201,3 +201,36 @@ def test_a_session_whose_job_is_node_fail_kills_its_batch_snakemake_and_measures
         for process in (batch, other):
             process.kill()
             process.wait()
+
+
+def test_a_live_sessions_server_is_not_stopped_by_a_second_sweep_sharing_its_results(tmp_path, no_slurm, monkeypatch):
+    # two working folders sharing one results/: the second sweep's job found the first's server.pgid and stopped
+    # its live server as "left behind by an interrupted job" before the claim check refused it
+    from specsweep.engines.base import EngineResources
+    from specsweep.engines.llamacpp import LlamaCpp
+    from specsweep.engines.server import StaleGroup
+    from specsweep.measure.session import Session, SessionPaths, measure
+    from specsweep.plan.config import Configuration
+
+    monkeypatch.setenv("SPECSWEEP_LOCK_DIR", str(tmp_path / "locks"))
+    folder = tmp_path / "results" / "cfg"
+    folder.mkdir(parents=True)
+    server = subprocess.Popen(["sleep", "60"], start_new_session=True)  # the first sweep's server, serving
+    try:
+        StaleGroup(folder / "server.pgid").record(server.pid, ["llama-server"])
+        holder_claim(folder, pid=os.getppid())  # the first sweep's session, alive on this host
+        paths = SessionPaths(
+            folder / "server.log", folder / "launch.json", [], folder / "server.pgid", folder / "failed"
+        )
+        configuration = Configuration("cfg", "llama", "llamacpp", True, {}, {}, group="cfg")
+        engine = LlamaCpp({"kind": "llamacpp"}, EngineResources(executable="/bin/false", model="/dev/null"))
+        benchmark = {"stop_grace_s": 1, "runs": 1}
+        progress = io.StringIO()
+        with pytest.raises(claims.ClaimHeld):
+            measure(Session(configuration, engine, benchmark, [], "127.0.0.1", 0, paths), progress)
+        assert server.poll() is None, progress.getvalue()  # still serving the first sweep
+        assert "left behind" not in progress.getvalue()
+        assert (folder / "server.pgid").exists()
+    finally:
+        server.kill()
+        server.wait()

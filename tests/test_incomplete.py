@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 
 import pandas as pd
 from run_records import run_record
@@ -91,3 +92,25 @@ def test_a_failed_configuration_keeps_the_columns_and_says_where_to_look(default
     row = partial.set_index("configuration").loc["ngram-m8"]
     assert row["status"].startswith("failed (") and row["runs"] == 0
     assert "ngram-m8: failed" in out.getvalue()
+
+
+def test_a_failed_job_after_a_finished_sweep_leaves_its_summary_alone(default_config, tmp_path):
+    # e.g. a failed `compare` or archive: before, "the sweep did not finish" and summary.csv was rewritten and
+    # dated 1970, so the next `all` recomputed the summary and everything after it
+    configurations = expand(validate_schema(default_config))
+    runs, launches, profiles = _sweep_on_disk(tmp_path, configurations)
+    summary = tmp_path / "summary.csv"
+    aggregate.write_csv(
+        tables.build(aggregate.Measured(configurations, runs, launches, profiles), PARSERS).summary, summary
+    )
+    before = (summary.read_text(), summary.stat().st_mtime_ns)
+    out = io.StringIO()
+    assert incomplete.write_summary(configurations, 3, tmp_path, BENCHMARK, PARSERS, out) == summary
+    assert (summary.read_text(), summary.stat().st_mtime_ns) == before
+    assert "did not finish" not in out.getvalue()
+    assert f"every configuration finished and {summary} is up to date" in out.getvalue()
+    # a run measured again after the summary was written: the summary is no longer up to date
+    run = tmp_path / "ngram-m8" / "runs" / "run_0.json"
+    os.utime(run, ns=(before[1] + 10**9, before[1] + 10**9))
+    incomplete.write_summary(configurations, 3, tmp_path, BENCHMARK, PARSERS, io.StringIO())
+    assert summary.stat().st_mtime == 0

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import io
+import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from specsweep.record import locks
 
@@ -57,9 +62,58 @@ def test_the_lock_is_in_a_node_local_directory_and_named_after_the_cache(tmp_pat
     monkeypatch.delenv("SPECSWEEP_LOCK_DIR", raising=False)
     monkeypatch.setenv("SPECSWEEP_CACHE", str(tmp_path / "a"))
     first = locks.measure_lock_path()
-    assert str(first.parent) in locks.NODE_LOCAL_DIRS
+    assert str(first.parent.parent) in locks.NODE_LOCAL_DIRS and first.parent.name == f"specsweep-{os.geteuid()}"
     assert not str(first).startswith(str(tmp_path))
     monkeypatch.setenv("SPECSWEEP_CACHE", str(tmp_path / "b"))
     assert locks.measure_lock_path() != first  # separate caches (users, tests) keep separate locks
     monkeypatch.setenv("SPECSWEEP_LOCK_DIR", str(tmp_path / "local"))
-    assert locks.measure_lock_path().parent == tmp_path / "local"
+    assert locks.measure_lock_path().parent == tmp_path / "local" / f"specsweep-{os.geteuid()}"
+
+
+def hold(lock: Path) -> None:
+    with locks.holding(lock, "cfg", io.StringIO()):
+        pass
+
+
+def test_a_link_planted_at_the_lock_is_refused_and_its_target_untouched(tmp_path):
+    # /run/lock is world-writable and the name predictable: a link there made a sweep truncate its target
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me\n")
+    lock = tmp_path / "node" / f"specsweep-{os.geteuid()}" / "specsweep-measure-0.lock"
+    lock.parent.mkdir(parents=True, mode=0o700)
+    lock.symlink_to(target)
+    with pytest.raises(locks.LockRefused, match=r"specsweep-measure-0\.lock: not a regular file of this user's"):
+        hold(lock)
+    assert target.read_text() == "keep me\n"
+
+
+def test_the_lock_lives_in_a_folder_only_its_user_can_write(tmp_path):
+    lock = tmp_path / "node" / f"specsweep-{os.geteuid()}" / "specsweep-measure-0.lock"
+    with locks.holding(lock, "cfg", io.StringIO()):
+        assert json.loads(lock.read_text())["label"] == "cfg"
+    assert stat.S_IMODE(lock.parent.stat().st_mode) == 0o700 and stat.S_IMODE(lock.stat().st_mode) == 0o600
+    lock.parent.chmod(0o777)  # a folder anybody can write: anybody could plant the lock
+    with pytest.raises(locks.LockRefused, match=r"writable by others \(mode 777\).*SPECSWEEP_LOCK_DIR"):
+        hold(lock)
+    lock.parent.chmod(0o700)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    planted = tmp_path / "node2" / f"specsweep-{os.geteuid()}"
+    planted.parent.mkdir()
+    planted.symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(locks.LockRefused, match="the measuring lock's folder is a link"):
+        hold(planted / "specsweep-measure-0.lock")
+    assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a file another user's needs root")
+def test_a_lock_or_folder_another_user_made_first_is_refused_naming_the_fix(tmp_path):
+    lock = tmp_path / "node" / f"specsweep-{os.geteuid()}" / "specsweep-measure-0.lock"
+    lock.parent.mkdir(parents=True, mode=0o700)
+    lock.write_text("")
+    os.chown(lock, 4242, 4242)
+    with pytest.raises(locks.LockRefused, match=r"not a regular file of this user's \(uid 4242"):
+        hold(lock)
+    os.chown(lock.parent, 4242, 4242)
+    with pytest.raises(locks.LockRefused, match="owned by uid 4242"), locks.holding(lock, "cfg", io.StringIO()):
+        pass

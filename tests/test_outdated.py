@@ -8,7 +8,7 @@ import pytest
 from conftest import REPO
 from workflow_runs import snakemake
 
-from specsweep.analyse.outdated import check_load_tables, check_summary, executes, why_outdated
+from specsweep.analyse.outdated import check_load_tables, check_results, check_summary, executes, why_outdated
 
 
 def test_a_missing_run_file_or_a_provisional_row_makes_the_summary_outdated(tmp_path):
@@ -95,7 +95,10 @@ def test_a_report_or_dry_run_never_touches_results_and_a_report_of_another_sweep
     assert not (tmp_path / "results" / "report.html").exists()
     dry = snakemake(tmp_path, "-n", configfile=tmp_path / "my-sweep.yaml", cores=None)
     assert dry.returncode == 0, dry.stderr[-2000:]
-    assert "results/summary.csv would be remade by a run: a run file it rests on is missing" in dry.stderr
+    # another sweep's summary is not judged by this config's run files (nor dated back); a run remakes it all
+    # the same, after measuring this config's configurations
+    assert "results/summary.csv would be remade" not in dry.stderr
+    assert re.search(r"^summary\s+1$", dry.stdout, re.M) and re.search(r"^bench\s+\d+$", dry.stdout, re.M), dry.stdout
     assert summary.stat().st_mtime == 1_700_000_000
 
 
@@ -111,3 +114,18 @@ def test_a_deleted_window_file_makes_the_load_tables_outdated(tmp_path):
     check_load_tables([*tables, tmp_path / "absent.csv"], windows, progress)
     assert all(t.stat().st_mtime == 0 and t.read_text() == "x\n" for t in tables)
     assert f"{tables[0]} will be remade: a window file it rests on is missing ({windows[1]})" in progress.getvalue()
+
+
+def test_another_sweeps_results_are_not_marked(tmp_path):
+    # `compare` run as the README shows it (no --configfile) reads the default config: the run files of its
+    # configurations are missing from a sweep measured with --configfile, whose summary and load tables must
+    # not be dated back (its next `all` would recompute them)
+    summary, table = tmp_path / "summary.csv", tmp_path / "requests.csv"
+    summary.write_text("configuration,status\nmine,ok\n")
+    table.write_text("configuration\nmine\n")
+    missing_run, missing_window = tmp_path / "default" / "runs" / "run_0.json", tmp_path / "window_0.json"
+    progress = io.StringIO()
+    check_results(summary, [missing_run], [table], [missing_window], ["default"], progress)
+    assert summary.stat().st_mtime > 0 and table.stat().st_mtime > 0 and progress.getvalue() == ""
+    check_results(summary, [missing_run], [table], [missing_window], ["mine"], progress)  # its own: marked
+    assert summary.stat().st_mtime == 0 and table.stat().st_mtime == 0

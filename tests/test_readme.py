@@ -17,6 +17,16 @@ def test_the_readme_starts_with_exactly_make_run_and_make_test():
     assert README.index("```sh") < README.index("\n## ", README.index("## Quick start") + 1)
 
 
+def test_ci_runs_the_readmes_two_commands_in_its_order():
+    # as a new user does in a fresh clone: `make test` must pass beside the results/ and logs/ of `make run`
+    commands = [
+        line.strip().removeprefix("exec ").strip()
+        for line in (REPO / ".ci" / "run").read_text().splitlines()
+        if line.strip().removeprefix("exec ").startswith("make")
+    ]
+    assert commands == ["make run", "make test"]
+
+
 def test_the_readme_says_what_it_measures_and_what_it_does_not_before_any_section_on_use():
     box = README.index("**What it measures.**")
     assert box < README.index("**What it does not.**") < README.index("## Supported engines")

@@ -4,7 +4,7 @@ import json
 
 from specsweep.analyse.incomplete import configuration_status
 from specsweep.plan.config import Configuration
-from specsweep.plan.staleness import measured_under, measurement_identity, stale_reason
+from specsweep.plan.staleness import NOT_MEASUREMENT, measured_under, measurement_identity, stale_reason
 from specsweep.record.redact import redact_mapping
 from specsweep.record.results import ClientTimings, Launch, Run
 
@@ -77,3 +77,20 @@ def test_the_provisional_summary_status_of_a_folder(tmp_path):
     (folder / "runs" / "run_0.json").write_text('{"run"')
     status = configuration_status(config(), 1, tmp_path, BENCHMARK)[0]
     assert status.startswith(f"damaged ({folder / 'runs' / 'run_0.json'}: not a run record")  # before: `missing`
+
+
+def test_check_only_settings_neither_rerun_nor_stale_a_measurement():
+    # the bench rule's params are measurement_identity(benchmark): a GPU memory check setting edited re-measured
+    # every configuration
+    measured = launch(config(), {**BENCHMARK, "gpu_release_tolerance_mib": 64, "gpu_memory_check": "auto"})
+    for changed in ({"gpu_release_tolerance_mib": 512}, {"gpu_memory_check": "never"}, {"gpu_release_timeout_s": 5}):
+        assert measurement_identity({**BENCHMARK, **changed}) == BENCHMARK, changed
+        assert stale_reason(measured, config(), {**BENCHMARK, **changed}) is None, changed
+
+
+def test_what_compare_ignores_as_no_measurement_reruns_nothing():
+    # one list of settings that change no run's number: compare matches on the rest, the bench rule is keyed on it
+    from specsweep.report import compare
+
+    counted_by_the_statistics = {"runs", "adaptive", "load/slo"}  # a rerun measures more or other runs
+    assert compare.NOT_MEASUREMENT - counted_by_the_statistics <= NOT_MEASUREMENT

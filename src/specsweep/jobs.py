@@ -8,8 +8,9 @@ Each job writes its progress to the console and to its ``log:`` file.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -44,6 +45,28 @@ def progress_to(log_path: str | Path) -> Iterator[TextIO]:
         yield _Tee(sys.stderr, log)  # type: ignore[misc]
 
 
+def sets_aside_damaged(job: Callable[[Any], None]) -> Callable[[Any], None]:
+    """The one place a damaged record file is handled: every job that reads records of the results tree
+    (runs, launches, windows, engine, model and plan records) is decorated with it. The damaged file is renamed
+    ``<name>.damaged`` (kept as evidence, no longer an output) and the job fails naming it, so rerunning the
+    same command makes it again (a run or window file: its configuration is measured again); left in place,
+    whichever job read it first would fail the same way at every rerun."""
+
+    @functools.wraps(job)
+    def guarded(smk: Any) -> None:
+        try:
+            job(smk)
+        except DamagedFile as damaged:
+            raise RuntimeError(
+                f"{damaged.path}: damaged ({damaged.why}); set aside as {set_aside(damaged)}: "
+                f"rerun the same command to make it again (a run or window file: its configuration is measured "
+                f"again)"
+            ) from None
+
+    guarded.sets_aside_damaged = True  # type: ignore[attr-defined]
+    return guarded
+
+
 def build_engine(smk: Any) -> None:
     from specsweep.engines import adapter_class
 
@@ -63,6 +86,7 @@ def obtain_model(smk: Any) -> None:
         write_json(Path(smk.output[0]), record)
 
 
+@sets_aside_damaged
 def bench_configuration(smk: Any) -> None:
     from specsweep.measure.job_guard import die_with_snakemake
     from specsweep.measure.session import SessionPaths, measure_configuration
@@ -86,6 +110,7 @@ def bench_configuration(smk: Any) -> None:
         )
 
 
+@sets_aside_damaged
 def summarise(smk: Any) -> None:
     """Every table: profiles from server logs, then summary, runs, drift, paper and cost model (one job)."""
     from specsweep.analyse import aggregate
@@ -94,14 +119,8 @@ def summarise(smk: Any) -> None:
     from specsweep.report import tables
 
     configurations = configurations_for(smk.config, smk.params.configurations.values())
-    try:
-        runs = results.load_runs(smk.input.runs)
-        launches = results.load_launches(smk.input.launches)
-    except DamagedFile as damaged:  # set aside, so that rerunning the same command measures it again
-        raise RuntimeError(
-            f"{damaged.path}: damaged ({damaged.why}); set aside as {set_aside(damaged)}: "
-            f"rerun the same command to measure its configuration again"
-        ) from None
+    runs = results.load_runs(smk.input.runs)
+    launches = results.load_launches(smk.input.launches)
     with progress_to(smk.log[0]) as progress:
         profiles, parse_warnings = write_profiles(
             dict(zip(smk.input.server_logs, smk.output.profiles, strict=True)),
@@ -120,6 +139,7 @@ def summarise(smk: Any) -> None:
         tables.write(tables.build(measured, smk.params.profile_parsers), files, progress, smk.params.macro_prefix)
 
 
+@sets_aside_damaged
 def plot(smk: Any) -> None:
     import pandas as pd
 
@@ -148,6 +168,7 @@ def compare_results(smk: Any) -> None:
         )
 
 
+@sets_aside_damaged
 def sweep_provenance(smk: Any) -> None:
     """Each configuration's provenance.json, then the sweep's, which cites each by sha256."""
     from specsweep.archive import provenance
@@ -166,6 +187,7 @@ def sweep_provenance(smk: Any) -> None:
         )
 
 
+@sets_aside_damaged
 def load_tables(smk: Any) -> None:
     """requests.csv and categories.csv always; load.csv with benchmark.load (docs/load.md)."""
     from specsweep.analyse import loadsummary
@@ -248,6 +270,7 @@ def plan_configuration(smk: Any) -> None:
         )
 
 
+@sets_aside_damaged
 def write_commands(smk: Any) -> None:
     import specsweep.plan.launchplan as launchplan
     from specsweep.plan import walltime
@@ -270,6 +293,7 @@ def plot_breakdown(smk: Any) -> None:
         figures.save_breakdown(pd.read_csv(smk.input.summary), smk.params.profile_parsers, smk.output.png, progress)
 
 
+@sets_aside_damaged
 def write_effects(smk: Any) -> None:
     """results/effects.csv and the interaction figure of every crossed design (config factors)."""
     from specsweep.analyse import aggregate, effects

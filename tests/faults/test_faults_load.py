@@ -58,7 +58,9 @@ def test_a_window_of_no_duration_is_named_not_a_zero_division(tmp_path):
     path.parent.mkdir(parents=True)
     record = {"level": {"kind": "concurrency", "value": 1, "label": "c1"}, "window": 0, "requests": []}
     path.write_text(json.dumps({**record, "duration_s": 0}))
-    with pytest.raises(ValueError, match=r"window_0.json: not a window record \(duration_s is 0, not a positive"):
+    with pytest.raises(
+        ValueError, match=r"window_0.json: damaged \(not a window record: ValueError\('duration_s is 0, not a positive"
+    ):
         base = Configuration(name="base", engine="e", kind="llamacpp", baseline=True, args={}, env={}, group="base")
         load_table({"base": base}, load_windows([path]), {})
 

@@ -10,7 +10,9 @@ with ``status`` ``failed (<its newest failed/<timestamp>/ folder>)``, ``damaged 
 its row labelled with the parameters it was measured under. Server logs are
 not parsed here (that is the summary job's work); profile.csv files an earlier summary job wrote are used.
 
-That file is not a finished output: it is marked outdated (``outdated.mark_outdated``), so the next
+A sweep whose every configuration finished and whose summary.csv is up to date keeps it (a job after
+the measurements failed: ``compare``, an archive, a figure). Otherwise that file is not a finished
+output: it is marked outdated (``outdated.mark_outdated``), so the next
 ``snakemake`` (with any target) reruns the failed jobs and then the summary rule, which overwrites it.
 """
 
@@ -22,7 +24,7 @@ from typing import Any, TextIO
 import pandas as pd
 
 from specsweep.analyse import aggregate
-from specsweep.analyse.outdated import mark_outdated
+from specsweep.analyse.outdated import mark_outdated, other_sweep, why_outdated
 from specsweep.plan.config import Configuration
 from specsweep.plan.staleness import measured_under, stale_reason
 from specsweep.record import results
@@ -68,6 +70,19 @@ def configuration_status(
     return "missing", [], None, configuration
 
 
+def _up_to_date(summary: Path, configurations: dict[str, Configuration], runs: int, root: str | Path) -> bool:
+    """``summary`` is the finished summary of these configurations: not provisional or outdated, and written
+    after every run and launch file it rests on."""
+    if not summary.exists() or summary.stat().st_mtime == 0 or other_sweep(summary, configurations):
+        return False
+    sources = [Path(results.launch_file(name, root)) for name in configurations]
+    sources += results.with_extra_runs(results.run_file(name, i, root) for name in configurations for i in range(runs))
+    written = summary.stat().st_mtime
+    return why_outdated(summary, sources[len(configurations) :]) is None and all(
+        p.exists() and p.stat().st_mtime <= written for p in sources
+    )
+
+
 def _newer(derived: Path, source: Path) -> bool:
     """``derived`` exists and was written after ``source`` (a profile of this session's log, not an older one)."""
     return derived.exists() and source.exists() and derived.stat().st_mtime >= source.stat().st_mtime
@@ -94,6 +109,15 @@ def write_summary(
         )
         if launch is not None:
             launches[name] = launch
+    path = Path(root) / Path(results.SUMMARY).name
+    if all(status == "ok" for status in statuses.values()) and _up_to_date(path, configurations, runs, root):
+        # a job after the sweep failed (compare, archive, a figure): its results are whole, nothing to redo
+        print(
+            f"specsweep: every configuration finished and {path} is up to date; the failed job above is not "
+            f"part of the sweep's measurements",
+            file=progress,
+        )
+        return path
     profiles = {
         name: pd.read_csv(profile)
         for name in configurations
@@ -104,7 +128,6 @@ def write_summary(
     frame = aggregate.summary_table(
         aggregate.Measured(measured_as, records, launches, profiles), profile_parsers, statuses
     )
-    path = Path(root) / Path(results.SUMMARY).name
     aggregate.write_csv(frame, path)
     mark_outdated(path)
     finished = sum(status == "ok" for status in statuses.values())

@@ -77,6 +77,25 @@ def check_summary(summary: str | Path, run_files: Iterable[str | Path], progress
         )
 
 
+def check_results(
+    summary: str | Path,
+    run_files: Iterable[str | Path],
+    tables: Iterable[str | Path],
+    window_files: Iterable[str | Path],
+    configurations: Iterable[str],
+    progress: TextIO,
+    mark: bool = True,
+) -> None:
+    """``check_summary`` and ``check_load_tables`` of the sweep of ``configurations``, when the results there
+    are its own. A summary.csv of other configurations is another sweep's (``compare`` run without the
+    ``--configfile`` that measured them reads the default config): its run files are not this config's, and
+    marking its tables would make that sweep's next run recompute them for nothing."""
+    if other_sweep(summary, configurations):
+        return
+    check_summary(summary, run_files, progress, mark)
+    check_load_tables(tables, window_files, progress, mark)
+
+
 # Snakemake options after which it runs no job (it reports, lists, plans or checks): the workflow then changes
 # nothing on disk. Long options by name; short ones also inside a cluster such as -np.
 NON_EXECUTING = frozenset(

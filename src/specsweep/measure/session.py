@@ -205,10 +205,18 @@ def measure(session: Session, progress: TextIO = sys.stderr) -> None:
         render_flags(configuration.args, {})
     )
     declared = [engine.api_key() or "", *references.values_of(configuration)]  # whatever their form
-    if (pgid := stale.stop_if_running(float(session.benchmark["stop_grace_s"]))) is not None:
-        print(f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress)
     with measuring(progress, name), _first_termination_only() as terminating:
         claim = claims.take(paths.failed_root.parent, _evidence(paths), progress, name)
+        # Only now: the configuration's claim was free or its holder is gone (a live holder, e.g. a second working
+        # folder sharing these results, raised ClaimHeld above), so a recorded server still running is a leftover.
+        try:
+            if (pgid := stale.stop_if_running(float(session.benchmark["stop_grace_s"]))) is not None:
+                print(
+                    f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress
+                )
+        except BaseException:
+            claim.release()
+            raise
         session = replace(session, paths=(paths := replace(paths, claim=claim)))
         reserve = ErrorReserve(paths.failed_root.parent)
         try:

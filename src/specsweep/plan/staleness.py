@@ -14,10 +14,20 @@ from specsweep.plan.config import NOT_IDENTITY, Configuration
 from specsweep.record.redact import redact_mapping
 from specsweep.record.results import Launch
 
-# Benchmark settings a measurement does not depend on: when to give up (timeouts), what the tables make of
-# it (the SLOs), and which levels and how many windows are listed (a level or window added is a missing
-# output, measured then; one removed leaves the others valid).
-NOT_MEASUREMENT = frozenset({"ready_timeout_s", "request_timeout_s", "stop_grace_s", "gpu_release_timeout_s"})
+# Benchmark settings a measurement does not depend on: when to give up (timeouts), checks around it that
+# change no number (the GPU memory check and its tolerance), what the tables make of it (the SLOs), and which
+# levels and how many windows are listed (a level or window added is a missing output, measured then; one
+# removed leaves the others valid). Editing one reruns no bench job (its params) and stales no run.
+NOT_MEASUREMENT = frozenset(
+    {
+        "ready_timeout_s",
+        "request_timeout_s",
+        "stop_grace_s",
+        "gpu_memory_check",
+        "gpu_release_timeout_s",
+        "gpu_release_tolerance_mib",
+    }
+)
 NOT_LOAD_MEASUREMENT = frozenset({"slo", "concurrency", "request_rate", "windows"})
 
 

@@ -80,7 +80,11 @@ def set_aside(damaged: DamagedFile) -> Path:
     """Rename a damaged file to ``<name>.damaged`` beside it (kept as evidence, no longer an output): the job
     that makes it runs again next time. Return the new path."""
     kept = damaged.path.with_name(f"{damaged.path.name}.damaged")
-    os.replace(damaged.path, kept)
+    try:
+        os.replace(damaged.path, kept)
+    except FileNotFoundError:  # a job beside this one read it too, and set it aside first
+        if not kept.exists():
+            raise
     return kept
 
 

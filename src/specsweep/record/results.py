@@ -505,10 +505,8 @@ class Window:
 def read_window(path: str | Path) -> Window:
     try:
         return Window.from_json(json.loads(Path(path).read_text()))
-    except (KeyError, TypeError, ValueError) as error:
-        raise ValueError(
-            f"{path}: not a window record ({error}); remove it and rerun its configuration to measure it again"
-        ) from error
+    except (KeyError, TypeError, ValueError) as error:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise DamagedFile(Path(path), f"not a window record: {error!r}") from None
 
 
 def load_windows(paths: Iterable[str | Path]) -> dict[str, list[Window]]:
