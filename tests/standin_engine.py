@@ -24,6 +24,9 @@ Faults are chosen with ``STANDIN_MODE`` (comma-separated; the environment, as a 
 - ``big-counters``: speculation counters past 10^6 in ``/metrics``, printed with 6 significant digits as
   llama-server prints them, and ``draft_n``/``draft_n_accepted`` in the final ``timings``.
 
+Flags it heeds besides those: ``--no-slots`` makes ``/slots`` answer 501 with an error object, as llama-server
+does. ``POST /apply-template`` renders ``<|user|>CONTENT<|end|>``.
+
 ``LLAMA_API_KEY``: require it (``Authorization: Bearer``) everywhere but ``/health``, as llama-server does.
 ``STANDIN_STARTED`` (a path): touch it once listening, so a test can wait for the server.
 ``STANDIN_ONLY_IF`` (a path): misbehave only while that file exists (a fault that a rerun no longer meets).
@@ -46,6 +49,7 @@ if os.environ.get("STANDIN_ONLY_IF") and not os.path.exists(os.environ["STANDIN_
 AFTER = int(os.environ.get("STANDIN_AFTER", "3"))
 COMPLETIONS = 0
 MODEL = ["standin.gguf"]  # the last -m/--model given, as llama-server's /props reports it
+NO_SLOTS = "--no-slots" in sys.argv
 
 
 def log(text: str) -> None:
@@ -84,6 +88,17 @@ class Handler(BaseHTTPRequestHandler):
             self._json(503 if loading else 200, {"status": "loading model" if loading else "ok"})
         elif self.path == "/props":
             self._json(200, {"build_info": "standin", "model_path": MODEL[0], "total_slots": 1})
+        elif self.path == "/slots" and NO_SLOTS:  # tools/server: "This server does not support slots endpoint."
+            self._json(
+                501,
+                {
+                    "error": {
+                        "code": 501,
+                        "message": "This server does not support slots endpoint.",
+                        "type": "not_supported_error",
+                    }
+                },
+            )
         elif self.path == "/slots":
             self._json(200, [{"id": 0, "speculative": False}])
         elif self.path == "/metrics":
@@ -110,6 +125,9 @@ class Handler(BaseHTTPRequestHandler):
         global COMPLETIONS
         payload = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         if self._refused():
+            return
+        if self.path == "/apply-template":
+            self._json(200, {"prompt": "".join(f"<|user|>{m['content']}<|end|>" for m in payload["messages"])})
             return
         if self.path != "/completion":
             self._json(404, {"error": "not found"})

@@ -404,7 +404,9 @@ def _until_ready(
         print(f"{name}: WARNING: {launch.engine['warning']}", file=progress, flush=True)
     if benchmark.get("chat_template"):  # rendered by this server: the served model's template
         prompts = [replace(p, text=engine.apply_chat_template(base_url, p.text)) for p in prompts]
-        launch.chat_template = {"first_prompt": prompts[0].text, "rendered_by": engine.chat_template_route}
+        declared = [*references.values_of(configuration), engine.api_key() or ""]  # a prompt may hold one
+        first = redact_values(prompts[0].text, [], declared)
+        launch.chat_template = {"first_prompt": first, "rendered_by": engine.chat_template_route}
     print(
         f"{name}: ready after {ready_s:.1f} s; {benchmark['warmup_requests']} warmup request(s)",
         file=progress,
