@@ -18,11 +18,17 @@ Faults are chosen with ``STANDIN_MODE`` (comma-separated; the environment, as a 
   until the disk is full, then SIGKILL itself (a session failing on a full disk).
 - ``fork-worker``: fork a worker process (same process group) that sleeps, ignoring SIGTERM.
 - ``ignore-sigterm``: ignore SIGTERM (only SIGKILL stops it).
+- ``term-stops-listening``: on the first SIGTERM or SIGINT stop listening but keep each stream open and silent (as
+  a server shutting down while a request waits on its stopped queue); a second one exits.
+- ``keep-alive``: after ``STANDIN_AFTER`` events send only SSE comments (``: keep-alive``), every 0.2 s, for ever.
 - ``bad-json``: interleave malformed ``data:`` lines in the stream and ``/metrics``.
 - ``slow-bind=S``: wait S seconds before binding the port (a loading engine).
 - ``token-delay=S``: S seconds per generated token instead of 2 ms (a session that lasts).
 - ``big-counters``: speculation counters past 10^6 in ``/metrics``, printed with 6 significant digits as
   llama-server prints them, and ``draft_n``/``draft_n_accepted`` in the final ``timings``.
+
+Flags it heeds besides those: ``--no-slots`` makes ``/slots`` answer 501 with an error object, as llama-server
+does. ``POST /apply-template`` renders ``<|user|>CONTENT<|end|>``.
 
 ``LLAMA_API_KEY``: require it (``Authorization: Bearer``) everywhere but ``/health``, as llama-server does.
 ``STANDIN_STARTED`` (a path): touch it once listening, so a test can wait for the server.
@@ -46,6 +52,8 @@ if os.environ.get("STANDIN_ONLY_IF") and not os.path.exists(os.environ["STANDIN_
 AFTER = int(os.environ.get("STANDIN_AFTER", "3"))
 COMPLETIONS = 0
 MODEL = ["standin.gguf"]  # the last -m/--model given, as llama-server's /props reports it
+NO_SLOTS = "--no-slots" in sys.argv
+STOPPING: list[int] = []  # term-stops-listening: the signals received
 
 
 def log(text: str) -> None:
@@ -84,6 +92,17 @@ class Handler(BaseHTTPRequestHandler):
             self._json(503 if loading else 200, {"status": "loading model" if loading else "ok"})
         elif self.path == "/props":
             self._json(200, {"build_info": "standin", "model_path": MODEL[0], "total_slots": 1})
+        elif self.path == "/slots" and NO_SLOTS:  # tools/server: "This server does not support slots endpoint."
+            self._json(
+                501,
+                {
+                    "error": {
+                        "code": 501,
+                        "message": "This server does not support slots endpoint.",
+                        "type": "not_supported_error",
+                    }
+                },
+            )
         elif self.path == "/slots":
             self._json(200, [{"id": 0, "speculative": False}])
         elif self.path == "/metrics":
@@ -111,6 +130,9 @@ class Handler(BaseHTTPRequestHandler):
         payload = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         if self._refused():
             return
+        if self.path == "/apply-template":
+            self._json(200, {"prompt": "".join(f"<|user|>{m['content']}<|end|>" for m in payload["messages"])})
+            return
         if self.path != "/completion":
             self._json(404, {"error": "not found"})
             return
@@ -126,6 +148,14 @@ class Handler(BaseHTTPRequestHandler):
             if i == AFTER and "stall-mid-stream" in MODES and int(MODES["stall-mid-stream"] or 0) <= COMPLETIONS:
                 log("stalling mid-stream")
                 time.sleep(3600)
+            if i == AFTER and "keep-alive" in MODES:
+                log("sending keep-alive comments only")
+                while True:
+                    self.wfile.write(b": keep-alive\n\n")
+                    self.wfile.flush()
+                    time.sleep(0.2)
+            while STOPPING:
+                time.sleep(0.1)  # silent, connection open
             if i == AFTER and "drop-connection" in MODES:
                 log("dropping the connection")
                 self.connection.shutdown(2)
@@ -193,10 +223,24 @@ def main(argv: list[str]) -> int:
         log(f"couldn't bind HTTP server socket, hostname: {host}, port: {port}: {error}")
         return 1
     server.daemon_threads = True
+    if "term-stops-listening" in MODES:
+
+        def stop_listening(signum: int, frame: object) -> None:
+            STOPPING.append(signum)
+            if len(STOPPING) > 1:
+                os._exit(1)
+            log(f"received signal {signum}: no longer listening")
+            server.socket.close()
+
+        signal.signal(signal.SIGTERM, stop_listening)
+        signal.signal(signal.SIGINT, stop_listening)
     log(f"listening on http://{host}:{port}")
     if started := os.environ.get("STANDIN_STARTED"):
         open(started, "w").close()
-    server.serve_forever()
+    with contextlib.suppress(OSError, ValueError):  # term-stops-listening closes the socket under it
+        server.serve_forever()
+    while STOPPING:  # streams stay open until a second signal
+        time.sleep(1)
     return 0
 
 

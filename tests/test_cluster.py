@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from specsweep.measure import cluster
 from specsweep.plan import config as sweep_config
 
@@ -88,3 +90,20 @@ def test_only_engine_builds_and_sessions_are_submitted_to_a_cluster():
     local = set(re.findall(r"(\w+),", block[1]))
     assert rules - local == {"engine", "bench"}
     assert local <= rules
+
+
+def test_the_time_limit_counts_the_load_windows():
+    """A 3-level vLLM load sweep got runtime=25: the estimate ignored the load windows."""
+    plain = cluster.session_runtime_min(benchmark())
+    loaded = benchmark(load={"concurrency": [1, 4], "request_rate": [0.5], "requests_per_window": 16, "windows": 3})
+    # 4 windows (warmup included) x (16 waves x 120 s + 4 waves x 120 s + 16 / 0.5 s + 120 s), beside the 936 s
+    assert plain == math.ceil(936 / 60) + cluster.RUNTIME_MARGIN_MIN
+    assert (
+        cluster.session_runtime_min(loaded)
+        == math.ceil((936 + 4 * (1920 + 480 + 152)) / 60) + cluster.RUNTIME_MARGIN_MIN
+    )
+
+
+def test_the_vllm_example_asks_slurm_for_its_gpu(example_campaign):
+    config, _ = example_campaign("vllm-eagle3.yaml")
+    assert cluster.measuring_resources(config["engines"]["vllm"], config["benchmark"], config["cluster"])["gpu"] == 1

@@ -175,3 +175,23 @@ def test_config_readme_documents_the_schema_keys_with_their_defaults():
 def _ancestors(key: str) -> list[str]:
     parts = key.split(".")
     return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+@pytest.mark.parametrize(
+    ("edit", "key"),
+    [
+        (lambda c: c["benchmark"].update(load={"request_rate": [float("nan")]}), "benchmark/load/request_rate/0"),
+        (lambda c: c["benchmark"].update(load={"request_rate": [float("inf")]}), "benchmark/load/request_rate/0"),
+        (lambda c: c["benchmark"].update(temperature=float("nan")), "benchmark/temperature"),
+        (lambda c: c["benchmark"].update(request_timeout_s=float("inf")), "benchmark/request_timeout_s"),
+        (lambda c: c["benchmark"].update(runs=1000000), "benchmark/runs"),
+        (lambda c: c["benchmark"].update(sessions=100000), "benchmark/sessions"),
+        (lambda c: c["benchmark"].update(load={"concurrency": [10**9]}), "benchmark/load/concurrency/0"),
+        (lambda c: c["benchmark"].update(load={"concurrency": [1], "windows": 10**7}), "benchmark/load/windows"),
+    ],
+)
+def test_non_finite_numbers_and_absurd_sizes_are_refused_naming_the_key(default_config, edit, key):
+    """request_rate: [.nan] planned a level 'rnan' sending everything at once; runs: 1000000 took minutes and
+    gigabytes before a SystemError."""
+    message = _bad(default_config, edit)
+    assert f"invalid configuration at '{key}'" in message, message

@@ -270,3 +270,44 @@ def test_metrics_give_the_summed_counters_and_each_draft_positions_through_the_s
     assert counters["vllm:spec_decode_num_accepted_tokens_total"] == 238.0
     assert counters["vllm:spec_decode_num_accepted_tokens_per_pos_total[0]"] == 90.0
     assert engine.quantised == set()  # full floats, as prometheus_client prints them
+
+
+FIXTURE = json.loads((REPO / "tests" / "fixtures" / "vllm_speculative_config.json").read_text())
+
+
+def test_speculative_config_fields_are_those_of_the_released_package():
+    """The adapter's list is the fixture read from vllm-0.25.0's wheel (tests/fixtures/extract_vllm_speculative_fields.py)."""
+    from specsweep.engines.vllm import SPECULATIVE_CONFIG_FIELDS
+
+    assert FIXTURE["source"].startswith("vllm-0.25.0-") and FIXTURE["source"].endswith(
+        "vllm/config/speculative.py SpeculativeConfig"
+    )
+    assert set(FIXTURE["fields"]) == SPECULATIVE_CONFIG_FIELDS
+
+
+def _eagle3_with(axis: str, values: list) -> dict:
+    from specsweep.plan import config as sweep_config
+
+    config = sweep_config.load(REPO / "config" / "examples" / "vllm-eagle3.yaml")
+    config["configurations"]["eagle3"]["grid"] = {"args": {axis: values}}
+    return sweep_config.expand(sweep_config.validate_schema(config))
+
+
+def test_a_misspelt_key_inside_the_speculative_config_axis_is_refused_before_anything_plans():
+    """--speculative-config.num_speculative_token: [1, 3, 5] planned silently (vLLM refuses it at launch, on the
+    GPU node), its grid points named by position (...-2 held 3)."""
+    from specsweep.plan.preflight import check_configurations
+
+    configurations = _eagle3_with("--speculative-config.num_speculative_token", [1, 3, 5])
+    with pytest.raises(ConfigError) as error:
+        check_configurations(configurations)
+    message = str(error.value)
+    assert "'num_speculative_token'" in message and "did you mean 'num_speculative_tokens'" in message
+    assert "SpeculativeConfig" in message
+
+
+def test_grid_points_of_a_json_key_are_named_by_value():
+    names = [
+        n for n in _eagle3_with("--speculative-config.suffix_decoding_min_token_prob", [0.1, 0.2]) if "eagle3" in n
+    ]
+    assert names == ["eagle3-suffix_decoding_min_token_prob-0.1", "eagle3-suffix_decoding_min_token_prob-0.2"]

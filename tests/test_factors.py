@@ -143,3 +143,15 @@ def test_summary_compares_each_configuration_with_its_own_baseline(default_confi
     assert summary.loc["spec-d1-plain", "speedup"] == pytest.approx(1.5, rel=1e-4)
     assert summary.loc["spec-d2-tuned", "speedup_ci95_high"] < 1  # against 100, not 50
     assert summary.loc["spec-off-tuned", "speedup"] == 1.0 and pd.isna(summary.loc["spec-off-tuned", "compared_with"])
+
+
+def test_a_secret_reference_inside_a_json_flag_key_is_refused():
+    """{from_env: NAME} under --flag.key reached the engine as the text {"from_env": "NAME"} inside the JSON."""
+    import pytest
+
+    from specsweep.plan.errors import ConfigError
+    from specsweep.plan.factors import apply_json_keys
+
+    args = {"--speculative-config": '{"method": "eagle3"}', "--speculative-config.model": {"from_env": "MYREF"}}
+    with pytest.raises(ConfigError, match=r"--speculative-config\.model: a \{from_env: MYREF\} cannot stand"):
+        apply_json_keys(args, "configurations/e")

@@ -58,3 +58,28 @@ def test_value_redaction_never_alters_data_that_is_not_secret():
         assert not substitutable(value), value
     for value in ("hf_AbCdEf123456", "sk-proj-x1y2z3w4", "s3cr3tvalue", "Tr0ub4dor&3"):
         assert substitutable(value), value
+
+
+def test_flags_are_secret_only_by_the_documented_list():
+    """SGLang's --speculative-token-map (a path) and its --bucket-inter-token-latency (a number) were read
+    '<redacted>' in commands.sh, the plans, launch.json and the archive: the record could not relaunch them."""
+    import json
+    from pathlib import Path
+
+    from specsweep.record.redact import SECRET_FLAGS, is_secret
+
+    argv = ["srv", "--speculative-token-map", "/m/map.pt", "--ds-heavy-token-num=8", "--ssl-keyfile", "k.pem"]
+    assert redact_argv(argv) == argv
+    fixture = json.loads((Path(__file__).parent / "fixtures" / "sglang_server_args.json").read_text())
+    secret = {o for a in fixture["arguments"] for o in a["options"] if is_secret(o)}
+    assert secret == {"--api-key", "--admin-api-key", "--ssl-keyfile-password"}
+    typed = {o for a in fixture["arguments"] if a["type"] in ("int", "float") for o in a["options"]}
+    assert not secret & typed
+    assert {"--api-key", "--hf-token"} <= SECRET_FLAGS
+    assert redact_argv(["srv", "--ssl-keyfile-password", "pw", "-hft", "hf_x"]) == [
+        "srv",
+        "--ssl-keyfile-password",
+        REDACTED,
+        "-hft",
+        REDACTED,
+    ]

@@ -85,9 +85,19 @@ class LlamaCpp(Engine):
                 f"answered 401); set engines/{configuration.engine}/api_key_env to the environment "
                 f"variable that holds it" + (" (the key sent was refused)" if self.api_key() else "")
             )
-        props, slots = answers["/props"].json(), answers["/slots"].json()
-        speculative = self.speculative = bool(slots and slots[0].get("speculative"))
-        wanted = expects_speculation(configuration.args)
+        props, wanted = answers["/props"].json(), expects_speculation(configuration.args)
+        slots = answers["/slots"].json() if answers["/slots"].status_code == 200 else None
+        warning = None
+        if not isinstance(slots, list):
+            # --no-slots: /slots answers 501 {"error": ...} (tools/server/server-context.cpp), so whether
+            # speculation is active cannot be checked; the runs' draft_n still says what was drafted.
+            warning = (
+                f"/slots answered {answers['/slots'].status_code} (--no-slots?): whether speculation is active "
+                "was not checked" + ("; the runs' draft counts say what was drafted" if wanted else "")
+            )
+            speculative = self.speculative = wanted
+        else:
+            speculative = self.speculative = bool(slots and slots[0].get("speculative"))
         if wanted and not speculative:
             # llama-server keeps serving without speculation after a bad flag combination
             # (e.g. --spec-type draft-simple without -md): measuring that would be a lie.
@@ -102,6 +112,7 @@ class LlamaCpp(Engine):
             "speculative": speculative,
             "model_path": loaded,
             "total_slots": props.get("total_slots"),
+            **({"warning": warning} if warning else {}),
         }
 
     def launch_env(self) -> dict[str, str]:

@@ -46,6 +46,46 @@ STATS_INTERVAL = "VLLM_LOG_STATS_INTERVAL"
 # second costs the API server one log write. A configuration's env sets its own.
 STATS_INTERVAL_S = "1"
 PER_POSITION = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
+# The keys --speculative-config accepts: the fields of SpeculativeConfig in vllm-0.25.0's
+# vllm/config/speculative.py (a pydantic dataclass with extra="forbid": any other key fails the launch, on a GPU
+# node, after the plan). Kept equal to tests/fixtures/vllm_speculative_config.json, read from the released wheel
+# by tests/fixtures/extract_vllm_speculative_fields.py.
+SPECULATIVE_CONFIG_FIELDS = frozenset(
+    {
+        "enforce_eager",
+        "num_speculative_tokens",
+        "model",
+        "method",
+        "draft_tensor_parallel_size",
+        "tensor_parallel_size",
+        "quantization",
+        "moe_backend",
+        "attention_backend",
+        "max_model_len",
+        "revision",
+        "code_revision",
+        "disable_padded_drafter_batch",
+        "use_local_argmax_reduction",
+        "use_heterogeneous_vocab",
+        "prompt_lookup_max",
+        "prompt_lookup_min",
+        "parallel_drafting",
+        "target_model_config",
+        "target_parallel_config",
+        "num_speculative_tokens_per_batch_size",
+        "draft_model_config",
+        "draft_parallel_config",
+        "suffix_decoding_max_tree_depth",
+        "suffix_decoding_max_cached_requests",
+        "suffix_decoding_max_spec_factor",
+        "suffix_decoding_min_token_prob",
+        "draft_load_config",
+        "rejection_sample_method",
+        "synthetic_acceptance_rates",
+        "synthetic_acceptance_length",
+        "draft_sample_method",
+    }
+)
 
 
 class VLLM(openai.OpenAICompletions, Engine):
@@ -102,6 +142,9 @@ class VLLM(openai.OpenAICompletions, Engine):
                 ) from None
             if not isinstance(spec, dict) or ("method" not in spec and "model" not in spec):
                 raise ConfigError(f'{where}: give at least "method" (e.g. eagle3, ngram) or "model"')
+            unknown = sorted(set(spec) - SPECULATIVE_CONFIG_FIELDS)
+            if unknown:
+                raise ConfigError(f"{where}: {_unknown_keys(unknown)}")
         if NO_PREFIX_CACHE not in configuration.args and configuration.env.get("VLLM_SERVER_DEV_MODE") != "1":
             warnings.append(
                 f"configurations/{configuration.name}: vLLM can only flush its prefix cache between "
@@ -175,6 +218,20 @@ class VLLM(openai.OpenAICompletions, Engine):
     def more_counters(self, metrics: str) -> dict[str, float]:
         """The accepted tokens of each draft position as ``PER_POSITION[i]``."""
         return per_position_counters(metrics)
+
+
+def _unknown_keys(unknown: list[str]) -> str:
+    """Each key vLLM's SpeculativeConfig does not have, with the closest field it has."""
+    import difflib
+
+    said = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, sorted(SPECULATIVE_CONFIG_FIELDS), n=1)
+        said.append(f"'{key}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+    return (
+        f"{', '.join(said)} {'is not a key' if len(said) == 1 else 'are not keys'} of vLLM's SpeculativeConfig "
+        "(vllm/config/speculative.py, which refuses unknown keys at launch); see its fields there"
+    )
 
 
 def per_position_counters(text: str) -> dict[str, float]:

@@ -33,8 +33,20 @@ def session_runtime_min(benchmark: dict[str, Any]) -> int:
         + requests * float(benchmark["request_timeout_s"])
         + 3 * float(benchmark["stop_grace_s"])
         + float(benchmark.get("gpu_release_timeout_s", 0))
+        + _load_s(benchmark)
     )
     return math.ceil(seconds / 60) + RUNTIME_MARGIN_MIN
+
+
+def _load_s(benchmark: dict[str, Any]) -> float:
+    """The load windows' worst case: a closed-loop window's requests in ceil(n / concurrency) waves, an open-loop
+    one's arrivals over n / rate seconds and then the last request, each request its whole request timeout."""
+    load = benchmark.get("load") or {}
+    n, timeout_s = int(load.get("requests_per_window", 16)), float(benchmark["request_timeout_s"])
+    windows = int(load.get("windows", 3)) + (1 if load.get("warmup", True) else 0)
+    per_window = [math.ceil(n / int(c)) * timeout_s for c in load.get("concurrency") or []]
+    per_window += [n / float(r) + timeout_s for r in load.get("request_rate") or []]
+    return windows * sum(per_window)
 
 
 def engine_cpus(engine: dict[str, Any], default: int) -> int:

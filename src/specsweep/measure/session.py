@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
+from urllib.parse import urlsplit
 
 from specsweep.engines import adapter, provenance_packages
 from specsweep.engines.base import Engine, EngineResources, GenerationRequest, render_flags
@@ -37,7 +38,7 @@ from specsweep.engines.server import (
 )
 from specsweep.engines.server import _Terminated as Terminated  # one exception for a termination signal
 from specsweep.measure import claim as claims
-from specsweep.measure import gpu, telemetry
+from specsweep.measure import client, gpu, telemetry
 from specsweep.measure.adaptive import next_step
 from specsweep.measure.client import StreamedResponse, stream_post, timings_from_arrivals
 from specsweep.measure.engine_packages import versions_as_launched
@@ -412,7 +413,9 @@ def _until_ready(
         print(f"{name}: WARNING: {launch.engine['warning']}", file=progress, flush=True)
     if benchmark.get("chat_template"):  # rendered by this server: the served model's template
         prompts = [replace(p, text=engine.apply_chat_template(base_url, p.text)) for p in prompts]
-        launch.chat_template = {"first_prompt": prompts[0].text, "rendered_by": engine.chat_template_route}
+        declared = [*references.values_of(configuration), engine.api_key() or ""]  # a prompt may hold one
+        first = redact_values(prompts[0].text, [], declared)
+        launch.chat_template = {"first_prompt": first, "rendered_by": engine.chat_template_route}
     print(
         f"{name}: ready after {ready_s:.1f} s; {benchmark['warmup_requests']} warmup request(s)",
         file=progress,
@@ -426,7 +429,7 @@ def _warm_up(session: Session, process: Any, base_url: str, prompts: list[Prompt
     segments = launch.log_segments = []  # where each request starts in server.log (segments.py)
     for w in range(benchmark["warmup_requests"]):
         segments.append(segment(WARMUP, w, _log_position(process, paths.log)))
-        with _server_death_named(process, f"warmup request {w + 1}", paths.log):
+        with _server_death_named(process, f"warmup request {w + 1}", paths.log, base_url):
             _generate(engine, base_url, prompts[w % len(prompts)].text, benchmark["warmup_max_tokens"], benchmark)
 
 
@@ -445,7 +448,10 @@ def _measure_runs(
         index = len(rates)
         label = f"run {index + 1}/{declared}" if index < declared else f"run {index + 1} (adaptive)"
         launch.log_segments.append(segment(RUN, index, _log_position(process, paths.log)))
-        with _server_death_named(process, f"{label} ({index} completed)", paths.log), watch.sampled() as sampler:
+        with (
+            _server_death_named(process, f"{label} ({index} completed)", paths.log, base_url),
+            watch.sampled() as sampler,
+        ):
             record = _measured_run(engine, base_url, prompts, index, benchmark)
         tolerance = float(benchmark.get("rate_tolerance_pct", DEFAULT_TOLERANCE_PCT))
         record = replace(
@@ -565,10 +571,14 @@ def _check_gpu_release(
 
 
 @contextlib.contextmanager
-def _server_death_named(process: subprocess.Popen[bytes], phase: str, log: Path) -> Iterator[None]:
-    """A request that fails because the server died says so (with the log tail), not just 'connection reset'."""
+def _server_death_named(
+    process: subprocess.Popen[bytes], phase: str, log: Path, base_url: str | None = None
+) -> Iterator[None]:
+    """A request that fails because the server died says so (with the log tail), not just 'connection reset';
+    a quiet stream of a server that exited or stopped listening (a signal) ends at once (client.watching)."""
     try:
-        yield
+        with client.watching(lambda: _server_gone(process, base_url)):
+            yield
     except Exception as error:
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=1.0)  # the client may notice the dropped connection before the exit is reaped
@@ -578,6 +588,13 @@ def _server_death_named(process: subprocess.Popen[bytes], phase: str, log: Path)
             f"the server died during {phase} with {exit_description(process.returncode)}: "
             f"{error}; last lines of {log}:\n{log_tail(log)}"
         ) from error
+
+
+def _server_gone(process: Any, base_url: str | None) -> str | None:
+    if process.poll() is not None:
+        return f"the server exited with {exit_description(process.returncode)}"
+    url = urlsplit(base_url) if base_url else None
+    return client.listening(url.hostname, url.port) if url and url.hostname and url.port else None
 
 
 def _generate(engine: Engine, base_url: str, prompt: str, max_tokens: int, benchmark: dict[str, Any]):
@@ -590,7 +607,8 @@ def _generate(engine: Engine, base_url: str, prompt: str, max_tokens: int, bench
             seed=benchmark["seed"],
         )
     )
-    return stream_post(base_url, path, payload, float(benchmark["request_timeout_s"]), engine.auth_headers())
+    timeouts = float(benchmark["request_timeout_s"]), engine.auth_headers(), benchmark.get("run_timeout_s")
+    return stream_post(base_url, path, payload, *timeouts)
 
 
 def _measured_run(engine: Engine, base_url: str, prompts: list[Prompt], index: int, benchmark: dict[str, Any]) -> Run:
@@ -683,7 +701,7 @@ def _measure_load(
             label = f"load {level.label} {'warmup window' if warmup else f'window {window + 1}/{len(measured)}'}"
             phase, index = (WARMUP, None) if warmup else (LOAD, window)  # the warmup window's log rows count nowhere
             launch.log_segments.append(segment(phase, index, _log_position(process, paths.log), level.label))
-            with _server_death_named(process, label, paths.log), watch.sampled() as sampler:
+            with _server_death_named(process, label, paths.log, base_url), watch.sampled() as sampler:
                 record = _measured_window(session, prompts, base_url, level, window, warmup)
             record = replace(record, telemetry=telemetry.sampled_record(sampler))
             _warn_of_telemetry(name, label, record.telemetry, progress)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import math
 import re
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
@@ -92,6 +93,7 @@ def validate_schema(raw: dict[str, Any]) -> dict[str, Any]:
     from specsweep.plan.schema_messages import alternatives_message
 
     schema = yaml.safe_load(SCHEMA.read_text())
+    _refuse_non_finite(raw)
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(raw))
     if error is not None:
         path = "/".join(str(p) for p in error.absolute_path) or "(top level)"
@@ -106,6 +108,24 @@ def validate_schema(raw: dict[str, Any]) -> dict[str, Any]:
     config = copy.deepcopy(raw)
     validate(config, str(SCHEMA), set_default=True)
     return config
+
+
+def _refuse_non_finite(value: Any, path: tuple[str, ...] = ()) -> None:
+    """JSON has no NaN or infinity, and JSON Schema lets them through every ``number``: ``request_rate:
+    [.nan]`` planned a level that sends every request at once. Refused wherever they stand, naming the key."""
+    if isinstance(value, float) and not math.isfinite(value):
+        where = "/".join(path) or "(top level)"
+        raise ConfigError(
+            f"invalid configuration at '{where}': {value} is not a finite number; give a number such as 1 or 0.5. "
+            "See config/README.md for the allowed keys and values.",
+            path,
+        )
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _refuse_non_finite(item, (*path, str(key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _refuse_non_finite(item, (*path, str(index)))
 
 
 def load(path: str | Path) -> dict[str, Any]:

@@ -261,6 +261,13 @@ def apply_json_keys(args: dict[str, Any], where: str) -> dict[str, Any]:
             if not isinstance(inner, dict):
                 raise ConfigError(f"{where}: {flag}: '{part}' inside {base} is {inner!r}, not a JSON object")
             target = inner
+        if isinstance(args[flag], dict) and set(args[flag]) == {"from_env"}:
+            # a reference inside a JSON string would reach the engine as the text {"from_env": ...}, and no
+            # redaction knows where in the string the value went
+            raise ConfigError(
+                f"{where}: {flag}: a {{from_env: {args[flag]['from_env']}}} cannot stand for one key inside the JSON "
+                f"object of {base}; give the whole {base} as {{from_env: NAME}} (the JSON object in that variable)"
+            )
         if args[flag] is None:
             target.pop(path[-1], None)
         else:

@@ -9,15 +9,27 @@ from typing import Any, AnyStr
 from specsweep.record.cache import sha256_bytes
 
 REDACTED = "<redacted>"
-# A name (environment variable, flag, config key) is secret when one of its words ends with a secret
-# word: HF_TOKEN, OPENAI_API_KEY, DB_PASSWORD, --hf-token, --api-key, HUGGINGFACEHUBTOKEN; not
-# TOKENIZERS_PARALLELISM, KEYBOARD_LAYOUT, max_tokens or --speculative-num-draft-tokens, whose values
-# (false, 500) would otherwise be scrubbed out of every log and archive member.
+# An environment variable (or an ``env:`` grid axis) is secret when one of its words ends with a secret
+# word: HF_TOKEN, OPENAI_API_KEY, DB_PASSWORD, HUGGINGFACEHUBTOKEN; not TOKENIZERS_PARALLELISM,
+# KEYBOARD_LAYOUT or max_tokens, whose values (false, 500) would otherwise be scrubbed out of every log and
+# archive member.
 SECRET_WORDS = ("token", "key", "secret", "password", "passwd", "credential", "credentials")
+# A flag is secret only by this short list (docs/reliability.md): the engines' flags that carry a credential.
+# A flag's name alone says nothing: SGLang's --speculative-token-map is a path, llama-server's --api-key-file
+# and vLLM's --ssl-keyfile are paths, and a record that hid them could not relaunch what it measured.
+# Any other secret is declared (``{from_env: NAME}``, ``api_key_env``) and redacted by its value.
+SECRET_FLAGS = frozenset(
+    {"--api-key", "--admin-api-key", "--hf-token", "-hft", "--ssl-keyfile-password", "--token", "--password"}
+)
 
 
 def is_secret(name: str) -> bool:
-    words = re.split(r"[-_.:]", name.lstrip("-").partition("=")[0].lower())
+    """Whether ``name``'s value is a secret by the name alone: a flag (``--x``) of ``SECRET_FLAGS``, or a
+    variable one of whose words ends with a ``SECRET_WORDS`` word."""
+    if name.startswith("-"):
+        flag = name.partition("=")[0].partition(".")[0]
+        return flag in SECRET_FLAGS
+    words = re.split(r"[-_.:]", name.partition("=")[0].lower())
     return any(word.endswith(SECRET_WORDS) for word in words)
 
 
@@ -35,7 +47,7 @@ def redact_env(env: dict[str, str]) -> dict[str, str]:
 
 
 def redact_argv(argv: list[str]) -> list[str]:
-    """Hide the value after any flag whose name looks secret (``--api-key X``, ``--hf-token=X``)."""
+    """Hide the value after a secret flag (``--api-key X``, ``--hf-token=X``; ``SECRET_FLAGS``)."""
     out: list[str] = []
     hide_next = False
     for arg in argv:
