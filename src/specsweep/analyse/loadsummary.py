@@ -53,6 +53,8 @@ LOAD_COLUMNS: dict[str, str] = {
     "load_value": "the level's concurrency or request rate",
     "windows": "measured windows (the repetitions; the warmup window is in no table)",
     "requests": "requests over all windows",
+    "requests_flagged": "requests whose engine-reported token count disagrees with their stream beyond what its "
+    "events can carry (docs/load.md): in no other column",
     "steady_requests": "requests sent and ended within their window's steady interval, over all windows: "
     "the latency percentiles' sample",
     "steady_s_mean": "length of the steady interval (s), mean over windows",
@@ -106,7 +108,8 @@ REQUEST_COLUMNS: dict[str, str] = {
     "request": "request index within the window (0 for a single-request run)",
     "prompt_index": "line of benchmark.prompts the request used (0-based, comments and blanks skipped)",
     "category": "prompt category of the dataset",
-    "tokens": "tokens generated",
+    "tokens": "tokens generated, as the engine counted them",
+    "flagged": "why that count disagrees with the stream (empty when it agrees): such a request is in no other table",
     "sent_ms": "when the request was sent, milliseconds after its window started",
     "steady": "true when the request was sent and ended within its window's steady interval (empty for single runs)",
     "ttft_ms": "time to first token (ms)",
@@ -144,6 +147,7 @@ def request_rows(
                     "prompt_index": run.prompt_index,
                     "category": run.category,
                     "tokens": tokens,
+                    "flagged": None,  # a flagged run is excluded (rate_check)
                     "sent_ms": 0.0,
                     "steady": None,
                     "ttft_ms": 1000 * client.ttft_s,
@@ -170,6 +174,7 @@ def request_rows(
                         "prompt_index": request.prompt_index,
                         "category": request.category,
                         "tokens": request.tokens,
+                        "flagged": request.flagged,
                         "sent_ms": 1000.0 * request.sent_s,
                         "steady": window.in_steady(request),
                         "ttft_ms": 1000 * latency.ttft_s,
@@ -276,6 +281,7 @@ def _level_row(
         "load_value": level["value"],
         "windows": len(records),
         "requests": len(requests),
+        "requests_flagged": sum(bool(r.flagged) for r in requests),
         "steady_requests": len(steady),
         "steady_s_mean": float(np.mean([p.duration_s for p in parts])) if parts else None,
         "output_tok_s_mean": throughput.mean,
@@ -369,6 +375,7 @@ def category_table(
     rows = []
     if requests.empty:
         return pd.DataFrame(columns=list(CATEGORY_COLUMNS))
+    requests = requests[requests["flagged"].isna()]  # a count that disagrees with its stream is in no table
     requests = requests.assign(configuration=requests["configuration"].map(lambda n: of.get(n, n)))
     by_category: dict[str, dict[str, list[list[Run]]]] = {}
     by_session: dict[str, list[list[Run]]] = {}
