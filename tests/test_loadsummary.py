@@ -355,3 +355,22 @@ def test_a_request_whose_count_its_stream_does_not_carry_is_flagged_and_counted_
     assert table.loc["spec", "steady_requests"] < table.loc["base", "steady_requests"]
     rows = request_rows(CONFIGURATIONS, {}, {"spec": [flagged]}, {})
     assert rows["flagged"].notna().sum() == 1
+
+
+def test_speculation_of_a_vllm_window_comes_from_its_counter_deltas():
+    # vLLM's responses carry no per-request counts; each window's counter deltas do (issue 36 item 2: load.csv
+    # left these empty while bench_serve.json computed 51.1 % from the same counters)
+    delta = {
+        "vllm:spec_decode_num_drafts_total": 40.0,
+        "vllm:spec_decode_num_draft_tokens_total": 120.0,
+        "vllm:spec_decode_num_accepted_tokens_total": 61.0,
+    }
+    level = LoadLevel(CONCURRENCY, 2)
+    windows = {"base": [closed_window(level, w, 0.01) for w in range(2)]}
+    windows["spec"] = [closed_window(level, w, 0.008, counters=delta) for w in range(2)]
+    table = load_table(CONFIGURATIONS, windows, {}).set_index("configuration")
+    spec = table.loc["spec"]
+    assert (spec["drafted"], spec["accepted"], spec["verify_steps"]) == (240, 122, 80)
+    assert spec["acceptance_rate"] == pytest.approx(122 / 240)
+    assert spec["accept_length"] == pytest.approx(1 + 122 / 80)
+    assert pd.isna(table.loc["base", "drafted"]) and pd.isna(table.loc["base", "acceptance_rate"])

@@ -91,8 +91,9 @@ LOAD_COLUMNS: dict[str, str] = {
     },
     "approximate_intervals": f"percentile columns whose interval is approximate (fewer than {SECTIONING_WINDOWS} "
     f"windows, or a window with fewer than {TAIL_VALUES} steady values beyond the percentile), space-separated",
-    "drafted": "draft tokens proposed, from the responses (sum over requests)",
-    "accepted": "draft tokens accepted, from the responses",
+    "drafted": "draft tokens proposed: the responses' counts summed over requests, else the engine's counters "
+    "(window totals; vLLM)",
+    "accepted": "draft tokens accepted, from the same source",
     "acceptance_rate": "accepted / drafted",
     "verify_steps": "verification steps over the windows (engine counters, window totals)",
     "accept_length": "1 + accepted / verify_steps (tokens per verify step, bonus included)",
@@ -321,16 +322,20 @@ def _level_row(
 
 
 def _speculation(requests: list[WindowRequest], records: list[Window]) -> dict[str, Any]:
-    # None only when no request has counts (no speculation); 0 when a speculative server drafted nothing
-    drafted = sum(r.drafted or 0 for r in requests) if any(r.drafted is not None for r in requests) else None
-    accepted = sum(r.accepted or 0 for r in requests)
-    steps = 0
-    for window in records:
-        counts = counter_speculation(window.counter_delta, 0)
-        steps += (counts.verify_steps or 0) if counts else 0
+    """The responses' per-request counts (llama.cpp, vLLM 0.33's per-request metrics), else the engine's counter
+    deltas of the windows (vLLM, SGLang), which cover the same requests; None only when neither has counts (no
+    speculation), 0 when a speculative server drafted nothing."""
+    counted = [c for w in records if (c := counter_speculation(w.counter_delta, 0))]
+    steps = sum(c.verify_steps or 0 for c in counted)
+    if any(r.drafted is not None for r in requests):
+        drafted, accepted = sum(r.drafted or 0 for r in requests), sum(r.accepted or 0 for r in requests)
+    elif counted:
+        drafted, accepted = sum(c.drafted for c in counted), sum(c.accepted for c in counted)
+    else:
+        drafted = accepted = None
     return {
         "drafted": drafted,
-        "accepted": accepted if drafted is not None else None,
+        "accepted": accepted,
         "acceptance_rate": accepted / drafted if drafted else None,
         "verify_steps": steps or None,
         "accept_length": 1 + accepted / steps if steps and drafted else None,
