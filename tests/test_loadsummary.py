@@ -374,3 +374,29 @@ def test_speculation_of_a_vllm_window_comes_from_its_counter_deltas():
     assert spec["acceptance_rate"] == pytest.approx(122 / 240)
     assert spec["accept_length"] == pytest.approx(1 + 122 / 80)
     assert pd.isna(table.loc["base", "drafted"]) and pd.isna(table.loc["base", "acceptance_rate"])
+
+
+def test_sessions_are_the_replicate_at_load():
+    # issue 36 item 3: windows keyed by number kept only the last session's, so candidate sessions of 150 then
+    # 110 % of the baseline read x1.10, swapped x1.50; paired by session the speedup is their geometric mean
+    from specsweep.plan import design
+
+    level = LoadLevel(CONCURRENCY, 2)
+    configurations = design.with_sessions(CONFIGURATIONS, 2)
+
+    def speedup(first: float, second: float) -> pd.Series:
+        windows = {s: [closed_window(level, w, 0.01 * (1 + 0.01 * w)) for w in range(3)] for s in ("base", "base-s2")}
+        for session, factor in (("spec", first), ("spec-s2", second)):
+            windows[session] = [closed_window(level, w, 0.01 * (1 + 0.01 * w) / factor) for w in range(3)]
+        return load_table(configurations, windows, {}).set_index("configuration").loc["spec"]
+
+    one, other = speedup(1.5, 1.1), speedup(1.1, 1.5)
+    assert one["speedup"] == pytest.approx(other["speedup"])
+    expected = math.sqrt(
+        (request_time(0.01) / request_time(0.01 / 1.5)) * (request_time(0.01) / request_time(0.01 / 1.1))
+    )
+    assert one["speedup"] == pytest.approx(expected, rel=0.02)
+    assert one["speedup_ci95_low"] < one["speedup"] < one["speedup_ci95_high"]  # 1 degree of freedom: wide
+    assert (one["replicate"], one["windows"]) == ("session", 6)
+    single = load_table(CONFIGURATIONS, windows_of(), {}).set_index("configuration").loc["spec"]
+    assert set(single["replicate"]) == {"window (within-launch)"}
