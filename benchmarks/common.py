@@ -12,6 +12,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,10 +48,19 @@ def snakemake_argv(workdir: Path, *args: str) -> list[str]:
 
 
 def run_child(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> ChildRun:
-    """Run argv (no shell), wait with wait4 to read its own peak RSS; stdout is captured."""
+    """Run argv (no shell), wait with wait4 to read its own peak RSS; stdout is captured.
+
+    Both pipes are read at once (stderr in a thread): read one after the other, a child that fills the
+    other pipe (64 KiB) blocks for ever. Not communicate(): it reaps the child, and wait4 needs to.
+    """
     started = time.perf_counter()
     with subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
-        out, err = process.stdout.read(), process.stderr.read()  # type: ignore[union-attr]
+        errors: list[bytes] = []
+        reader = threading.Thread(target=lambda: errors.append(process.stderr.read()))  # type: ignore[union-attr]
+        reader.start()
+        out = process.stdout.read()  # type: ignore[union-attr]
+        reader.join()
+        err = errors[0]
         _pid, status, usage = os.wait4(process.pid, 0)
         process.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - started

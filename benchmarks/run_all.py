@@ -12,7 +12,10 @@ import argparse
 import json
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import aiperf_agreement
@@ -26,6 +29,7 @@ import telemetry_overhead
 from common import REPO, machine
 
 OUT = REPO / "benchmarks" / "results.json"
+T = TypeVar("T")
 
 
 def table(result: dict) -> str:
@@ -139,36 +143,56 @@ def _familywise(c: dict) -> str:
     return f"{_percent(c['best_speedup_coverage'])}; {_percent(c['familywise_false_positive'])}"
 
 
+def finished(name: str, measure: Callable[[], T]) -> T:
+    """Run one benchmark and print a line as it finishes: the whole table comes only at the end."""
+    started = time.perf_counter()
+    value = measure()
+    print(f"{name}: done in {time.perf_counter() - started:.0f} s", flush=True)
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--default", action="store_true")
     args = parser.parse_args()
-    small = [overhead.measure(overhead.SMALL) for _ in range(args.repeat)]
+    small = [
+        finished(f"overhead, small sweep {i + 1}", lambda: overhead.measure(overhead.SMALL)) for i in range(args.repeat)
+    ]
     over = {
         "small": small,
         "small_ratio": overhead.spread([s["ratio"] for s in small]),
         "small_overhead_s": overhead.spread([s["wall_s"] - s["engine_s"] for s in small]),
     }
     if args.default:
-        over["default"] = overhead.measure(overhead.DEFAULT)
+        over["default"] = finished("overhead, default sweep", lambda: overhead.measure(overhead.DEFAULT))
     # fidelity of the sweeps this run measured (a fresh clone has no results/ of its own)
     sweeps = [Path(s["workdir"]) / "results" for s in ([over["default"]] if args.default else []) + small[:1]]
     result = {
         "machine": machine(),
-        "fidelity": [fidelity.fidelity(p) for p in sweeps],
+        "fidelity": finished("fidelity", lambda: [fidelity.fidelity(p) for p in sweeps]),
         "overhead": over,
-        "load_client": {"fidelity": client_load.fidelity(), "capacity": client_load.capacity()},
-        "load_coverage": load_coverage.measure(),
-        "aiperf_agreement": aiperf_agreement.measure(Path(tempfile.mkdtemp(prefix="specsweep-aiperf-agreement-"))),
-        "scale": {
-            "plan": scale.bench_plan(1000),
-            "parse": scale.bench_parse([100, 1000]),
-            "aggregate": scale.bench_aggregate(100_000),
-        },
+        "load_client": finished(
+            "load client", lambda: {"fidelity": client_load.fidelity(), "capacity": client_load.capacity()}
+        ),
+        "load_coverage": finished("load coverage", load_coverage.measure),
+        "aiperf_agreement": finished(
+            "AIPerf agreement",
+            lambda: aiperf_agreement.measure(Path(tempfile.mkdtemp(prefix="specsweep-aiperf-agreement-"))),
+        ),
+        "scale": finished(
+            "scale",
+            lambda: {
+                "plan": scale.bench_plan(1000),
+                "parse": scale.bench_parse([100, 1000]),
+                "aggregate": scale.bench_aggregate(100_000),
+            },
+        ),
         # summary.csv's intervals under the documented noise (benchmarks/coverage.py, about 90 s)
-        "coverage": [coverage.measure(1000, sd, first_boost=boost) for sd, boost in coverage.SCENARIOS],
-        "telemetry": telemetry_overhead.measure(),
+        "coverage": finished(
+            "coverage", lambda: [coverage.measure(1000, sd, first_boost=boost) for sd, boost in coverage.SCENARIOS]
+        ),
+        "telemetry": finished("telemetry overhead", telemetry_overhead.measure),
     }
     OUT.write_text(json.dumps(result, indent=1) + "\n")
     print(table(result))

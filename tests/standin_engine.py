@@ -26,6 +26,10 @@ Faults are chosen with ``STANDIN_MODE`` (comma-separated; the environment, as a 
 - ``token-delay=S``: S seconds per generated token instead of 2 ms (a session that lasts).
 - ``big-counters``: speculation counters past 10^6 in ``/metrics``, printed with 6 significant digits as
   llama-server prints them, and ``draft_n``/``draft_n_accepted`` in the final ``timings``.
+- ``tokens-per-event=K``: every event after the first carries K tokens (the last the rest), as a
+  speculative burst does; the final count agrees with the stream.
+- ``overclaim=F``: the stream carries n // F of the n tokens asked for (4 of 16 with F=4), the final event
+  claims all n (a count that disagrees with the stream).
 
 Flags it heeds besides those: ``--no-slots`` makes ``/slots`` answer 501 with an error object, as llama-server
 does. ``POST /apply-template`` renders ``<|user|>CONTENT<|end|>``.
@@ -144,7 +148,11 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         sent: list[float] = []
-        for i in range(n):
+        # the tokens each event carries: one, or the first alone and K per event after it; of n // F in all
+        # with overclaim=F (the final event still claims n)
+        burst, shown = int(MODES.get("tokens-per-event") or 1), n // int(MODES.get("overclaim") or 1)
+        carried = [1] + [min(burst, shown - i) for i in range(1, shown, burst)] if shown else []
+        for i, tokens in enumerate(carried):
             if i == AFTER and "stall-mid-stream" in MODES and int(MODES["stall-mid-stream"] or 0) <= COMPLETIONS:
                 log("stalling mid-stream")
                 time.sleep(3600)
@@ -172,11 +180,11 @@ class Handler(BaseHTTPRequestHandler):
                 os.kill(os.getpid(), signal.SIGKILL)
             if "bad-json" in MODES:
                 self.wfile.write(b"data: {not json\n\ndata: [1, 2]\n\n")
-            event = {"content": "x", "tokens": [i], "stop": False}
+            event = {"content": "x" * tokens, "tokens": list(range(tokens)), "stop": False}
             self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
             self.wfile.flush()
             sent.append(time.perf_counter())
-            time.sleep(float(MODES.get("token-delay") or 0.002))
+            time.sleep(tokens * float(MODES.get("token-delay") or 0.002))  # an event of K tokens takes K token times
         # its own clock, as llama.cpp's: (n - 1) tokens from the first token to the last
         predicted_ms = 1000.0 * (sent[-1] - sent[0]) if len(sent) > 1 else 0.0
         final = {

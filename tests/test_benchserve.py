@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,16 @@ def test_windows_pool_and_each_level_is_one_entry():
     assert [(r["configuration"], r["load"], r["completed"]) for r in found] == [("b", "c2", 2)]
     assert found[0]["duration"] == pytest.approx(0.05) and found[0]["output_throughput"] == pytest.approx(4 / 0.05)
     assert "spec_decode_acceptance_rate" not in found[0]  # nothing drafted: no spec_decode_* fields
+
+
+def test_a_request_whose_count_its_stream_does_not_carry_is_failed_not_completed():
+    # a llama-server stream listing 1 token per event, 3 events, whose final event claims 16 tokens
+    claimed = replace(request(1, [0.010, 0.020, 0.030], 0.032), tokens=16, exact_events=True)
+    result = level_result([window([request(0, [0.010, 0.020, 0.030], 0.032), claimed], 0.05)])
+    assert (result["completed"], result["failed"], result["total_output_tokens"]) == (1, 1, 3)
+
+
+def test_output_tokens_are_the_engines_count_when_a_chunk_carries_several():
+    # vLLM: 3 chunks counted 1 each carrying the 9 tokens usage.completion_tokens reports
+    chunked = replace(request(0, [0.010, 0.020, 0.030], 0.032), tokens=9)
+    assert level_result([window([chunked], 0.05)])["total_output_tokens"] == 9

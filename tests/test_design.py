@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from specsweep.plan import design
@@ -68,3 +70,17 @@ def test_a_job_gets_its_configurations_with_real_values_expanding_only_their_ent
     config["configurations"]["broken"] = {"engine": "no-such-engine"}  # another entry is not expanded
     assert design.configuration_for(config, everything["ngram-m8"].identity()) == everything["ngram-m8"]
     assert list(design.configurations_for(config, [c.identity() for c in everything.values()])) == list(everything)
+
+
+def test_the_order_is_seeded_by_the_sweeps_content_not_by_its_size(default_config):
+    # issue 36 item 7: with one seed for every sweep, the 4th of 4-7 configurations always ran first
+    base = expand(validate_schema(default_config))
+    firsts = set()
+    for sweep in range(12):
+        renamed = {f"{name}-{sweep}": dataclasses.replace(c, name=f"{name}-{sweep}") for name, c in base.items()}
+        order = design.session_order(renamed)
+        firsts.add(list(renamed).index(order[0]))
+        assert design.session_order(dict(renamed)) == order  # rebuilt from the config alone
+    assert len(firsts) > 1
+    changed = {**base, "baseline": dataclasses.replace(base["baseline"], args={"-t": 3})}
+    assert design.order_seed(changed) != design.order_seed(base)  # parameters count, not only names

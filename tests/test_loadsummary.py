@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -305,3 +307,96 @@ def test_category_speedups_use_sessions_and_say_when_a_cell_is_too_small():
     alone = category_table(base, request_rows(base, one, {}, {}), one)
     assert alone.loc[alone["configuration"] == "cand", "speedup_ci95_low"].isna().all()
     assert alone.loc[alone["configuration"] == "cand", "note"].str.contains("noise not estimable").all()
+
+
+def chunked(window: Window, every: int, exact: bool = False) -> Window:
+    """``window`` as an engine that sends several tokens per event would stream it: a first event with the
+    first token, then one event per ``every`` tokens (the last with the rest); each event counted 1 unless
+    ``exact`` (an event that lists its tokens)."""
+    requests = []
+    for r in window.requests:
+        arrivals = np.cumsum(r.arrivals_us)
+        kept = sorted({0, *range(every, len(arrivals), every), len(arrivals) - 1})
+        carried = [1] + [b - a for a, b in itertools.pairwise(kept)]
+        requests.append(
+            {
+                **r.to_json(),
+                "arrivals_us": list(np.diff(arrivals[kept], prepend=0).astype(int)),
+                "event_tokens": carried if exact else [1] * len(kept),
+                "exact_events": exact,
+            }
+        )
+    return Window.from_json({**window.to_json(), "requests": requests})
+
+
+def test_output_tokens_are_the_engines_count_not_the_events():
+    # vLLM: a chunk carries several tokens and says only that it carries text (issue 36 item 1: load.csv read
+    # 177.8 tok/s where bench_serve.json gave 263.6); the same window streamed token by token and in chunks
+    whole = replace(closed_window(LoadLevel(CONCURRENCY, 2), 0, 0.01), steady_start_s=None, steady_end_s=None)
+    assert steady_part(chunked(whole, 3)).tokens == steady_part(whole).tokens == 16 * 11
+    windows = {"base": [closed_window(LoadLevel(CONCURRENCY, 2), 0, 0.01)]}
+    windows["spec"] = [chunked(windows["base"][0], 3)]
+    table = load_table(CONFIGURATIONS, windows, {}).set_index("configuration")
+    assert table.loc["spec", "output_tok_s_mean"] == pytest.approx(table.loc["base", "output_tok_s_mean"], rel=0.02)
+
+
+def test_a_request_whose_count_its_stream_does_not_carry_is_flagged_and_counted_nowhere():
+    # issue 35 item 6 at load: a llama-server stream carrying 4 of 16 tokens whose final event claims 16
+    window = closed_window(LoadLevel(CONCURRENCY, 2), 0, 0.01)
+    data = window.to_json()
+    data["requests"][5] = {**data["requests"][5], "event_tokens": [1] * 4 + [0] * 7, "exact_events": True}
+    flagged = Window.from_json(data)
+    assert flagged.requests[5].flagged == "the engine reports 11 tokens but its stream carried 4"
+    part = steady_part(flagged)
+    assert all(r.index != 5 for r, _ in part.requests + part.ended)
+    assert flagged.tokens == window.tokens - 11
+    table = load_table(CONFIGURATIONS, {"base": [window], "spec": [flagged]}, {}).set_index("configuration")
+    assert (table.loc["spec", "requests_flagged"], table.loc["base", "requests_flagged"]) == (1, 0)
+    assert table.loc["spec", "steady_requests"] < table.loc["base", "steady_requests"]
+    rows = request_rows(CONFIGURATIONS, {}, {"spec": [flagged]}, {})
+    assert rows["flagged"].notna().sum() == 1
+
+
+def test_speculation_of_a_vllm_window_comes_from_its_counter_deltas():
+    # vLLM's responses carry no per-request counts; each window's counter deltas do (issue 36 item 2: load.csv
+    # left these empty while bench_serve.json computed 51.1 % from the same counters)
+    delta = {
+        "vllm:spec_decode_num_drafts_total": 40.0,
+        "vllm:spec_decode_num_draft_tokens_total": 120.0,
+        "vllm:spec_decode_num_accepted_tokens_total": 61.0,
+    }
+    level = LoadLevel(CONCURRENCY, 2)
+    windows = {"base": [closed_window(level, w, 0.01) for w in range(2)]}
+    windows["spec"] = [closed_window(level, w, 0.008, counters=delta) for w in range(2)]
+    table = load_table(CONFIGURATIONS, windows, {}).set_index("configuration")
+    spec = table.loc["spec"]
+    assert (spec["drafted"], spec["accepted"], spec["verify_steps"]) == (240, 122, 80)
+    assert spec["acceptance_rate"] == pytest.approx(122 / 240)
+    assert spec["accept_length"] == pytest.approx(1 + 122 / 80)
+    assert pd.isna(table.loc["base", "drafted"]) and pd.isna(table.loc["base", "acceptance_rate"])
+
+
+def test_sessions_are_the_replicate_at_load():
+    # issue 36 item 3: windows keyed by number kept only the last session's, so candidate sessions of 150 then
+    # 110 % of the baseline read x1.10, swapped x1.50; paired by session the speedup is their geometric mean
+    from specsweep.plan import design
+
+    level = LoadLevel(CONCURRENCY, 2)
+    configurations = design.with_sessions(CONFIGURATIONS, 2)
+
+    def speedup(first: float, second: float) -> pd.Series:
+        windows = {s: [closed_window(level, w, 0.01 * (1 + 0.01 * w)) for w in range(3)] for s in ("base", "base-s2")}
+        for session, factor in (("spec", first), ("spec-s2", second)):
+            windows[session] = [closed_window(level, w, 0.01 * (1 + 0.01 * w) / factor) for w in range(3)]
+        return load_table(configurations, windows, {}).set_index("configuration").loc["spec"]
+
+    one, other = speedup(1.5, 1.1), speedup(1.1, 1.5)
+    assert one["speedup"] == pytest.approx(other["speedup"])
+    expected = math.sqrt(
+        (request_time(0.01) / request_time(0.01 / 1.5)) * (request_time(0.01) / request_time(0.01 / 1.1))
+    )
+    assert one["speedup"] == pytest.approx(expected, rel=0.02)
+    assert one["speedup_ci95_low"] < one["speedup"] < one["speedup_ci95_high"]  # 1 degree of freedom: wide
+    assert (one["replicate"], one["windows"]) == ("session", 6)
+    single = load_table(CONFIGURATIONS, windows_of(), {}).set_index("configuration").loc["spec"]
+    assert set(single["replicate"]) == {"window (within-launch)"}

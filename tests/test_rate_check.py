@@ -1,5 +1,7 @@
 """A run counts only when its client decode rate is defined and agrees with the engine's own."""
 
+from dataclasses import replace
+
 from specsweep.measure.rate_check import exclusion_reason, kept_and_excluded
 from specsweep.record.results import ClientTimings, Run
 
@@ -55,3 +57,12 @@ def test_runs_csv_lists_every_run_and_says_which_are_excluded():
 
     table = runs_table({"a": [run(50.0, 50.0), run(4.0, 55.0, excluded="paused")]})
     assert len(table) == 2 and list(table["excluded"].notna()) == [False, True] and table["excluded"][1] == "paused"
+
+
+def test_a_run_whose_count_its_stream_does_not_carry_never_counts():
+    # issue 35 item 6: llama-server events list their tokens; 4 streamed while the final event claims 16
+    claimed = replace(run(55.5, 55.7, tokens=16), streamed_tokens=4, arrivals_us=[1000] * 4, exact_events=True)
+    assert exclusion_reason(claimed, 10) == "the engine reports 16 tokens but its stream carried 4"
+    assert Run.from_json(claimed.to_json()).flagged == claimed.flagged
+    # an OpenAI chunk says only that it carries text: 16 tokens in 4 chunks is a speculative burst
+    assert exclusion_reason(replace(claimed, exact_events=False), 10) is None

@@ -45,8 +45,9 @@ COLUMNS: dict[str, str] = {
     "interval_unit": "the replicate unit of the intervals and tests: session; pass (one session per "
     "configuration: the intervals ignore launch-to-launch variation); empty when none is possible",
     "ci_df": "degrees of freedom of the pooled log-scale spread of the units (sum over configurations of units - 1)",
-    "runs_excluded": "runs kept on disk but left out of the statistics: the client's decode rate disagreed with "
-    "the engine's own beyond benchmark.rate_tolerance_pct, or could not be timed",
+    "runs_excluded": "runs kept on disk but left out of the statistics: the engine's token count disagreed with "
+    "its stream (docs/load.md), or the client's decode rate disagreed with the engine's own beyond "
+    "benchmark.rate_tolerance_pct, or could not be timed",
     "tokens_per_run": "tokens generated in each run (all runs must equal benchmark.max_tokens)",
     "decode_tok_s_mean": "client-measured decode throughput of the workload (tokens/s; first token excluded): decode "
     "tokens / decode time of one pass over the prompts, geometric mean over the units (docs/summary.md)",

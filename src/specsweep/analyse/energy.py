@@ -186,7 +186,7 @@ def _warnings(kept: list[Run], limits: dict[str, dict[str, str]], name: str) -> 
 
 def window_columns(records: list[Window]) -> dict[str, Any]:
     """load.csv's LOAD_COLUMNS of one configuration at one level."""
-    found = measurement_columns([w.telemetry for w in records], [sum(r.tokens for r in w.requests) for w in records])
+    found = measurement_columns([w.telemetry for w in records], [w.tokens for w in records])
     return {
         **{c: found.get(c) for c in LOAD_COLUMNS},
         "throttled_windows": found["throttled"],

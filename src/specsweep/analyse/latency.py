@@ -114,17 +114,20 @@ class SteadyWindow:
 
 
 def steady_part(window: Window) -> SteadyWindow:
-    """The part of ``window`` its steady interval holds (``Window.steady``)."""
+    """The part of ``window`` its steady interval holds (``Window.steady``): tokens as the engine counted them,
+    and no request whose count disagrees with its stream (``WindowRequest.flagged``)."""
     start, end = window.steady
     inside, ended, tokens = [], [], 0
     for request in window.requests:
+        if request.flagged:
+            continue
         latency = request_latency(request.arrivals_us, request.tokens, request.e2e_s)
         if window.in_steady(request):
             inside.append((request, latency))
         if start < request.ended_s <= end:
             ended.append((request, latency))
         at = request.sent_s + np.cumsum(np.asarray(request.arrivals_us, dtype=np.int64)) / 1e6
-        counts = np.asarray(request.event_tokens[: len(at)], dtype=np.int64)
+        counts = np.asarray(request.tokens_per_event[: len(at)], dtype=np.int64)
         tokens += int(counts[(at >= start) & (at <= end)].sum())
     return SteadyWindow(window, start, end, inside, tokens, ended)
 

@@ -3,10 +3,11 @@
 * ``requests.csv``: one row per request - every single-request run (load ``single``) and every
   request of every load window - with its latencies, tokens and speculation counts;
 * ``load.csv``: one row per configuration and load level, from each window's steady interval
-  (warmup windows left out) - output tok/s over windows with its 95 % Student-t interval, the
-  speedup against the baseline's same windows (paired: same prompts, same schedule), request
+  (warmup windows left out) - output tok/s with its 95 % Student-t interval over the replicates, the
+  speedup against the baseline's same replicates (paired: same prompts, same schedule), request
   throughput, goodput under the SLOs, vLLM's latency percentiles over requests with 95 % sectioning
-  intervals over windows, speculation counts;
+  intervals over the replicates, speculation counts. The replicate is the session (server launch) as in
+  summary.csv, each session's windows together; with one session, its windows (within-launch);
 * ``categories.csv``: one row per configuration, load and prompt category - acceptance, accept
   length and the speedup against the baseline's same category. For single-request runs the speedup is
   the category's workload rate ratio with sessions as the replicates (analyse/replicates.py, the
@@ -44,6 +45,7 @@ from specsweep.record.results import Run, Window, WindowRequest
 
 SINGLE = "single"  # the load label of the single-request runs (an idle server, one request at a time)
 LATENCIES = ("ttft_ms", "tpot_ms", "itl_ms", "e2el_ms")  # vLLM's metrics (docs/load.md)
+WITHIN_LAUNCH = "window (within-launch)"  # load.csv's replicate with one session
 
 LOAD_COLUMNS: dict[str, str] = {
     "configuration": "configuration name",
@@ -51,24 +53,31 @@ LOAD_COLUMNS: dict[str, str] = {
     "load": "load level: c<N> (closed loop, N requests in flight) or r<R> (open loop, R requests/s Poisson)",
     "load_kind": "concurrency or request_rate",
     "load_value": "the level's concurrency or request rate",
-    "windows": "measured windows (the repetitions; the warmup window is in no table)",
+    "replicate": "what the intervals and the speedup's pairs are over: session (benchmark.sessions >= 2: each "
+    "session's windows averaged, session k paired with the baseline's session k) or, with one session, "
+    f"'{WITHIN_LAUNCH}' (the windows of one launch: the intervals ignore launch-to-launch variation)",
+    "windows": "measured windows over all sessions (the warmup window is in no table)",
     "requests": "requests over all windows",
+    "requests_flagged": "requests whose engine-reported token count disagrees with their stream beyond what its "
+    "events can carry (docs/load.md): in no other column",
     "steady_requests": "requests sent and ended within their window's steady interval, over all windows: "
     "the latency percentiles' sample",
     "steady_s_mean": "length of the steady interval (s), mean over windows",
-    "output_tok_s_mean": "tokens that arrived within the steady interval / its length, mean over windows",
-    "output_tok_s_ci95_low": "95 % Student-t interval of that mean over windows, lower bound (NaN with < 3)",
+    "output_tok_s_mean": "tokens that arrived within the steady interval / its length, mean over the replicates "
+    "(a session's: the mean over its windows)",
+    "output_tok_s_ci95_low": "95 % Student-t interval of that mean over the replicates, lower bound (NaN with < 3)",
     "output_tok_s_ci95_high": "upper bound",
-    "speedup": "geometric mean over windows of output tok/s / the baseline's same window (same prompts, same schedule)",
-    "speedup_ci95_low": "95 % paired Student-t interval of that ratio over windows (on the log scale), lower "
-    "bound (NaN with < 2 paired windows)",
+    "speedup": "geometric mean over the replicates of output tok/s / the baseline's same replicate (same prompts, "
+    "same schedule; session k with session k)",
+    "speedup_ci95_low": "95 % paired Student-t interval of that ratio over the replicates (on the log scale), lower "
+    "bound (NaN with < 2 pairs)",
     "speedup_ci95_high": "upper bound",
-    "speedup_p_value": "paired t-test of the windows' log output tok/s against the baseline's same windows",
+    "speedup_p_value": "paired t-test of the replicates' log output tok/s against the baseline's same replicates",
     "request_throughput_mean": "requests that ended within the steady interval / its length, mean over windows "
     "(requests/s)",
     "goodput_mean": "of those, the requests that met every benchmark.load.slo objective / the interval's length, "
-    "mean over windows (requests/s; all requests when no SLO is set)",
-    "goodput_ci95_low": "95 % Student-t interval of the goodput over windows, lower bound (NaN with < 3)",
+    "mean over the replicates (requests/s; all requests when no SLO is set)",
+    "goodput_ci95_low": "95 % Student-t interval of the goodput over the replicates, lower bound (NaN with < 3)",
     "goodput_ci95_high": "upper bound",
     "slo_met_pct": "share of the steady requests that met every objective (%)",
     "decode_tok_s_mean": "per-request decode rate 1 / TPOT, mean over the steady requests",
@@ -83,14 +92,15 @@ LOAD_COLUMNS: dict[str, str] = {
         for q in PERCENTILES
         for suffix, note in (
             ("", " (numpy's linear rule, as vLLM)"),
-            ("_low", ": 95 % sectioning interval over windows, lower bound (NaN with < 2 windows)"),
+            ("_low", ": 95 % sectioning interval over the replicates, lower bound (NaN with < 2)"),
             ("_high", ": upper bound"),
         )
     },
     "approximate_intervals": f"percentile columns whose interval is approximate (fewer than {SECTIONING_WINDOWS} "
-    f"windows, or a window with fewer than {TAIL_VALUES} steady values beyond the percentile), space-separated",
-    "drafted": "draft tokens proposed, from the responses (sum over requests)",
-    "accepted": "draft tokens accepted, from the responses",
+    f"replicates, or a replicate with fewer than {TAIL_VALUES} steady values beyond the percentile), space-separated",
+    "drafted": "draft tokens proposed: the responses' counts summed over requests, else the engine's counters "
+    "(window totals; vLLM)",
+    "accepted": "draft tokens accepted, from the same source",
     "acceptance_rate": "accepted / drafted",
     "verify_steps": "verification steps over the windows (engine counters, window totals)",
     "accept_length": "1 + accepted / verify_steps (tokens per verify step, bonus included)",
@@ -106,7 +116,8 @@ REQUEST_COLUMNS: dict[str, str] = {
     "request": "request index within the window (0 for a single-request run)",
     "prompt_index": "line of benchmark.prompts the request used (0-based, comments and blanks skipped)",
     "category": "prompt category of the dataset",
-    "tokens": "tokens generated",
+    "tokens": "tokens generated, as the engine counted them",
+    "flagged": "why that count disagrees with the stream (empty when it agrees): such a request is in no other table",
     "sent_ms": "when the request was sent, milliseconds after its window started",
     "steady": "true when the request was sent and ended within its window's steady interval (empty for single runs)",
     "ttft_ms": "time to first token (ms)",
@@ -144,6 +155,7 @@ def request_rows(
                     "prompt_index": run.prompt_index,
                     "category": run.category,
                     "tokens": tokens,
+                    "flagged": None,  # a flagged run is excluded (rate_check)
                     "sent_ms": 0.0,
                     "steady": None,
                     "ttft_ms": 1000 * client.ttft_s,
@@ -170,6 +182,7 @@ def request_rows(
                         "prompt_index": request.prompt_index,
                         "category": request.category,
                         "tokens": request.tokens,
+                        "flagged": request.flagged,
                         "sent_ms": 1000.0 * request.sent_s,
                         "steady": window.in_steady(request),
                         "ttft_ms": 1000 * latency.ttft_s,
@@ -199,26 +212,53 @@ def measured(records: list[Window]) -> list[Window]:
 def load_table(
     configurations: dict[str, Configuration], windows: dict[str, list[Window]], slo: dict[str, float]
 ) -> pd.DataFrame:
-    """One row per configuration and load level (see LOAD_COLUMNS)."""
-    baseline = next(c.name for c in configurations.values() if c.baseline)
+    """One row per configuration and load level (see LOAD_COLUMNS); ``configurations`` with their further
+    sessions (benchmark.sessions), ``windows`` by session."""
+    from specsweep.plan import design
+
+    sessions = design.sessions_of(configurations)
+    measured_ = design.measured_configurations(configurations)
+    baseline = next(c.name for c in measured_.values() if c.baseline)
     levels = {w.label: w.level for records in windows.values() for w in measured(records)}
     rows = []
     for label, level in sorted(levels.items(), key=lambda item: (item[1]["kind"] != CONCURRENCY, item[1]["value"])):
         at_level = {
-            name: [
-                steady_part(w)
-                for w in sorted(
-                    (w for w in measured(windows.get(name, [])) if w.label == label), key=lambda w: w.window
-                )
-            ]
-            for name in configurations
+            name: _units(
+                [
+                    [
+                        steady_part(w)
+                        for w in sorted(
+                            (w for w in measured(windows.get(session, [])) if w.label == label),
+                            key=lambda w: w.window,
+                        )
+                    ]
+                    for session in names
+                ]
+            )
+            for name, names in sessions.items()
         }
-        reference = {p.window.window: p.output_tokens_per_s for p in at_level[baseline]}
-        reference_texts = _texts([p.window for p in at_level[baseline]])
-        for name, configuration in configurations.items():
+        reference = {key: _mean_rate(unit) for key, unit in at_level[baseline].items()}
+        reference_texts = _texts([p.window for unit in at_level[baseline].values() for p in unit])
+        for name, configuration in measured_.items():
             rows.append(_level_row(configuration, level, at_level[name], reference, reference_texts, slo))
     frame = pd.DataFrame(rows)
     return frame[[c for c in LOAD_COLUMNS if c in frame.columns]]
+
+
+def _units(by_session: list[list[SteadyWindow]]) -> dict[tuple[int, int], list[SteadyWindow]]:
+    """The replicates of a level's intervals, keyed for pairing with the baseline's: the sessions (server
+    launches, session k with the baseline's session k, measured in the same round) where two or more have
+    windows, each unit its windows; with one session, its windows (within-launch: the intervals then ignore
+    launch-to-launch variation, as summary.csv's do with one session)."""
+    found = [(k, parts) for k, parts in enumerate(by_session) if parts]
+    if len(found) >= 2:
+        return {(k, 0): parts for k, parts in found}
+    return {(k, p.window.window): [p] for k, parts in found for p in parts}
+
+
+def _mean_rate(unit: list[SteadyWindow]) -> float:
+    """A unit's steady output tok/s: the mean over its windows."""
+    return float(np.mean([p.output_tokens_per_s for p in unit]))
 
 
 def _texts(records: list[Window]) -> dict[tuple[int, int], str]:
@@ -233,9 +273,10 @@ class PairedRatio:
     p_value: float
 
 
-def paired_speedup(candidate: dict[int, float], reference: dict[int, float]) -> PairedRatio:
-    """Windows of a configuration against the baseline's same windows (same prompts, same schedule): the
-    geometric mean of the per-window ratios, a Student-t interval on the log scale and its paired t-test."""
+def paired_speedup(candidate: dict[Any, float], reference: dict[Any, float]) -> PairedRatio:
+    """Units (sessions, or windows of one session) of a configuration against the baseline's same units (same
+    prompts, same schedule, same round): the geometric mean of the per-unit ratios, a Student-t interval on
+    the log scale and its paired t-test."""
     pairs = [(candidate[w], reference[w]) for w in sorted(candidate.keys() & reference.keys())]
     logs = np.array([math.log(x / y) for x, y in pairs if x > 0 and y > 0])
     if logs.size == 0:
@@ -257,25 +298,30 @@ def paired_speedup(candidate: dict[int, float], reference: dict[int, float]) -> 
 def _level_row(
     configuration: Configuration,
     level: dict[str, Any],
-    parts: list[SteadyWindow],
-    reference: dict[int, float],
+    units: dict[tuple[int, int], list[SteadyWindow]],
+    reference: dict[tuple[int, int], float],
     reference_texts: dict[tuple[int, int], str],
     slo: dict[str, float],
 ) -> dict[str, Any]:
+    parts = [p for unit in units.values() for p in unit]
     records = [p.window for p in parts]
-    throughput = stats.describe([p.output_tokens_per_s for p in parts])
-    speedup = paired_speedup({p.window.window: p.output_tokens_per_s for p in parts}, reference)
+    throughput = stats.describe([_mean_rate(unit) for unit in units.values()])
+    speedup = paired_speedup({key: _mean_rate(unit) for key, unit in units.items()}, reference)
     requests = [r for w in records for r in w.requests]
     steady = [x for p in parts for _, x in p.requests]
-    goodput = stats.describe([p.rate(sum(meets_slo(x, slo) for _, x in p.ended)) for p in parts])
+    goodput = stats.describe(
+        [float(np.mean([p.rate(sum(meets_slo(x, slo) for _, x in p.ended)) for p in unit])) for unit in units.values()]
+    )
     row: dict[str, Any] = {
         "configuration": configuration.name,
         "baseline": configuration.baseline,
         "load": level["label"],
         "load_kind": level["kind"],
         "load_value": level["value"],
+        "replicate": "session" if len({session for session, _ in units}) > 1 else WITHIN_LAUNCH,
         "windows": len(records),
         "requests": len(requests),
+        "requests_flagged": sum(bool(r.flagged) for r in requests),
         "steady_requests": len(steady),
         "steady_s_mean": float(np.mean([p.duration_s for p in parts])) if parts else None,
         "output_tok_s_mean": throughput.mean,
@@ -293,8 +339,11 @@ def _level_row(
         "decode_tok_s_mean": float(np.nanmean([x.decode_tokens_per_s for x in steady])) if steady else None,
     }
     approximate = []
-    for metric, per_window in level_samples(parts).items():
-        for q, found in zip(PERCENTILES, sectioned_percentiles(per_window), strict=True):
+    # sections of the percentile intervals: the units (a session's windows pooled, or one window)
+    per_unit = [level_samples(unit) for unit in units.values()]
+    for metric in LATENCIES:
+        sections = [np.concatenate(samples[metric]) for samples in per_unit]
+        for q, found in zip(PERCENTILES, sectioned_percentiles(sections), strict=True):
             column = f"{metric}_p{q}"
             row[column], row[f"{column}_low"], row[f"{column}_high"] = (
                 1000 * found.value,
@@ -315,16 +364,20 @@ def _level_row(
 
 
 def _speculation(requests: list[WindowRequest], records: list[Window]) -> dict[str, Any]:
-    # None only when no request has counts (no speculation); 0 when a speculative server drafted nothing
-    drafted = sum(r.drafted or 0 for r in requests) if any(r.drafted is not None for r in requests) else None
-    accepted = sum(r.accepted or 0 for r in requests)
-    steps = 0
-    for window in records:
-        counts = counter_speculation(window.counter_delta, 0)
-        steps += (counts.verify_steps or 0) if counts else 0
+    """The responses' per-request counts (llama.cpp, vLLM 0.33's per-request metrics), else the engine's counter
+    deltas of the windows (vLLM, SGLang), which cover the same requests; None only when neither has counts (no
+    speculation), 0 when a speculative server drafted nothing."""
+    counted = [c for w in records if (c := counter_speculation(w.counter_delta, 0))]
+    steps = sum(c.verify_steps or 0 for c in counted)
+    if any(r.drafted is not None for r in requests):
+        drafted, accepted = sum(r.drafted or 0 for r in requests), sum(r.accepted or 0 for r in requests)
+    elif counted:
+        drafted, accepted = sum(c.drafted for c in counted), sum(c.accepted for c in counted)
+    else:
+        drafted = accepted = None
     return {
         "drafted": drafted,
-        "accepted": accepted if drafted is not None else None,
+        "accepted": accepted,
         "acceptance_rate": accepted / drafted if drafted else None,
         "verify_steps": steps or None,
         "accept_length": 1 + accepted / steps if steps and drafted else None,
@@ -369,6 +422,7 @@ def category_table(
     rows = []
     if requests.empty:
         return pd.DataFrame(columns=list(CATEGORY_COLUMNS))
+    requests = requests[requests["flagged"].isna()]  # a count that disagrees with its stream is in no table
     requests = requests.assign(configuration=requests["configuration"].map(lambda n: of.get(n, n)))
     by_category: dict[str, dict[str, list[list[Run]]]] = {}
     by_session: dict[str, list[list[Run]]] = {}
@@ -526,12 +580,8 @@ def write_tables(
         file=progress,
     )
     if "load" in outputs:
-        from specsweep.plan import design
-
-        # one row per configuration: the windows of all its sessions (benchmark.sessions) together
-        table = load_table(
-            design.measured_configurations(configurations), design.merged_runs(configurations, windows), slo
-        )
+        # one row per configuration, its sessions (benchmark.sessions) as the replicates
+        table = load_table(configurations, windows, slo)
         write_csv(table, Path(outputs["load"]))
         print(
             table[

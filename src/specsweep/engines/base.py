@@ -208,6 +208,12 @@ class Engine(abc.ABC):
     @abc.abstractmethod
     def event_text(self, event: dict[str, Any]) -> str: ...
 
+    @property
+    def exact_events(self) -> bool:
+        """Whether an event says how many tokens it carries (record/tokens.py: then the stream must carry the
+        engine's count exactly); an OpenAI chunk says only that it carries text."""
+        return False
+
     def tokens_per_event(self, events: list[dict[str, Any]]) -> list[int]:
         """Generated tokens of each event; engines whose events carry running totals override this."""
         return [self.event_tokens(e) for e in events]

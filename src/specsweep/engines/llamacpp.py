@@ -141,6 +141,10 @@ class LlamaCpp(Engine):
             "return_tokens": True,
         }
 
+    @property
+    def exact_events(self) -> bool:
+        return True  # return_tokens: every event lists its tokens
+
     def event_tokens(self, event: dict[str, Any]) -> int:
         tokens = event.get("tokens")
         return len(tokens) if isinstance(tokens, list) else 0

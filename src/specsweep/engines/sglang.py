@@ -157,6 +157,10 @@ class SGLang(Engine):
             sampling["sampling_seed"] = request.seed  # 0.5.x; greedy decoding needs no seed
         return "/generate", {"text": request.prompt, "sampling_params": sampling, "stream": True}
 
+    @property
+    def exact_events(self) -> bool:
+        return self.chat_model is None  # /generate's running completion_tokens; chat chunks are OpenAI's
+
     def event_tokens(self, event: dict[str, Any]) -> int:
         if self.chat_model is not None:
             return openai.chunk_tokens(event)

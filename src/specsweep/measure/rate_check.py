@@ -1,5 +1,5 @@
-"""Whether a run's client-measured decode rate can be trusted: it must be defined, and agree with the
-engine's own clock where the engine reports one.
+"""Whether a run counts: its token count must be one its stream can carry (record/tokens.py), and its
+client-measured decode rate must be defined and agree with the engine's own clock where the engine reports one.
 
 The client times the same n - 1 token intervals as llama.cpp's ``predicted_per_second`` (see
 benchmarks/fidelity.py: the two agree within 0.2 % on every run measured). A client that was
@@ -20,7 +20,10 @@ DEFAULT_TOLERANCE_PCT = 10.0
 
 
 def exclusion_reason(run: Run, tolerance_pct: float) -> str | None:
-    """Why this run must not count (None when it may)."""
+    """Why this run must not count (None when it may): its token count disagrees with its stream, or its
+    client rate is undefined or disagrees with the engine's."""
+    if flagged := run.flagged:
+        return flagged
     client, engine = run.decode_tokens_per_s, run.engine_tokens_per_s
     if not math.isfinite(client) or client <= 0:
         return (

@@ -645,6 +645,7 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[Prompt], index: i
         text_chars=len(text),
         malformed_events=response.malformed,
         arrivals_us=encode_arrivals(arrivals),
+        exact_events=engine.exact_events,
     )
 
 
@@ -707,10 +708,12 @@ def _measure_load(
             _warn_of_telemetry(name, label, record.telemetry, progress)
             _write_evidence(paths, path, record.to_json())
             start, end = record.steady
+            flagged = [r.flagged for r in record.requests if r.flagged]
             print(
                 f"{name}: {label}: {record.output_tokens_per_s:.1f} output tok/s, "
                 f"{len(record.requests)} requests in {record.duration_s:.1f} s, steady {start:.1f}-{end:.1f} s"
-                + ("" if end > start else " (empty: more requests_per_window would give one)"),
+                + ("" if end > start else " (empty: more requests_per_window would give one)")
+                + (f"; WARNING: {len(flagged)} request(s) counted nowhere: {flagged[0]}" if flagged else ""),
                 file=progress,
                 flush=True,
             )
@@ -751,6 +754,7 @@ def _measured_window(
             drafted=spec.drafted if spec else None,
             accepted=spec.accepted if spec else None,
             malformed_events=response.malformed,
+            exact_events=engine.exact_events,
         )
 
     engine.flush_cache(base_url)

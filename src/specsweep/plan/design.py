@@ -14,7 +14,10 @@ sweep's first session ran faster (+1.4 to +4 % in 4 of 4 real A/A sweeps on this
 docs/summary.md, "Sessions and prompts"), and a configuration whose sessions sit side by side in the
 middle of an ABBA order shares one stretch of machine state; both bias the comparisons against the
 baseline alike, so a real A/A sweep called all three identical configurations "significantly slower".
-Shuffled rounds give every configuration the same chance of each position.
+Shuffled rounds give every configuration the same chance of each position. The shuffles are seeded by the
+sweep's content (``order_seed``: every configuration's name and parameters), not by a constant: with one
+seed for all, the order depended only on how many configurations there were (with 4-7 the 4th listed always
+ran first), so the same position carried the first session's luck in every sweep.
 ``benchmark.order: bracket`` measures the baseline first and once more as ``<baseline>-end``, ordered
 after every other session through its inputs, for the drift report (``drift`` compares the two); it is
 one more session of the baseline. ``configurations_for`` is the one
@@ -24,6 +27,8 @@ way a job gets its configurations (with real values; Snakemake params hold finge
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -34,7 +39,6 @@ from specsweep.record.results import run_file
 ORDERS = ("sequential", "bracket")
 END_SUFFIX = "-end"
 SESSION_SUFFIX = "-s"
-ORDER_SEED = 20_261_201  # the seeded order of the sessions within a round
 
 
 def end_name(baseline: str) -> str:
@@ -153,6 +157,15 @@ def runs_before(name: str, configurations: dict[str, Configuration], runs: Seque
     return [run_file(other, i) for other in configurations if other != name for i in runs]
 
 
+def order_seed(configurations: Mapping[str, Configuration]) -> int:
+    """The seed of the sessions' order: a hash of every configuration's name and parameters (``identity``,
+    secrets as fingerprints), so that the order is rebuilt from the config alone and differs between sweeps."""
+    content = json.dumps(
+        {name: c.identity() for name, c in measured_configurations(configurations).items()}, sort_keys=True
+    )
+    return int.from_bytes(hashlib.sha256(content.encode()).digest()[:8], "big")
+
+
 def session_order(configurations: Mapping[str, Configuration]) -> list[str]:
     """Every session in the order it is measured (see the module doc); ``<baseline>-end`` is left out
     (its inputs order it last)."""
@@ -161,9 +174,10 @@ def session_order(configurations: Mapping[str, Configuration]) -> list[str]:
     bracketed = baseline is not None and end_name(baseline) in configurations
     rounds = max((len([s for s in names if not s.endswith(END_SUFFIX)]) for names in sessions.values()), default=0)
     order: list[str] = []
+    seed = order_seed(configurations)
     for round_index in range(rounds):
         names = list(sessions)
-        random.Random(ORDER_SEED + round_index).shuffle(names)
+        random.Random(seed + round_index).shuffle(names)
         if bracketed and round_index == 0:  # the bracket's first side: the baseline opens the sweep
             names = [baseline, *(n for n in names if n != baseline)]
         order += [

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from specsweep.record import tokens as token_count
 from specsweep.record.atomic import DamagedFile
 from specsweep.record.speculation import SpeculationCounts
 
@@ -211,6 +212,16 @@ class Run:
     arrivals_us: list[int] = field(default_factory=list)
     # power, energy, clocks and contention sampled while the run was measured (measure/telemetry.py, docs/energy.md)
     telemetry: dict[str, Any] | None = None
+    exact_events: bool = False  # each event said how many tokens it carried (record/tokens.py)
+
+    @property
+    def flagged(self) -> str | None:
+        """Why the engine's count disagrees with the stream (record/tokens.py); None when it agrees or the
+        record has no streamed count."""
+        if self.streamed_tokens is None:
+            return None
+        events = len(self.arrivals_us) or self.client.content_events
+        return token_count.disagreement(self.tokens, self.streamed_tokens, events, self.exact_events)
 
     @property
     def decode_tokens_per_s(self) -> float:
@@ -240,6 +251,7 @@ class Run:
             "malformed_events": self.malformed_events,
             "excluded": self.excluded,
             "telemetry": self.telemetry,
+            "exact_events": self.exact_events,
         }
 
     @classmethod
@@ -265,6 +277,7 @@ class Run:
             category=data.get("category", UNCATEGORISED),
             arrivals_us=data.get("arrivals_us") or [],
             telemetry=data.get("telemetry"),
+            exact_events=bool(data.get("exact_events", False)),
         )
 
 
@@ -407,6 +420,17 @@ class WindowRequest:
     drafted: int | None = None
     accepted: int | None = None
     malformed_events: int = 0
+    exact_events: bool = False  # each event said how many tokens it carried (record/tokens.py)
+
+    @property
+    def flagged(self) -> str | None:
+        """Why the engine's count disagrees with the stream (record/tokens.py): then no table counts it."""
+        return token_count.disagreement(self.tokens, sum(self.event_tokens), len(self.event_tokens), self.exact_events)
+
+    @property
+    def tokens_per_event(self) -> list[int]:
+        """The tokens each event carried, summing to the engine's count (aligned with ``arrivals_us``)."""
+        return token_count.per_event(self.tokens, self.event_tokens)
 
     @property
     def ended_s(self) -> float:
@@ -448,8 +472,13 @@ class Window:
         return self.level["label"]
 
     @property
+    def tokens(self) -> int:
+        """Tokens its requests produced, as the engine counted them; none of a flagged request."""
+        return sum(r.tokens for r in self.requests if not r.flagged)
+
+    @property
     def output_tokens_per_s(self) -> float:
-        return sum(r.tokens for r in self.requests) / self.duration_s
+        return self.tokens / self.duration_s
 
     @property
     def requests_per_s(self) -> float:

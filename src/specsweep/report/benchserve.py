@@ -9,8 +9,9 @@ Field names and definitions are vLLM's (``vllm/benchmarks/serve.py`` 0.25.0, ``c
 over requests of more than one token; ``spec_decode_*`` from the ``vllm:spec_decode_*`` counter deltas
 (acceptance rate in %, length 1 + accepted / drafts, per-position accepted / drafts). Where specsweep
 measures differently: its windows are pooled (``duration`` is their summed first-send-to-last-end
-time), a request that fails stops the session instead of being counted (``failed`` is 0), and input tokens
-are not recorded, so ``total_input_tokens`` and ``total_token_throughput`` are absent.
+time), a request that fails stops the session instead of being counted, so ``failed`` counts only the
+requests whose token count disagrees with their stream (``WindowRequest.flagged``), and input tokens are not
+recorded, so ``total_input_tokens`` and ``total_token_throughput`` are absent.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ DRAFTS, DRAFT_TOKENS, ACCEPTED = (
 
 def level_result(windows: Sequence[Window], percentiles: Sequence[float] = PERCENTILES) -> dict[str, Any]:
     """One level's windows (one configuration) as one ``vllm bench serve`` result."""
-    requests = [r for w in windows for r in w.requests]
+    every = [r for w in windows for r in w.requests]
+    # a request whose token count disagrees with its stream (record/tokens.py) is vLLM's failed request
+    requests = [r for r in every if not r.flagged]
     duration = sum(w.duration_s for w in windows)
     level = windows[0].level if windows else {}
     samples: dict[str, list[float]] = {metric: [] for metric in METRICS}
@@ -53,7 +56,7 @@ def level_result(windows: Sequence[Window], percentiles: Sequence[float] = PERCE
         "request_rate": level.get("value") if level.get("kind") != CONCURRENCY else "inf",
         "duration": duration,
         "completed": len(requests),
-        "failed": 0,
+        "failed": len(every) - len(requests),
         "total_output_tokens": output,
         "request_throughput": len(requests) / duration if duration else None,
         "output_throughput": output / duration if duration else None,
