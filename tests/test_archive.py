@@ -100,6 +100,15 @@ def test_the_verify_job_writes_a_certificate_or_fails_naming_the_problems(tmp_pa
     assert "README.md: sha256" in progress.getvalue() and not (tmp_path / "bad.txt").exists()
 
 
+def test_the_rebuild_keeps_the_callers_python_path_after_the_archived_code(monkeypatch):
+    """On a GPU node Snakemake was importable only through PYTHONPATH (a --target install): the rebuild in an
+    empty folder replaced that path with code/src and failed with "No module named snakemake"."""
+    monkeypatch.setenv("PYTHONPATH", f"/node/site{os.pathsep}/node/sgsite")
+    assert archive.rebuild_pythonpath().split(os.pathsep) == ["code/src", "/node/site", "/node/sgsite"]
+    monkeypatch.delenv("PYTHONPATH")
+    assert archive.rebuild_pythonpath() == "code/src"
+
+
 def test_the_rebuild_job_compares_rebuilt_files_with_the_manifest(tmp_path):
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / "summary.csv").write_text("a\n")

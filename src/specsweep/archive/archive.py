@@ -215,13 +215,20 @@ def archived_rebuild_command(folder: Path) -> str:
     raise ValueError(f"{folder / 'README.md'}: no rebuild command (a line starting {prefix!r})")
 
 
+def rebuild_pythonpath() -> str:
+    """The archived code first, then the caller's PYTHONPATH: where Snakemake itself may live (a GPU node's
+    ``--target`` install has no other way in; replacing the path left the rebuild without Snakemake there)."""
+    inherited = os.environ.get("PYTHONPATH")
+    return os.pathsep.join(["code/src", inherited] if inherited else ["code/src"])
+
+
 def rebuild_in(archive: Path, workdir: Path, log: TextIO) -> list[str]:
     """Unpack ``archive`` into ``workdir`` and run its README's rebuild command there, no engine reachable;
     return the problems (empty when the archive's own check passed: write_rebuild_check in its code)."""
     with tarfile.open(archive) as tar:
         tar.extractall(workdir, filter="data")
     [folder] = [p for p in workdir.iterdir() if p.is_dir()]
-    env = {**os.environ, "PYTHONPATH": "code/src", "SPECSWEEP_CACHE": str(workdir / "no-engine-cache")}
+    env = {**os.environ, "PYTHONPATH": rebuild_pythonpath(), "SPECSWEEP_CACHE": str(workdir / "no-engine-cache")}
     argv = rebuild_argv(archived_rebuild_command(folder))
     done = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True, check=False)
     log.write(done.stdout + done.stderr)
