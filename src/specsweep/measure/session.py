@@ -58,6 +58,7 @@ from specsweep.record.atomic import ErrorReserve, atomic_write, keep_copy, write
 from specsweep.record.cache import sha256_bytes
 from specsweep.record.clock import now_iso, now_stamp
 from specsweep.record.locks import measuring
+from specsweep.record.rates import END_TO_END_OUTPUT, SINGLE_REQUEST_DECODE
 from specsweep.record.redact import (
     REDACTED,
     redact_argv,
@@ -462,7 +463,7 @@ def _measure_runs(
         rates.append(record.decode_tokens_per_s)
         pace = eta(len(rates), declared, time.monotonic() - runs_started) if index < declared else ""
         print(
-            f"{name}: {label}: {record.decode_tokens_per_s:.1f} tok/s "
+            f"{name}: {label}: {SINGLE_REQUEST_DECODE.quote(record.decode_tokens_per_s)} "
             f"(TTFT {1000 * record.client.ttft_s:.0f} ms){'; ' + pace if pace else ''}",
             file=progress,
             flush=True,
@@ -708,7 +709,7 @@ def _measure_load(
             _write_evidence(paths, path, record.to_json())
             start, end = record.steady
             print(
-                f"{name}: {label}: {record.output_tokens_per_s:.1f} output tok/s, "
+                f"{name}: {label}: {END_TO_END_OUTPUT.quote(record.output_tokens_per_s)}, "
                 f"{len(record.requests)} requests in {record.duration_s:.1f} s, steady {start:.1f}-{end:.1f} s"
                 + ("" if end > start else " (empty: more requests_per_window would give one)"),
                 file=progress,

@@ -23,6 +23,7 @@ import pandas as pd
 
 from specsweep.analyse import stats
 from specsweep.measure.rate_check import kept_and_excluded
+from specsweep.record.rates import SINGLE_REQUEST_DECODE
 from specsweep.record.results import LAUNCH_PATH, ROOT, RUN_PATH, Launch, Run
 
 MATCHED_KEYS = ("kind", "args", "env", "draft_model")
@@ -55,8 +56,8 @@ COLUMNS: dict[str, str] = {
     "pairs are compared",
     "runs_before": "runs counted in the first result set (as in summary.csv: excluded runs left out)",
     "runs_after": "runs counted in the second result set",
-    "decode_tok_s_before": "mean decode tok/s in the first result set",
-    "decode_tok_s_after": "mean decode tok/s in the second result set",
+    "decode_tok_s_before": f"mean {SINGLE_REQUEST_DECODE.label} in the first result set",
+    "decode_tok_s_after": f"mean {SINGLE_REQUEST_DECODE.label} in the second result set",
     "ratio": "decode_tok_s_after / decode_tok_s_before",
     "delta_pct": "(ratio - 1) * 100",
     "ratio_ci95_low": "95 % Fieller interval of the ratio of means, lower bound",
@@ -216,7 +217,8 @@ def describe(frame: pd.DataFrame, before: str, after: str) -> list[str]:
     lines = [
         f"compare: after = {after}",
         f"         before = {before}",
-        f"ratio = mean tok/s after / before; 95 % {stats.SPEEDUP_CI_METHOD} CI; p = {stats.TEST_METHOD}",
+        f"ratio = mean {SINGLE_REQUEST_DECODE.name} after / before; 95 % {stats.SPEEDUP_CI_METHOD} CI; "
+        f"p = {stats.TEST_METHOD}",
         f"replicates: {ONE_LAUNCH_EACH}",
     ]
     if (why := nothing_compared(frame)) is not None:
@@ -229,7 +231,8 @@ def describe(frame: pd.DataFrame, before: str, after: str) -> list[str]:
             "no test possible" if pd.isna(row.significant) else "significant" if row.significant else "not significant"
         )
         lines.append(
-            f"{row.configuration}: {row.decode_tok_s_before:.1f} -> {row.decode_tok_s_after:.1f} tok/s, "
+            f"{row.configuration}: {row.decode_tok_s_before:.1f} -> "
+            f"{SINGLE_REQUEST_DECODE.quote(row.decode_tok_s_after)}, "
             f"{row.delta_pct:+.1f} % [CI {100 * (row.ratio_ci95_low - 1):+.1f}, "
             f"{100 * (row.ratio_ci95_high - 1):+.1f} %], p = {row.p_value:.3g} ({verdict})"
             + (
