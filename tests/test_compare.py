@@ -128,3 +128,53 @@ def test_nothing_compared_is_said_in_the_log_and_in_the_figure(tmp_path):
 def test_docs_give_every_comparison_column_with_the_code_meaning_in_order():
     documented = documented_columns("summary.md", "## comparison.csv columns")
     assert list(documented.items()) == list(compare.COLUMNS.items())
+
+
+def _contend(run_file, pct=40.0):
+    import json
+
+    record = json.loads(run_file.read_text())
+    record["telemetry"] = {
+        "contention": {
+            "other_cpu_pct": pct,
+            "other_cpu_s": 5.0,
+            "steal_pct": 0.0,
+            "top_other": [{"command": "make", "cpu_s": 5.0}],
+            "gpu_other_processes": [],
+        }
+    }
+    run_file.write_text(json.dumps(record))
+
+
+def test_a_comparison_across_machines_says_so_first_and_declares_nothing(tmp_path):
+    """A CPU sweep against an H200 archive printed '-95.1 % ... significant' naming neither machine (issue 35,
+    item 15): the machines come first, from the launch records, no difference is declared, contended runs named."""
+    configuration = {"name": "baseline", "kind": "llamacpp", "args": {"-t": 2}, "env": {}, "draft_model": None}
+    cpu = {"host": "laptop", "gpu_models": None, "gpu_driver": None}
+    h200 = {"host": "gpu-node-7", "gpu_models": ["NVIDIA H200"], "gpu_driver": "570.1"}
+    write_session(tmp_path / "a" / "results" / "baseline", configuration, [60.0, 61.0, 59.0, 60.5], {"placement": h200})
+    write_session(tmp_path / "b" / "results" / "baseline", configuration, [3.0, 3.1, 2.9, 3.05], {"placement": cpu})
+    _contend(tmp_path / "b" / "results" / "baseline" / "runs" / "run_2.json")
+    frame = compare.compare(compare.load(tmp_path / "a"), compare.load(tmp_path / "b"))
+    row = frame.iloc[0]
+    assert row["status"] == "compared" and pd.isna(row["significant"])
+    assert "gpu-node-7 (NVIDIA H200)" in row["warnings"] and "laptop (no GPU)" in row["warnings"]
+    assert "after: run 2 contended" in row["warnings"]
+    lines = compare.describe(frame, "a", "b")
+    assert lines[0].startswith("compare: ACROSS MACHINES:")
+    assert "gpu-node-7 (NVIDIA H200)" in lines[0] and "laptop (no GPU)" in lines[0]
+    assert "nothing is declared" in lines[0]
+    (finding,) = [line for line in lines if line.startswith("baseline:")]
+    assert "significant" not in finding.replace("no significance declared", "")
+    assert "across machines" in finding and "run 2" in finding
+
+
+def test_same_machine_contended_runs_are_named_and_declare_nothing(tmp_path):
+    a, b = _sweeps(tmp_path)
+    _contend(b / "results" / "ngram" / "runs" / "run_1.json")
+    frame = compare.compare(compare.load(a), compare.load(b)).set_index("configuration")
+    assert pd.isna(frame.loc["ngram", "significant"]) and "after: run 1 contended" in frame.loc["ngram", "warnings"]
+    lines = compare.describe(frame.reset_index(), "a", "b")
+    assert not any("ACROSS MACHINES" in line for line in lines)
+    (finding,) = [line for line in lines if line.startswith("ngram:")]
+    assert "contended" in finding and "run 1" in finding

@@ -303,9 +303,12 @@ def _interval_bars(axes: plt.Axes, centers: np.ndarray, low: Any, high: Any, lab
     )
 
 
-def comparison(frame: pd.DataFrame, before: str, after: str, empty_reason: str | None = None) -> plt.Figure:
+def comparison(
+    frame: pd.DataFrame, before: str, after: str, empty_reason: str | None = None, note: str | None = None
+) -> plt.Figure:
     """Per-configuration change of mean tok/s between two result sets, with 95 % Fieller CIs; with no
-    compared configuration, the figure says why (``empty_reason``) instead of showing empty axes."""
+    compared configuration, the figure says why (``empty_reason``) instead of showing empty axes; ``note``
+    (the machines of a comparison across machines) heads the title."""
     sns.set_theme(style="whitegrid", context="notebook")
     rows = frame[frame["status"] == "compared"]
     figure, axes = plt.subplots(figsize=(8, 1.4 + 0.5 * max(len(rows), 1)))
@@ -332,7 +335,8 @@ def comparison(frame: pd.DataFrame, before: str, after: str, empty_reason: str |
     axes.set_xlabel(
         f"change of the mean {SINGLE_REQUEST_DECODE.name}, after vs before (%); blue = significant (Welch p < 0.05)"
     )
-    axes.set_title(f"after: {after}\nbefore: {before}", fontsize=8)
+    head = f"{textwrap.fill(note, 110)}\n" if note else ""
+    axes.set_title(f"{head}after: {after}\nbefore: {before}", fontsize=8)
     axes.legend(loc="lower right", fontsize=8)
     return figure
 
