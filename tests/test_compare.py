@@ -178,3 +178,35 @@ def test_same_machine_contended_runs_are_named_and_declare_nothing(tmp_path):
     assert not any("ACROSS MACHINES" in line for line in lines)
     (finding,) = [line for line in lines if line.startswith("ngram:")]
     assert "contended" in finding and "run 1" in finding
+
+
+@pytest.mark.parametrize(
+    ("file", "content", "why"),
+    [
+        ("runs/run_1.json", '{"run": 1, "prompt_index": 0, "tokens": 5, "text_sha256": "t"}', "no key 'client'"),
+        ("runs/run_1.json", '{"run": 1, "prom', "Unterminated string"),
+        ("runs/run_1.json", "[1, 2]", "a JSON list, not an object"),
+        ("launch.json", "{", "Expecting property name"),
+    ],
+)
+def test_a_damaged_record_is_named_with_the_fix(tmp_path, file, content, why):
+    """A damaged run file gave `KeyError: 'client'` naming no file (issue 35, item 20)."""
+    a, _ = _sweeps(tmp_path)
+    damaged = a / "results" / "ngram" / file
+    damaged.write_text(content)
+    with pytest.raises(ValueError) as raised:
+        compare.load(a)
+    message = str(raised.value)
+    assert message.startswith(f"{damaged}: damaged {'launch' if file == 'launch.json' else 'run'} record (")
+    assert why in message and "restore the file from the sweep's archive" in message
+    assert damaged.read_text() == content  # compare only reads: nothing set aside
+    archive = tmp_path / "a.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(a / "results", arcname="specsweep-0123/results")
+    with pytest.raises(ValueError, match=f"{archive}:specsweep-0123/results/ngram/{file}: damaged"):
+        compare.load(archive)
+
+
+def test_a_missing_result_set_names_the_path_and_what_to_give(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"missing: .*\(no such path\); give compare's before and after"):
+        compare.load(tmp_path / "missing")

@@ -91,33 +91,40 @@ def load(path: str | Path) -> ResultSet:
     """A results folder, a folder holding results/, or a .tar/.tar.gz archive of a sweep."""
     path = Path(path)
     files: dict[str, bytes] = {}
+    where: dict[str, str] = {}  # a record's name -> where a user finds it (a file, or archive:member)
     if path.is_dir():
         results = path / ROOT if (path / ROOT).is_dir() else path  # a sweep folder or its results/
         for member in results.rglob("*.json"):
             name = f"{ROOT}/{member.relative_to(results).as_posix()}"
             if RUN_PATH.search(name) or LAUNCH_PATH.search(name):
                 files[name] = member.read_bytes()
+                where[name] = str(member)
     elif path.is_file() and tarfile.is_tarfile(path):
         with tarfile.open(path) as archive:
             for member in archive.getmembers():
                 if member.isfile() and (RUN_PATH.search(member.name) or LAUNCH_PATH.search(member.name)):
-                    files[PurePosixPath(member.name).as_posix()] = archive.extractfile(member).read()
+                    name = PurePosixPath(member.name).as_posix()
+                    files[name] = archive.extractfile(member).read()
+                    where[name] = f"{path}:{member.name}"
     else:
-        raise FileNotFoundError(f"{path}: not a results folder or a sweep archive (.tar.gz)")
+        raise FileNotFoundError(
+            f"{path}: not a results folder or a sweep archive (.tar.gz){'' if path.exists() else ' (no such path)'}; "
+            "give compare's before and after a sweep's folder, its results/, or its results/archive/<name>.tar.gz"
+        )
     runs: dict[str, list[tuple[int, float]]] = {}
     parameters: dict[str, dict[str, Any]] = {}
     places: dict[str, dict[str, Any]] = {}
     contended: dict[str, list[int]] = {}
     for name, data in sorted(files.items()):
         if match := RUN_PATH.search(name):
-            record = Run.from_json(json.loads(data))
+            record = _record(Run, data, where[name], "run")
             counted = runs.setdefault(match[1], [])
             if kept_and_excluded([record])[0]:  # the summary's own selection
                 counted.append((int(match[2]), record.decode_tokens_per_s))
                 if telemetry.contended((record.telemetry or {}).get("contention")):
                     contended.setdefault(match[1], []).append(int(match[2]))
         elif match := LAUNCH_PATH.search(name):
-            launch = Launch.from_json(json.loads(data))
+            launch = _record(Launch, data, where[name], "launch")
             parameters[match[1]] = {k: launch.configuration.get(k) for k in MATCHED_KEYS} | measurement_settings(
                 launch.benchmark or {}
             )
@@ -131,6 +138,24 @@ def load(path: str | Path) -> ResultSet:
         places,
         {n: sorted(v) for n, v in contended.items()},
     )
+
+
+def _record(kind: type[Run] | type[Launch], data: bytes, where: str, what: str) -> Any:
+    """A run or launch record of a compared result set, or a ValueError naming its file and the fix (a damaged
+    file gave ``KeyError: 'client'`` or a bare ``JSONDecodeError``). Compare only reads: the file, perhaps in
+    another person's archive, is never set aside."""
+    try:
+        record = json.loads(data)
+        if not isinstance(record, dict):
+            raise TypeError(f"a JSON {type(record).__name__}, not an object")
+        return kind.from_json(record)
+    except (KeyError, TypeError, ValueError) as error:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        why = f"no key {error}" if isinstance(error, KeyError) else str(error)
+        raise ValueError(
+            f"{where}: damaged {what} record ({why}); compare reads every {what} record of both result sets: "
+            f"restore the file from the sweep's archive (results/archive/), or rerun that sweep's `all` in its "
+            f"folder (a damaged file is set aside and its configuration measured again)"
+        ) from None
 
 
 def measurement_settings(benchmark: dict[str, Any], prefix: str = "benchmark") -> dict[str, Any]:
