@@ -51,6 +51,7 @@ from specsweep.plan import references
 from specsweep.plan.config import Configuration
 from specsweep.plan.environment import Policy
 from specsweep.plan.load_levels import LoadLevel, levels_of, window_seed
+from specsweep.plan.walltime import load_windows_left
 from specsweep.plan.workload import Prompt, read_workload
 from specsweep.record import history, results
 from specsweep.record.arrivals import encode_arrivals
@@ -461,7 +462,9 @@ def _measure_runs(
         _warn_of_telemetry(name, label, record.telemetry, progress)
         _write_evidence(paths, run_path, record.to_json())
         rates.append(record.decode_tokens_per_s)
-        pace = eta(len(rates), declared, time.monotonic() - runs_started) if index < declared else ""
+        elapsed = time.monotonic() - runs_started
+        windows = load_windows_left(benchmark, elapsed / len(rates))  # measured after the runs, at this pace
+        pace = eta(len(rates), declared, elapsed, windows) if index < declared else ""
         print(
             f"{name}: {label}: {SINGLE_REQUEST_DECODE.quote(record.decode_tokens_per_s)} "
             f"(TTFT {1000 * record.client.ttft_s:.0f} ms){'; ' + pace if pace else ''}",
