@@ -128,3 +128,85 @@ def test_nothing_compared_is_said_in_the_log_and_in_the_figure(tmp_path):
 def test_docs_give_every_comparison_column_with_the_code_meaning_in_order():
     documented = documented_columns("summary.md", "## comparison.csv columns")
     assert list(documented.items()) == list(compare.COLUMNS.items())
+
+
+def _contend(run_file, pct=40.0):
+    import json
+
+    record = json.loads(run_file.read_text())
+    record["telemetry"] = {
+        "contention": {
+            "other_cpu_pct": pct,
+            "other_cpu_s": 5.0,
+            "steal_pct": 0.0,
+            "top_other": [{"command": "make", "cpu_s": 5.0}],
+            "gpu_other_processes": [],
+        }
+    }
+    run_file.write_text(json.dumps(record))
+
+
+def test_a_comparison_across_machines_says_so_first_and_declares_nothing(tmp_path):
+    """A CPU sweep against an H200 archive printed '-95.1 % ... significant' naming neither machine (issue 35,
+    item 15): the machines come first, from the launch records, no difference is declared, contended runs named."""
+    configuration = {"name": "baseline", "kind": "llamacpp", "args": {"-t": 2}, "env": {}, "draft_model": None}
+    cpu = {"host": "laptop", "gpu_models": None, "gpu_driver": None}
+    h200 = {"host": "gpu-node-7", "gpu_models": ["NVIDIA H200"], "gpu_driver": "570.1"}
+    write_session(tmp_path / "a" / "results" / "baseline", configuration, [60.0, 61.0, 59.0, 60.5], {"placement": h200})
+    write_session(tmp_path / "b" / "results" / "baseline", configuration, [3.0, 3.1, 2.9, 3.05], {"placement": cpu})
+    _contend(tmp_path / "b" / "results" / "baseline" / "runs" / "run_2.json")
+    frame = compare.compare(compare.load(tmp_path / "a"), compare.load(tmp_path / "b"))
+    row = frame.iloc[0]
+    assert row["status"] == "compared" and pd.isna(row["significant"])
+    assert "gpu-node-7 (NVIDIA H200)" in row["warnings"] and "laptop (no GPU)" in row["warnings"]
+    assert "after: run 2 contended" in row["warnings"]
+    lines = compare.describe(frame, "a", "b")
+    assert lines[0].startswith("compare: ACROSS MACHINES:")
+    assert "gpu-node-7 (NVIDIA H200)" in lines[0] and "laptop (no GPU)" in lines[0]
+    assert "nothing is declared" in lines[0]
+    (finding,) = [line for line in lines if line.startswith("baseline:")]
+    assert "significant" not in finding.replace("no significance declared", "")
+    assert "across machines" in finding and "run 2" in finding
+
+
+def test_same_machine_contended_runs_are_named_and_declare_nothing(tmp_path):
+    a, b = _sweeps(tmp_path)
+    _contend(b / "results" / "ngram" / "runs" / "run_1.json")
+    frame = compare.compare(compare.load(a), compare.load(b)).set_index("configuration")
+    assert pd.isna(frame.loc["ngram", "significant"]) and "after: run 1 contended" in frame.loc["ngram", "warnings"]
+    lines = compare.describe(frame.reset_index(), "a", "b")
+    assert not any("ACROSS MACHINES" in line for line in lines)
+    (finding,) = [line for line in lines if line.startswith("ngram:")]
+    assert "contended" in finding and "run 1" in finding
+
+
+@pytest.mark.parametrize(
+    ("file", "content", "why"),
+    [
+        ("runs/run_1.json", '{"run": 1, "prompt_index": 0, "tokens": 5, "text_sha256": "t"}', "no key 'client'"),
+        ("runs/run_1.json", '{"run": 1, "prom', "Unterminated string"),
+        ("runs/run_1.json", "[1, 2]", "a JSON list, not an object"),
+        ("launch.json", "{", "Expecting property name"),
+    ],
+)
+def test_a_damaged_record_is_named_with_the_fix(tmp_path, file, content, why):
+    """A damaged run file gave `KeyError: 'client'` naming no file (issue 35, item 20)."""
+    a, _ = _sweeps(tmp_path)
+    damaged = a / "results" / "ngram" / file
+    damaged.write_text(content)
+    with pytest.raises(ValueError) as raised:
+        compare.load(a)
+    message = str(raised.value)
+    assert message.startswith(f"{damaged}: damaged {'launch' if file == 'launch.json' else 'run'} record (")
+    assert why in message and "restore the file from the sweep's archive" in message
+    assert damaged.read_text() == content  # compare only reads: nothing set aside
+    archive = tmp_path / "a.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(a / "results", arcname="specsweep-0123/results")
+    with pytest.raises(ValueError, match=f"{archive}:specsweep-0123/results/ngram/{file}: damaged"):
+        compare.load(archive)
+
+
+def test_a_missing_result_set_names_the_path_and_what_to_give(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"missing: .*\(no such path\); give compare's before and after"):
+        compare.load(tmp_path / "missing")

@@ -25,12 +25,12 @@ def test_conclusion_matches_summary_csv():
     text = text[1:]
     base = table[table["baseline"]].iloc[0]
     assert text[1] == (
-        f"  baseline: {base['configuration']}, {base['decode_tok_s_mean']:.1f} tok/s "
+        f"  baseline: {base['configuration']}, {base['decode_tok_s_mean']:.1f} tok/s single-request decode rate "
         f"(95 % CI {base['decode_tok_s_ci95_low']:.1f}-{base['decode_tok_s_ci95_high']:.1f})"
     )
     best = measured.loc[measured["decode_tok_s_mean"].idxmax()]
     assert text[2] == (
-        f"  best: {best['configuration']}, {best['decode_tok_s_mean']:.1f} tok/s "
+        f"  best: {best['configuration']}, {best['decode_tok_s_mean']:.1f} tok/s single-request decode rate "
         f"(95 % CI {best['decode_tok_s_ci95_low']:.1f}-{best['decode_tok_s_ci95_high']:.1f}), "
         f"speedup {best['speedup']:.2f}x over the baseline "
         f"(simultaneous 95 % CI {best['speedup_sim95_low']:.2f}-{best['speedup_sim95_high']:.2f}; "
@@ -57,7 +57,10 @@ def test_a_baseline_that_wins_is_named(tmp_path):
     table.loc[~table["baseline"], "speedup"] = 0.1  # every other configuration is slower now
     table.to_csv(tmp_path / "summary.csv", index=False)
     text = conclusion.lines(conclusion.read(tmp_path / "summary.csv"))
-    assert text[3] == "  best: baseline, 1000.0 tok/s (95 % CI 74.9-86.4), a baseline itself: no configuration beats it"
+    assert text[3] == (
+        "  best: baseline, 1000.0 tok/s single-request decode rate (95 % CI 74.9-86.4), a baseline itself: "
+        "no configuration beats it"
+    )
 
 
 def test_nothing_measured(tmp_path):
@@ -75,7 +78,10 @@ def test_several_baselines_are_listed_and_speedups_are_against_their_own(tmp_pat
     table.loc[table["configuration"] == "b", "baseline"] = True
     table.to_csv(tmp_path / "summary.csv", index=False)
     text = conclusion.lines(conclusion.read(tmp_path / "summary.csv"))
-    assert text[2] == "  baselines: baseline, 80.4 tok/s (95 % CI 74.9-86.4); b, 81.1 tok/s (95 % CI 70.3-93.5)"
+    assert text[2] == (
+        "  baselines: baseline, 80.4 tok/s single-request decode rate (95 % CI 74.9-86.4); "
+        "b, 81.1 tok/s single-request decode rate (95 % CI 70.3-93.5)"
+    )
     assert ", speedup 1.53x over its baseline (" in text[3]
     assert "b" not in listed_names(text[6])  # a baseline is not compared with itself
 
@@ -93,7 +99,7 @@ def test_the_best_line_names_the_significant_winner_the_paperlisted_names(tmp_pa
     table["significant"] = False
     table.to_csv(tmp_path / "summary.csv", index=False)
     text = conclusion.lines(conclusion.read(tmp_path / "summary.csv"))
-    assert text[3].startswith("  best: flat, 500.0 tok/s") and text[3].endswith(
+    assert text[3].startswith("  best: flat, 500.0 tok/s single-request decode rate") and text[3].endswith(
         "no configuration is shown to beat its baseline"
     )
     assert paper.best(table) is None

@@ -51,3 +51,24 @@ def test_eta_from_the_runs_so_far():
     assert eta(1, 10, 130.0) == "ETA 19 min 30 s for the 9 run(s) left (130.0 s each)"
     assert eta(5, 5, 50.0) == ""
     assert duration(3725) == "1 h 02 min"
+
+
+def test_the_run_eta_counts_the_load_windows_still_to_come():
+    """The run ETA ignored the windows after the runs (a 109 s window among them) (issue 35, item 16)."""
+    assert eta(2, 5, 20.0, (4, 90.0)) == (
+        "ETA 2 min 00 s for the 3 run(s) left (10.0 s each) and the 4 load window(s) (~1 min 30 s at this pace)"
+    )
+    assert eta(5, 5, 50.0, (4, 90.0)) == "ETA 1 min 30 s for the 4 load window(s) (~1 min 30 s at this pace)"
+
+
+def test_the_windows_left_come_from_the_sessions_own_pace():
+    from specsweep.plan.walltime import load_windows_left
+
+    benchmark = {
+        "max_tokens": 16,
+        "load": {"concurrency": [1, 4], "requests_per_window": 8, "windows": 3, "warmup": True},
+    }
+    count, seconds = load_windows_left(benchmark, 2.0)
+    assert count == 2 * (3 + 1)  # each level's measured windows and its warmup window
+    assert seconds > 4 * 8 * 2.0  # c1: every request alone, 2 s each, four windows
+    assert load_windows_left({"max_tokens": 16}, 2.0) == (0, 0)

@@ -22,6 +22,7 @@ from specsweep.plan.config import Configuration, parameter_value, swept_paramete
 from specsweep.plan.factors import baselines_by_configuration
 from specsweep.record import speculation
 from specsweep.record.atomic import atomic_open
+from specsweep.record.rates import SINGLE_REQUEST_DECODE
 from specsweep.record.redact import REDACTED, is_secret
 from specsweep.record.results import ClientTimings, Launch, Run
 
@@ -49,8 +50,8 @@ COLUMNS: dict[str, str] = {
     "its stream (docs/load.md), or the client's decode rate disagreed with the engine's own beyond "
     "benchmark.rate_tolerance_pct, or could not be timed",
     "tokens_per_run": "tokens generated in each run (all runs must equal benchmark.max_tokens)",
-    "decode_tok_s_mean": "client-measured decode throughput of the workload (tokens/s; first token excluded): decode "
-    "tokens / decode time of one pass over the prompts, geometric mean over the units (docs/summary.md)",
+    "decode_tok_s_mean": f"{SINGLE_REQUEST_DECODE.label} of the workload, client-measured, first token excluded: "
+    "decode tokens / decode time of one pass over the prompts, geometric mean over the units (docs/summary.md)",
     "decode_tok_s_std": "standard deviation of the units' throughput (tokens/s)",
     "decode_tok_s_cv": "the variation 'noisy' is judged on: decode_tok_s_between_session_cv with >= 2 sessions, else "
     "decode_tok_s_within_session_cv; empty when not estimable",
@@ -282,8 +283,8 @@ RUNS_COLUMNS: dict[str, str] = {
     "ttft_ms": "time to first token as the client saw it (ms)",
     "decode_ms": "first to last content event (ms)",
     "e2e_ms": "request sent to response complete (ms)",
-    "decode_tok_s": "client-measured decode throughput, (tokens - 1) / decode time (tokens/s; the first token is "
-    "TTFT's)",
+    "decode_tok_s": f"{SINGLE_REQUEST_DECODE.label}, client-measured: (tokens - 1) / decode time (the first "
+    "token is TTFT's)",
     "itl_median_ms": "median interval between content events (ms); an event may carry several tokens",
     "itl_p90_ms": "90th percentile of that interval (ms)",
     "content_events": "stream events that carried generated text",

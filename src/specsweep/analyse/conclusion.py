@@ -17,6 +17,7 @@ from specsweep.analyse.stats import CV_WARNING
 from specsweep.measure.claim import REMEASURED
 from specsweep.measure.placement import CROSS_MACHINE
 from specsweep.plan.config_errors import user_command
+from specsweep.record.rates import SINGLE_REQUEST_DECODE
 
 Row = dict[str, str]
 
@@ -78,7 +79,7 @@ def lines(rows: list[Row], results: str = "results", config_files: Sequence[str]
         out.append(sessions)
     if baselines:
         listed = "; ".join(
-            f"{b['configuration']}, {_number(b, 'decode_tok_s_mean'):.1f} tok/s "
+            f"{b['configuration']}, {SINGLE_REQUEST_DECODE.quote(_number(b, 'decode_tok_s_mean'))} "
             f"({_interval(b, 'decode_tok_s_ci95', '.1f')})"
             for b in baselines
         )
@@ -160,7 +161,7 @@ def _best_line(measured: list[Row], baselines: list[Row]) -> str:
     """The significantly faster configuration with the highest throughput (as the paper's Best* macros),
     else the fastest measured, said not to be shown better than its baseline."""
     chosen = best(measured) or max(measured, key=lambda r: _number(r, "decode_tok_s_mean"))
-    text = f"  best: {chosen['configuration']}, {_number(chosen, 'decode_tok_s_mean'):.1f} tok/s "
+    text = f"  best: {chosen['configuration']}, {SINGLE_REQUEST_DECODE.quote(_number(chosen, 'decode_tok_s_mean'))} "
     if chosen in baselines:
         return text + f"({_interval(chosen, 'decode_tok_s_ci95', '.1f')}), a baseline itself: no configuration beats it"
     if not baselines:

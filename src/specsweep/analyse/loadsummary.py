@@ -41,6 +41,7 @@ from specsweep.analyse.latency import (
 from specsweep.engines.openai import counter_speculation
 from specsweep.plan.config import Configuration
 from specsweep.plan.load_levels import CONCURRENCY
+from specsweep.record.rates import PER_REQUEST_DECODE, SINGLE_REQUEST_DECODE, STEADY_OUTPUT
 from specsweep.record.results import Run, Window, WindowRequest
 
 SINGLE = "single"  # the load label of the single-request runs (an idle server, one request at a time)
@@ -63,16 +64,17 @@ LOAD_COLUMNS: dict[str, str] = {
     "steady_requests": "requests sent and ended within their window's steady interval, over all windows: "
     "the latency percentiles' sample",
     "steady_s_mean": "length of the steady interval (s), mean over windows",
-    "output_tok_s_mean": "tokens that arrived within the steady interval / its length, mean over the replicates "
-    "(a session's: the mean over its windows)",
+    "output_tok_s_mean": f"{STEADY_OUTPUT.label}: tokens that arrived within the steady interval / its length, mean "
+    "over the replicates (a session's: the mean over its windows)",
     "output_tok_s_ci95_low": "95 % Student-t interval of that mean over the replicates, lower bound (NaN with < 3)",
     "output_tok_s_ci95_high": "upper bound",
-    "speedup": "geometric mean over the replicates of output tok/s / the baseline's same replicate (same prompts, "
-    "same schedule; session k with session k)",
+    "speedup": f"geometric mean over the replicates of the {STEADY_OUTPUT.name} / the baseline's same replicate (same "
+    "prompts, same schedule; session k with session k)",
     "speedup_ci95_low": "95 % paired Student-t interval of that ratio over the replicates (on the log scale), lower "
     "bound (NaN with < 2 pairs)",
     "speedup_ci95_high": "upper bound",
-    "speedup_p_value": "paired t-test of the replicates' log output tok/s against the baseline's same replicates",
+    "speedup_p_value": f"paired t-test of the replicates' log {STEADY_OUTPUT.name} against the baseline's same "
+    "replicates",
     "request_throughput_mean": "requests that ended within the steady interval / its length, mean over windows "
     "(requests/s)",
     "goodput_mean": "of those, the requests that met every benchmark.load.slo objective / the interval's length, "
@@ -80,7 +82,7 @@ LOAD_COLUMNS: dict[str, str] = {
     "goodput_ci95_low": "95 % Student-t interval of the goodput over the replicates, lower bound (NaN with < 3)",
     "goodput_ci95_high": "upper bound",
     "slo_met_pct": "share of the steady requests that met every objective (%)",
-    "decode_tok_s_mean": "per-request decode rate 1 / TPOT, mean over the steady requests",
+    "decode_tok_s_mean": f"{PER_REQUEST_DECODE.label}: 1 / TPOT, mean over the steady requests",
     **{
         f"{metric}_p{q}{suffix}": f"{what} over the steady requests, {q}th percentile{note}"
         for metric, what in (
@@ -123,7 +125,8 @@ REQUEST_COLUMNS: dict[str, str] = {
     "ttft_ms": "time to first token (ms)",
     "tpot_ms": "decode time per output token, first token excluded (ms)",
     "e2e_ms": "send to end of the response (ms)",
-    "decode_tok_s": "per-request decode rate as the client saw it, (tokens - 1) / decode time",
+    "decode_tok_s": "as the client saw it, (tokens - 1) / decode time: the "
+    f"{SINGLE_REQUEST_DECODE.name} (load single), else the {PER_REQUEST_DECODE.name}",
     "engine_decode_tok_s": "the engine's own per-request decode rate (llama.cpp predicted_per_second)",
     "drafted": "draft tokens proposed for this request, as the response reported them",
     "accepted": "draft tokens accepted for this request",
@@ -391,8 +394,8 @@ CATEGORY_COLUMNS: dict[str, str] = {
     "category": "prompt category of the dataset (benchmark.prompts)",
     "requests": "requests of this category",
     "units": "the replicates of the speedup interval: sessions (single; passes with one session), requests (load)",
-    "decode_tok_s_mean": "single: the category's workload rate (decode tokens / decode time of its prompts), "
-    "geometric mean over the units; load: per-request decode rate, mean over the category's requests",
+    "decode_tok_s_mean": f"single: the category's {SINGLE_REQUEST_DECODE.label} (decode tokens / decode time of its "
+    f"prompts), geometric mean over the units; load: the {PER_REQUEST_DECODE.name}, mean over the category's requests",
     "speedup": "decode_tok_s_mean / the baseline's for the same category and load (single: over the prompts "
     "both measured)",
     "speedup_ci95_low": "95 % interval of the speedup, lower bound (single: log scale, units as replicates; load: "

@@ -51,9 +51,15 @@ def duration(seconds: float) -> str:
     return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
-def eta(done: int, total: int, elapsed_s: float) -> str:
-    """What is left of a session after ``done`` of ``total`` runs took ``elapsed_s``, at their mean pace."""
-    if done >= total:
+def eta(done: int, total: int, elapsed_s: float, windows: tuple[int, float] = (0, 0.0)) -> str:
+    """What is left of a session after ``done`` of ``total`` runs took ``elapsed_s``, at their mean pace, and
+    the load windows still to come after them (``windows``: how many, their expected seconds)."""
+    count, windows_s = windows
+    if done >= total and not count:
         return ""
     per_run = elapsed_s / done
-    return f"ETA {duration(per_run * (total - done))} for the {total - done} run(s) left ({per_run:.1f} s each)"
+    runs_s = per_run * max(0, total - done)
+    parts = [f"{total - done} run(s) left ({per_run:.1f} s each)"] if done < total else []
+    if count:
+        parts.append(f"{count} load window(s) (~{duration(windows_s)} at this pace)")
+    return f"ETA {duration(runs_s + windows_s)} for the {' and the '.join(parts)}"

@@ -51,6 +51,7 @@ from specsweep.plan import references
 from specsweep.plan.config import Configuration
 from specsweep.plan.environment import Policy
 from specsweep.plan.load_levels import LoadLevel, levels_of, window_seed
+from specsweep.plan.walltime import load_windows_left
 from specsweep.plan.workload import Prompt, read_workload
 from specsweep.record import history, results
 from specsweep.record.arrivals import encode_arrivals
@@ -58,6 +59,7 @@ from specsweep.record.atomic import ErrorReserve, atomic_write, keep_copy, write
 from specsweep.record.cache import sha256_bytes
 from specsweep.record.clock import now_iso, now_stamp
 from specsweep.record.locks import measuring
+from specsweep.record.rates import END_TO_END_OUTPUT, SINGLE_REQUEST_DECODE
 from specsweep.record.redact import (
     REDACTED,
     redact_argv,
@@ -460,9 +462,11 @@ def _measure_runs(
         _warn_of_telemetry(name, label, record.telemetry, progress)
         _write_evidence(paths, run_path, record.to_json())
         rates.append(record.decode_tokens_per_s)
-        pace = eta(len(rates), declared, time.monotonic() - runs_started) if index < declared else ""
+        elapsed = time.monotonic() - runs_started
+        windows = load_windows_left(benchmark, elapsed / len(rates))  # measured after the runs, at this pace
+        pace = eta(len(rates), declared, elapsed, windows) if index < declared else ""
         print(
-            f"{name}: {label}: {record.decode_tokens_per_s:.1f} tok/s "
+            f"{name}: {label}: {SINGLE_REQUEST_DECODE.quote(record.decode_tokens_per_s)} "
             f"(TTFT {1000 * record.client.ttft_s:.0f} ms){'; ' + pace if pace else ''}",
             file=progress,
             flush=True,
@@ -710,7 +714,7 @@ def _measure_load(
             start, end = record.steady
             flagged = [r.flagged for r in record.requests if r.flagged]
             print(
-                f"{name}: {label}: {record.output_tokens_per_s:.1f} output tok/s, "
+                f"{name}: {label}: {END_TO_END_OUTPUT.quote(record.output_tokens_per_s)}, "
                 f"{len(record.requests)} requests in {record.duration_s:.1f} s, steady {start:.1f}-{end:.1f} s"
                 + ("" if end > start else " (empty: more requests_per_window would give one)")
                 + (f"; WARNING: {len(flagged)} request(s) counted nowhere: {flagged[0]}" if flagged else ""),

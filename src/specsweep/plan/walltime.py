@@ -269,6 +269,14 @@ def _level_phases(level: LoadLevel, benchmark: dict[str, Any], tiers: list[_Tier
     return phases
 
 
+def load_windows_left(benchmark: dict[str, Any], request_s: float) -> tuple[int, float]:
+    """The load windows a session measures after its runs (warmup windows included) and their expected
+    seconds at the session's own pace (one request alone takes ``request_s``): the run ETA counts them."""
+    phases = [p for level in levels_of(benchmark) for p in _level_phases(level, benchmark, [], request_s)]
+    count = sum(1 if p.column == WARMUP_WINDOWS else int(benchmark["load"]["windows"]) for p in phases)
+    return count, sum(p.seconds for p in phases)
+
+
 def _assumed_window(level: LoadLevel, requests: int, request_s: float) -> tuple[float, str]:
     """A window nothing was measured for: closed loop, requests / C x one request's time at C (throughput
     C**LOAD_SCALING that of one request); open loop, the schedule (requests / rate) and its last request."""

@@ -284,7 +284,7 @@ class Run:
 def read_run(path: str | Path) -> Run:
     try:
         return Run.from_json(json.loads(Path(path).read_text()))
-    except (KeyError, TypeError, ValueError) as error:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+    except (AttributeError, KeyError, TypeError, ValueError) as error:  # JSONDecodeError is a ValueError
         raise DamagedFile(Path(path), f"not a run record: {error!r}") from None
 
 
@@ -368,7 +368,7 @@ class Launch:
 def read_launch(path: str | Path) -> Launch:
     try:
         return Launch.from_json(json.loads(Path(path).read_text()))
-    except (TypeError, ValueError) as error:
+    except (AttributeError, TypeError, ValueError) as error:  # AttributeError: a JSON list or string, not an object
         raise DamagedFile(Path(path), f"not a launch record: {error!r}") from None
 
 
@@ -534,7 +534,7 @@ class Window:
 def read_window(path: str | Path) -> Window:
     try:
         return Window.from_json(json.loads(Path(path).read_text()))
-    except (KeyError, TypeError, ValueError) as error:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+    except (AttributeError, KeyError, TypeError, ValueError) as error:  # JSONDecodeError is a ValueError
         raise DamagedFile(Path(path), f"not a window record: {error!r}") from None
 
 

@@ -24,10 +24,17 @@ import numpy as np
 from specsweep.analyse.latency import PERCENTILES, request_latency
 from specsweep.engines.vllm import per_position_rates
 from specsweep.plan.load_levels import CONCURRENCY
+from specsweep.record.rates import END_TO_END_OUTPUT
 from specsweep.record.results import Window
 
 FORMAT = "specsweep bench_serve 1 (vllm bench serve --save-result field names)"
 METRICS = ("ttft", "tpot", "itl", "e2el")  # at load.csv's PERCENTILES
+# which rate each throughput field is, in the words every other output uses (record/rates.py)
+DEFINITIONS = {
+    "output_throughput": END_TO_END_OUTPUT.described,
+    "request_throughput": "requests / the windows' summed first-send-to-last-end time (requests/s; ramp-up and "
+    "drain included, as output_throughput)",
+}
 DRAFTS, DRAFT_TOKENS, ACCEPTED = (
     "vllm:spec_decode_num_drafts_total",
     "vllm:spec_decode_num_draft_tokens_total",
@@ -100,7 +107,7 @@ def sweep_results(windows: dict[str, list[Window]], order: Sequence[str]) -> dic
             by_level.setdefault(window.label, []).append(window)
         for label, records in by_level.items():
             results.append({"configuration": name, "load": label, **level_result(records)})
-    return {"format": FORMAT, "results": results}
+    return {"format": FORMAT, "definitions": DEFINITIONS, "results": results}
 
 
 def write(window_paths: Sequence[str], order: Sequence[str], output: str) -> None:

@@ -9,20 +9,26 @@ then they are compared and ``differences`` says what differs. For each matched c
 ratio of mean decode tok/s (after / before) with its 95 % Fieller interval, the bootstrap interval
 beside it, and Welch's t-test p-value (see stats.py for why these), over the runs the summary counts
 (``rate_check.kept_and_excluded``: a run the session excluded is kept on disk, never averaged in).
+
+A pair measured on two machines (host or GPU models, from each side's launch record) is compared, but the
+ratio mixes the change with the machine: the console says so first, naming both machines, and no difference
+is declared (``significant`` empty). Neither is one resting on a run measured under contention, which is named.
 """
 
 from __future__ import annotations
 
 import json
 import tarfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
 
 import pandas as pd
 
 from specsweep.analyse import stats
+from specsweep.measure import placement, telemetry
 from specsweep.measure.rate_check import kept_and_excluded
+from specsweep.record.rates import SINGLE_REQUEST_DECODE
 from specsweep.record.results import LAUNCH_PATH, ROOT, RUN_PATH, Launch, Run
 
 MATCHED_KEYS = ("kind", "args", "env", "draft_model")
@@ -55,8 +61,8 @@ COLUMNS: dict[str, str] = {
     "pairs are compared",
     "runs_before": "runs counted in the first result set (as in summary.csv: excluded runs left out)",
     "runs_after": "runs counted in the second result set",
-    "decode_tok_s_before": "mean decode tok/s in the first result set",
-    "decode_tok_s_after": "mean decode tok/s in the second result set",
+    "decode_tok_s_before": f"mean {SINGLE_REQUEST_DECODE.label} in the first result set",
+    "decode_tok_s_after": f"mean {SINGLE_REQUEST_DECODE.label} in the second result set",
     "ratio": "decode_tok_s_after / decode_tok_s_before",
     "delta_pct": "(ratio - 1) * 100",
     "ratio_ci95_low": "95 % Fieller interval of the ratio of means, lower bound",
@@ -64,8 +70,10 @@ COLUMNS: dict[str, str] = {
     "ratio_boot95_low": "95 % percentile-bootstrap interval of the ratio of means, lower bound (seeded)",
     "ratio_boot95_high": "95 % percentile-bootstrap interval of the ratio of means, upper bound",
     "p_value": "two-sided Welch t-test p-value, after vs before",
-    "significant": "true when p_value < 0.05 (empty when no test was possible)",
-    "warnings": "reasons not to trust the row (its interval is over the runs of one server launch on each side, so "
+    "significant": "true when p_value < 0.05; empty when no test was possible, or when nothing is declared: the "
+    "two sides ran on different machines, or a counted run was contended (warnings names them)",
+    "warnings": "reasons not to trust the row (across machines: both named; runs measured under contention, by "
+    "side and index; its interval is over the runs of one server launch on each side, so "
     "it ignores launch-to-launch variation; fewer than 3 runs, CV > 10 %, CI straddles 1)",
 }
 
@@ -75,41 +83,79 @@ class ResultSet:
     source: str
     rates: dict[str, list[float]]  # configuration -> decode tok/s per run, in run order
     parameters: dict[str, dict[str, Any]]  # configuration -> matched parameters
+    places: dict[str, dict[str, Any]] = field(default_factory=dict)  # configuration -> where it ran (placement)
+    contended: dict[str, list[int]] = field(default_factory=dict)  # configuration -> counted runs under contention
 
 
 def load(path: str | Path) -> ResultSet:
     """A results folder, a folder holding results/, or a .tar/.tar.gz archive of a sweep."""
     path = Path(path)
     files: dict[str, bytes] = {}
+    where: dict[str, str] = {}  # a record's name -> where a user finds it (a file, or archive:member)
     if path.is_dir():
         results = path / ROOT if (path / ROOT).is_dir() else path  # a sweep folder or its results/
         for member in results.rglob("*.json"):
             name = f"{ROOT}/{member.relative_to(results).as_posix()}"
             if RUN_PATH.search(name) or LAUNCH_PATH.search(name):
                 files[name] = member.read_bytes()
+                where[name] = str(member)
     elif path.is_file() and tarfile.is_tarfile(path):
         with tarfile.open(path) as archive:
             for member in archive.getmembers():
                 if member.isfile() and (RUN_PATH.search(member.name) or LAUNCH_PATH.search(member.name)):
-                    files[PurePosixPath(member.name).as_posix()] = archive.extractfile(member).read()
+                    name = PurePosixPath(member.name).as_posix()
+                    files[name] = archive.extractfile(member).read()
+                    where[name] = f"{path}:{member.name}"
     else:
-        raise FileNotFoundError(f"{path}: not a results folder or a sweep archive (.tar.gz)")
+        raise FileNotFoundError(
+            f"{path}: not a results folder or a sweep archive (.tar.gz){'' if path.exists() else ' (no such path)'}; "
+            "give compare's before and after a sweep's folder, its results/, or its results/archive/<name>.tar.gz"
+        )
     runs: dict[str, list[tuple[int, float]]] = {}
     parameters: dict[str, dict[str, Any]] = {}
+    places: dict[str, dict[str, Any]] = {}
+    contended: dict[str, list[int]] = {}
     for name, data in sorted(files.items()):
         if match := RUN_PATH.search(name):
-            record = Run.from_json(json.loads(data))
+            record = _record(Run, data, where[name], "run")
             counted = runs.setdefault(match[1], [])
             if kept_and_excluded([record])[0]:  # the summary's own selection
                 counted.append((int(match[2]), record.decode_tokens_per_s))
+                if telemetry.contended((record.telemetry or {}).get("contention")):
+                    contended.setdefault(match[1], []).append(int(match[2]))
         elif match := LAUNCH_PATH.search(name):
-            launch = Launch.from_json(json.loads(data))
+            launch = _record(Launch, data, where[name], "launch")
             parameters[match[1]] = {k: launch.configuration.get(k) for k in MATCHED_KEYS} | measurement_settings(
                 launch.benchmark or {}
             )
+            places[match[1]] = placement.of_launch(launch)
     if not runs:
         raise ValueError(f"{path}: no results/<configuration>/runs/run_<i>.json found")
-    return ResultSet(str(path), {n: [r for _, r in sorted(v)] for n, v in runs.items()}, parameters)
+    return ResultSet(
+        str(path),
+        {n: [r for _, r in sorted(v)] for n, v in runs.items()},
+        parameters,
+        places,
+        {n: sorted(v) for n, v in contended.items()},
+    )
+
+
+def _record(kind: type[Run] | type[Launch], data: bytes, where: str, what: str) -> Any:
+    """A run or launch record of a compared result set, or a ValueError naming its file and the fix (a damaged
+    file gave ``KeyError: 'client'`` or a bare ``JSONDecodeError``). Compare only reads: the file, perhaps in
+    another person's archive, is never set aside."""
+    try:
+        record = json.loads(data)
+        if not isinstance(record, dict):
+            raise TypeError(f"a JSON {type(record).__name__}, not an object")
+        return kind.from_json(record)
+    except (KeyError, TypeError, ValueError) as error:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        why = f"no key {error}" if isinstance(error, KeyError) else str(error)
+        raise ValueError(
+            f"{where}: damaged {what} record ({why}); compare reads every {what} record of both result sets: "
+            f"restore the file from the sweep's archive (results/archive/), or rerun that sweep's `all` in its "
+            f"folder (a damaged file is set aside and its configuration measured again)"
+        ) from None
 
 
 def measurement_settings(benchmark: dict[str, Any], prefix: str = "benchmark") -> dict[str, Any]:
@@ -158,7 +204,11 @@ def compare(before: ResultSet, after: ResultSet, match: str = "parameters") -> p
             rows.append(row)
             continue
         ratio = stats.ratio(x, y)
-        warnings = [ONE_LAUNCH_EACH, *stats.warnings_for(stats.describe(x), ratio)] + [
+        undeclared = [
+            *([across] if (across := across_machines(before.places.get(name), after.places.get(name))) else []),
+            *contended_runs(before.contended.get(name), after.contended.get(name)),
+        ]
+        warnings = [*undeclared, ONE_LAUNCH_EACH, *stats.warnings_for(stats.describe(x), ratio)] + [
             f"before: {w}" for w in stats.warnings_for(stats.describe(y))
         ]
         row.update(
@@ -170,12 +220,52 @@ def compare(before: ResultSet, after: ResultSet, match: str = "parameters") -> p
             ratio_boot95_low=ratio.boot_low,
             ratio_boot95_high=ratio.boot_high,
             p_value=ratio.p_value,
-            significant=ratio.significant,
+            significant=None if undeclared else ratio.significant,  # no verdict across machines or contention
             warnings="; ".join(warnings),
         )
         rows.append(row)
     frame = pd.DataFrame(rows)
     return frame.reindex(columns=list(COLUMNS))
+
+
+ACROSS = "across machines"
+CONTENDED = "contended"
+
+
+def across_machines(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str | None:
+    """``across machines: before on <host> (<GPUs>), after on <host> (<GPUs>)``, or None when both ran on one
+    machine or either side's machine is not recorded."""
+    if not before or not after or not placement.cross_machine_warning(after, before):
+        return None
+    return f"{ACROSS}: before on {placement.machine_label(before)}, after on {placement.machine_label(after)}"
+
+
+def contended_runs(before: list[int] | None, after: list[int] | None) -> list[str]:
+    """``before: run 2, 3 contended`` per side with contended runs (runs.csv's contended says why)."""
+    return [
+        f"{side}: run {', '.join(map(str, runs))} {CONTENDED} (runs.csv contended)"
+        for side, runs in (("before", before), ("after", after))
+        if runs
+    ]
+
+
+def _machines(frame: pd.DataFrame) -> str | None:
+    """The console's first line when compared pairs crossed machines: both machines named, nothing declared."""
+    if "warnings" not in frame:
+        return None
+    found = [
+        part
+        for warnings in frame["warnings"].dropna()
+        for part in str(warnings).split("; ")
+        if part.startswith(f"{ACROSS}: ")
+    ]
+    if not found:
+        return None
+    pairs = "; ".join(dict.fromkeys(part.removeprefix(f"{ACROSS}: ") for part in found))
+    return (
+        f"compare: ACROSS MACHINES: {pairs}: a ratio across machines mixes the change with the machine, so nothing "
+        "is declared (no significance); compare sweeps of one machine for a verdict"
+    )
 
 
 def _differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
@@ -214,9 +304,11 @@ def nothing_compared(frame: pd.DataFrame) -> str | None:
 def describe(frame: pd.DataFrame, before: str, after: str) -> list[str]:
     """Console lines: which intervals and test, then one line per configuration."""
     lines = [
+        *([machines] if (machines := _machines(frame)) else []),
         f"compare: after = {after}",
         f"         before = {before}",
-        f"ratio = mean tok/s after / before; 95 % {stats.SPEEDUP_CI_METHOD} CI; p = {stats.TEST_METHOD}",
+        f"ratio = mean {SINGLE_REQUEST_DECODE.name} after / before; 95 % {stats.SPEEDUP_CI_METHOD} CI; "
+        f"p = {stats.TEST_METHOD}",
         f"replicates: {ONE_LAUNCH_EACH}",
     ]
     if (why := nothing_compared(frame)) is not None:
@@ -225,11 +317,24 @@ def describe(frame: pd.DataFrame, before: str, after: str) -> list[str]:
         if row.status != "compared":
             lines.append(f"{row.configuration}: {row.status}")
             continue
-        verdict = (
-            "no test possible" if pd.isna(row.significant) else "significant" if row.significant else "not significant"
-        )
+        undeclared = [
+            part
+            for part in str(row.warnings).split("; ")
+            if part.startswith(f"{ACROSS}: ") or part.endswith(f"{CONTENDED} (runs.csv contended)")
+        ]
+        if undeclared:
+            verdict = f"no significance declared: {'; '.join(undeclared)}"
+        else:
+            verdict = (
+                "no test possible"
+                if pd.isna(row.significant)
+                else "significant"
+                if row.significant
+                else "not significant"
+            )
         lines.append(
-            f"{row.configuration}: {row.decode_tok_s_before:.1f} -> {row.decode_tok_s_after:.1f} tok/s, "
+            f"{row.configuration}: {row.decode_tok_s_before:.1f} -> "
+            f"{SINGLE_REQUEST_DECODE.quote(row.decode_tok_s_after)}, "
             f"{row.delta_pct:+.1f} % [CI {100 * (row.ratio_ci95_low - 1):+.1f}, "
             f"{100 * (row.ratio_ci95_high - 1):+.1f} %], p = {row.p_value:.3g} ({verdict})"
             + (
@@ -249,6 +354,9 @@ def write(before: str, after: str, table: str, figure: str, progress: TextIO, ma
 
     frame = compare(load(before), load(after), match)
     write_csv(frame, table)
-    figures.save(figures.comparison(frame, before, after, nothing_compared(frame)), Path(figure).with_suffix(""))
+    figures.save(
+        figures.comparison(frame, before, after, nothing_compared(frame), _machines(frame)),
+        Path(figure).with_suffix(""),
+    )
     for line in describe(frame, before, after):
         print(line, file=progress)

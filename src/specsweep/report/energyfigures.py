@@ -8,6 +8,7 @@ import textwrap
 import pandas as pd
 
 from specsweep.plan.load_levels import CONCURRENCY, REQUEST_RATE
+from specsweep.record.rates import SINGLE_REQUEST_DECODE
 from specsweep.report.figures import plt, sns  # the Agg backend and the deterministic SVG settings
 from specsweep.report.loadfigures import KIND_LABELS, _errors
 
@@ -72,7 +73,7 @@ def efficiency(summary: pd.DataFrame) -> plt.Figure:
     axes.plot(x[best], y[best], color="tab:green", linestyle="--", zorder=1, label="efficiency frontier")
     for name, xi, yi in zip(measured["configuration"], x, y, strict=True):
         axes.annotate(str(name), (xi, yi), xytext=(5, 5), textcoords="offset points", fontsize=8)
-    axes.set_xlabel("decode throughput (tokens/s, 95 % Student-t CI)")
+    axes.set_xlabel(f"{SINGLE_REQUEST_DECODE.label}, 95 % Student-t CI")
     axes.set_ylabel(PER_JOULE)
     axes.legend(
         fontsize=8, loc="best", title=f"energy: {'; '.join(sorted(set(measured['energy_source'])))}", title_fontsize=7

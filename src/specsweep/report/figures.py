@@ -22,6 +22,7 @@ import seaborn as sns
 
 from specsweep.analyse.aggregate import runs_range
 from specsweep.record.atomic import atomic_path
+from specsweep.record.rates import SINGLE_REQUEST_DECODE
 from specsweep.record.results import FIGURE_FORMATS
 
 matplotlib.rcParams["svg.hashsalt"] = "specsweep"
@@ -125,7 +126,7 @@ def throughput(summary: pd.DataFrame, runs: pd.DataFrame) -> plt.Figure:
         )
     axes.set_yticks(range(len(order)), order)
     axes.invert_yaxis()
-    axes.set_xlabel("decode throughput (tokens/s, client-measured, first token excluded)")
+    axes.set_xlabel(f"{SINGLE_REQUEST_DECODE.label}, client-measured, first token excluded")
     axes.set_ylabel("configuration")
     axes.set_title(
         f"Throughput per configuration ({runs_range(summary)} runs each; n.s.: not significant, Holm-adjusted)"
@@ -197,7 +198,7 @@ def acceptance(summary: pd.DataFrame) -> plt.Figure:
     speed_axes.sharey(rate_axes)
     speed_axes.tick_params(labelleft=False)
     speed_axes.axvline(1.0, color="tab:orange", linestyle="--", label="baseline")
-    speed_axes.set_xlabel("speedup vs baseline (ratio of mean tok/s)")
+    speed_axes.set_xlabel(f"speedup vs baseline (ratio of the {SINGLE_REQUEST_DECODE.name})")
     speed_axes.legend(loc="lower right", fontsize=8)
     if sweeps:
         _against_parameter(spec, sweeps, axes[1][0], axes[1][1])
@@ -275,7 +276,7 @@ def costmodel(model: Any, note: str = "") -> plt.Figure:
         axes.set_title(f"{group.name} (alpha {group.alpha:.3f})", fontsize=10)
         axes.set_xlabel("draft tokens per verify cycle")
         axes.set_ylim(bottom=0)
-    axes_list[0][0].set_ylabel("decode tok/s")
+    axes_list[0][0].set_ylabel(SINGLE_REQUEST_DECODE.label)
     axes_list[0][0].legend(loc="lower right", fontsize=7)
     a, b = model.parameter("a"), model.parameter("b")
     figure.suptitle(
@@ -302,9 +303,12 @@ def _interval_bars(axes: plt.Axes, centers: np.ndarray, low: Any, high: Any, lab
     )
 
 
-def comparison(frame: pd.DataFrame, before: str, after: str, empty_reason: str | None = None) -> plt.Figure:
+def comparison(
+    frame: pd.DataFrame, before: str, after: str, empty_reason: str | None = None, note: str | None = None
+) -> plt.Figure:
     """Per-configuration change of mean tok/s between two result sets, with 95 % Fieller CIs; with no
-    compared configuration, the figure says why (``empty_reason``) instead of showing empty axes."""
+    compared configuration, the figure says why (``empty_reason``) instead of showing empty axes; ``note``
+    (the machines of a comparison across machines) heads the title."""
     sns.set_theme(style="whitegrid", context="notebook")
     rows = frame[frame["status"] == "compared"]
     figure, axes = plt.subplots(figsize=(8, 1.4 + 0.5 * max(len(rows), 1)))
@@ -328,8 +332,11 @@ def comparison(frame: pd.DataFrame, before: str, after: str, empty_reason: str |
         axes.annotate(f"p={p:.2g}", (0, i), xytext=(4, 8), textcoords="offset points", fontsize=7)
     axes.axvline(0, color="black", linewidth=0.8)
     axes.invert_yaxis()
-    axes.set_xlabel("change of mean decode tok/s, after vs before (%); blue = significant (Welch p < 0.05)")
-    axes.set_title(f"after: {after}\nbefore: {before}", fontsize=8)
+    axes.set_xlabel(
+        f"change of the mean {SINGLE_REQUEST_DECODE.name}, after vs before (%); blue = significant (Welch p < 0.05)"
+    )
+    head = f"{textwrap.fill(note, 110)}\n" if note else ""
+    axes.set_title(f"{head}after: {after}\nbefore: {before}", fontsize=8)
     axes.legend(loc="lower right", fontsize=8)
     return figure
 

@@ -7,6 +7,7 @@ import pandas as pd
 
 from specsweep.analyse.loadsummary import SINGLE, crossover, crossover_lines
 from specsweep.plan.load_levels import CONCURRENCY, REQUEST_RATE
+from specsweep.record.rates import PER_REQUEST_DECODE, SINGLE_REQUEST_DECODE, STEADY_OUTPUT
 from specsweep.report.figures import plt, sns  # the Agg backend and the deterministic SVG settings
 
 KIND_LABELS = {
@@ -66,7 +67,7 @@ def load_speedup(table: pd.DataFrame) -> plt.Figure:
         values = sorted(set(table.loc[table["load_kind"] == kind, "load_value"]))
         axes.set_xticks(values, [f"{v:g}" for v in values])
         axes.set_xlabel(KIND_LABELS[kind])
-        axes.set_ylabel("speedup of steady output tok/s\n(95 % paired interval over windows)")
+        axes.set_ylabel(f"speedup of the {STEADY_OUTPUT.name}\n(95 % paired interval over windows)")
         axes.legend(fontsize=8, loc="upper right")
         # where each configuration crosses 1, in words (also when it does not in the measured range)
         axes.text(
@@ -118,7 +119,7 @@ def load_latency(table: pd.DataFrame) -> plt.Figure:
                         fontsize=7,
                         color=f"C{index}",
                     )
-        axes.set_xlabel("output tok/s (all requests, mean over windows)")
+        axes.set_xlabel(f"{STEADY_OUTPUT.label}, all requests, mean over windows")
         axes.set_ylabel(f"{title}\n95 % bootstrap CI over windows")
         axes.legend(fontsize=8)
     figure.suptitle("Latency against throughput (c<N>: concurrency, r<R>: request rate)")
@@ -136,9 +137,10 @@ def categories(table: pd.DataFrame) -> plt.Figure:
     cats = list(dict.fromkeys(shown["category"]))
     figure, panels = plt.subplots(1, 2, figsize=(max(8.0, 1.3 * len(cats) * 2), 4.8))
     width = 0.8 / max(1, len(names))
+    decode_rate = SINGLE_REQUEST_DECODE if load == SINGLE else PER_REQUEST_DECODE
     for axes, column, label in (
         (panels[0], "acceptance_rate", "acceptance rate (accepted / drafted)"),
-        (panels[1], "speedup", "speedup of per-request decode tok/s"),
+        (panels[1], "speedup", f"speedup of the {decode_rate.name}"),
     ):
         for index, name in enumerate(names):
             mine = shown[shown["configuration"] == name].set_index("category").reindex(cats)
