@@ -23,7 +23,16 @@ def problems(summary: pd.DataFrame, printed: str, macros: str) -> list[str]:
     """Why an A/A sweep's results are wrong (empty: nothing wrong). ``summary``: summary.csv indexed by
     configuration; ``printed``: what the sweep printed (its conclusion); ``macros``: paper/macros.tex."""
     found = []
-    others = summary[~summary["baseline"].astype(bool)]
+    contended = set(summary.index[pd.to_numeric(summary["contended_runs"], errors="coerce").fillna(0) > 0])
+    if contended:  # the conclusion names them and judges no comparison that rests on them
+        line = next((line for line in printed.splitlines() if line.startswith("  CONTENDED: ")), "")
+        found += [f"the conclusion does not name contended {name}" for name in sorted(contended) if name not in line]
+    baselines = summary["baseline"].astype(bool)
+    if contended & set(summary.index[baselines]):
+        if "  best: not declared: every comparison rests on contended runs" not in printed.splitlines():
+            found.append("the baseline was contended but the conclusion judged comparisons with it")
+        return found
+    others = summary[~baselines & ~summary.index.isin(contended)]
     for name, p in others["speedup_p_holm"].items():
         if p != p:
             found.append(f"{name}: no test (speedup_p_holm is empty)")

@@ -65,5 +65,34 @@ def test_a_conclusion_that_disagrees_with_the_summary_fails(tmp_path):
     assert problems(summary, "", macros) != []  # no conclusion at all
 
 
+def contend(summary_csv: Path, names: list[str]) -> tuple[pd.DataFrame, str, str]:
+    """The simulated sweep's files as if ``names`` had runs measured under contention."""
+    summary = pd.read_csv(summary_csv)
+    summary.loc[summary["configuration"].isin(names), "contended_runs"] = 1
+    summary.to_csv(summary_csv, index=False)
+    printed = "\n".join(conclusion.lines(conclusion.read(summary_csv)))
+    return summary.set_index("configuration"), printed, paper.macros(summary)
+
+
+def test_a_contended_configuration_is_left_out_of_the_verdict_lines_and_named(tmp_path):
+    """CI's machine had company: the conclusion rightly left contended same-c out of 'no demonstrated
+    difference' and named it under CONTENDED; the rule read that as a disagreement with summary.csv."""
+    simulated_sweep(tmp_path, SAME, 1)
+    summary, printed, macros = contend(tmp_path / "summary.csv", ["same-c"])
+    assert "no demonstrated difference (or no test possible): same-a, same-b" in printed
+    assert problems(summary, printed, macros) == []
+    unnamed = "\n".join(line for line in printed.splitlines() if not line.startswith("  CONTENDED"))
+    assert problems(summary, unnamed, macros) == ["the conclusion does not name contended same-c"]
+
+
+def test_a_contended_baseline_judges_nothing(tmp_path):
+    simulated_sweep(tmp_path, SAME, CHANCE)
+    summary, printed, macros = contend(tmp_path / "summary.csv", ["baseline"])
+    assert problems(summary, printed, macros) == []
+    assert problems(summary, printed + "\n  significantly faster", macros) == []
+    judged = printed.replace("  best: not declared", "  best: declared")
+    assert problems(summary, judged, macros) == ["the baseline was contended but the conclusion judged comparisons with it"]
+
+
 def test_make_bench_measures_the_rate_at_the_tests_own_level():
     assert simulated.AA_TEST_P == FALSE_ALARM_P

@@ -60,6 +60,7 @@ def test_compare_names_the_rate():
                 "ratio_ci95_high": 1.15,
                 "p_value": 0.01,
                 "significant": True,
+                "warnings": "",
             }
         ]
     )

@@ -4,8 +4,9 @@ declared secret that a prompt also holds (launch.json's rendered first prompt)."
 from __future__ import annotations
 
 import json
+import subprocess
 
-from conftest import results_of, run_session, session_spec
+from conftest import results_of, run_session, session_spec, spawn_driver
 
 
 def test_no_slots_is_a_valid_llama_server_flag(tmp_path, standin, model_file, monkeypatch):
@@ -94,10 +95,6 @@ def test_a_signal_to_the_engine_mid_run_says_the_server_stopped_at_once(
 
 def test_a_stream_kept_alive_by_comments_ends_at_run_timeout_s(tmp_path, standin, model_file):
     """request_timeout_s bounds each read: SSE comments every 0.2 s kept a stream going for ever."""
-    import subprocess
-
-    from conftest import spawn_driver
-
     spec = session_spec(
         tmp_path, standin, model_file, env={"STANDIN_MODE": "keep-alive"}, runs=1, request_timeout_s=2, run_timeout_s=3
     )
