@@ -41,6 +41,11 @@ def test_the_real_log_decode_batch_lines_all_parse():
     assert all(row["graph"] == "True" and row["running_req"] == 1 for row in parsed.rows)
 
 
+def test_the_cache_was_flushed_before_every_run():
+    log = member(f"{CONFIGURATION}/server.log").decode()
+    assert log.count('"POST /flush_cache HTTP/1.1" 200') == log.count("Cache flushed successfully!") == 7
+
+
 def test_server_info_holds_what_was_asked():
     launch = record(f"{CONFIGURATION}/launch.json")
     assert launch["engine"]["version"] == "0.5.16"
