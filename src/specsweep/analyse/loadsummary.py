@@ -370,7 +370,8 @@ def _speculation(requests: list[WindowRequest], records: list[Window]) -> dict[s
     """The responses' per-request counts (llama.cpp, vLLM 0.33's per-request metrics), else the engine's counter
     deltas of the windows (vLLM, SGLang), which cover the same requests; None only when neither has counts (no
     speculation), 0 when a speculative server drafted nothing."""
-    counted = [c for w in records if (c := counter_speculation(w.counter_delta, 0))]
+    # a window whose counters fell (the engine restarted or reset them) gives impossible counts: refused
+    counted = [c for w in records if (c := counter_speculation(w.counter_delta, 0)) and c.impossible is None]
     steps = sum(c.verify_steps or 0 for c in counted)
     if any(r.drafted is not None for r in requests):
         drafted, accepted = sum(r.drafted or 0 for r in requests), sum(r.accepted or 0 for r in requests)
