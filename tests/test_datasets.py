@@ -93,7 +93,7 @@ def test_a_bad_synthetic_document_names_the_key_and_the_fix(tmp_path, spec, word
 def test_another_json_document_is_refused_with_what_is_read(tmp_path):
     path = tmp_path / "prompts.json"
     path.write_text('{"prompt": "a"}\n{"prompt": "b"}\n')  # JSONL saved as .json
-    with pytest.raises(WorkloadError, match="rename it to prompts.jsonl"):
+    with pytest.raises(WorkloadError, match=r"rename it to prompts\.jsonl"):
         read_workload(path)
     path.write_text('[{"prompt": "a"}]')
     with pytest.raises(WorkloadError, match="ShareGPT list"):
