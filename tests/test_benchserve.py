@@ -121,6 +121,19 @@ def test_write_makes_one_vllm_file_and_one_request_log_per_configuration_and_lev
     assert [(r["index"], r["output_len"], r["error"]) for r in lines] == [(0, 2, None), (1, 1, None)]
     assert lines[0]["itl"] == pytest.approx([0.01]) and lines[0]["ttft"] == pytest.approx(0.01)
     assert json.loads(out.read_text())["results"][0]["configuration"] == "spec"
+    # vLLM's dashboard format: one record per latency metric, every other key in its extra_info
+    pytorch = json.loads((folder / "spec" / "c2.pytorch.json").read_text())
+    assert [r["metric"]["name"] for r in pytorch][:4] == [
+        "median_ttft_ms",
+        "mean_ttft_ms",
+        "std_ttft_ms",
+        "p99_ttft_ms",
+    ]
+    assert pytorch[0]["metric"]["benchmark_values"] == [vllm["median_ttft_ms"]] and pytorch[0]["model"]["name"] == "m"
+    assert (
+        pytorch[0]["metric"]["extra_info"]["completed"] == 2 and "mean_itl_ms" not in pytorch[0]["metric"]["extra_info"]
+    )
+    assert pytorch[0]["benchmark"]["extra_info"]["args"]["max_concurrency"] == 2
 
 
 def test_windows_pool_and_each_level_is_one_entry():
@@ -143,3 +156,10 @@ def test_output_tokens_are_the_engines_count_when_a_chunk_carries_several():
     # vLLM: 3 chunks counted 1 each carrying the 9 tokens usage.completion_tokens reports
     chunked = replace(request(0, [0.010, 0.020, 0.030], 0.032), tokens=9)
     assert level_result([window([chunked], 0.05)])["total_output_tokens"] == 9
+
+
+def test_the_engines_prompt_count_is_read_from_usage():
+    from specsweep.engines.openai import prompt_tokens
+
+    assert prompt_tokens({"usage": {"prompt_tokens": 12, "completion_tokens": 3}}) == 12
+    assert prompt_tokens({"usage": None}) is None and prompt_tokens({}) is None

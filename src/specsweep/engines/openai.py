@@ -97,6 +97,12 @@ def completion_tokens(fields: dict[str, Any]) -> int | None:
     return int(tokens) if tokens is not None else None
 
 
+def prompt_tokens(fields: dict[str, Any]) -> int | None:
+    """The prompt's tokens as the engine counted them (``usage.prompt_tokens``): vLLM's ``total_input_tokens``."""
+    tokens = (fields.get("usage") or {}).get("prompt_tokens")
+    return int(tokens) if tokens is not None else None
+
+
 def response_speculation(fields: dict[str, Any], emitted: int) -> SpeculationCounts | None:
     """Per-request counts: vLLM 0.33 ``metrics.speculative_decoding`` or llama-server ``timings``."""
     spec = (fields.get("metrics") or {}).get("speculative_decoding")

@@ -1,7 +1,8 @@
 """The load levels as ``vllm bench serve --save-result`` writes them, so dashboards that read vLLM's result JSON
 read specsweep's: ``results/bench_serve/<configuration>/<level>.json``, one file per configuration and load level
 in exactly the keys and nesting of vLLM's file, with the level's requests beside it (report/requestlog.py), and
-``results/bench_serve.json``, every level's result in one list for specsweep's own readers.
+``results/bench_serve.json``, every level's result in one list for specsweep's own readers; vLLM's
+``.pytorch.json`` beside each file (report/pytorchformat.py).
 
 Field names, order and definitions are vLLM's (``vllm/benchmarks/serve.py`` at commit 009e6d4a, ``main``'s
 ``result_json``, ``benchmark``'s ``result`` and ``calculate_metrics``; tests/fixtures/vllm_save_result_009e6d4a.json):
@@ -220,9 +221,10 @@ def write(
     slo: dict[str, float],
 ) -> None:
     """The ``bench_serve`` rule: ``results/bench_serve.json`` and, under ``directory``, each configuration's
-    ``<level>.json`` (vLLM's file) and ``<level>.requests.jsonl`` (report/requestlog.py)."""
+    ``<level>.json`` (vLLM's file), ``<level>.pytorch.json`` and ``<level>.requests.jsonl``."""
     from specsweep.record.atomic import atomic_write, write_json
     from specsweep.record.results import load_windows
+    from specsweep.report.pytorchformat import records as pytorch_records
     from specsweep.report.requestlog import write_requests
 
     windows = load_windows(window_paths)
@@ -232,6 +234,7 @@ def write(
         folder.mkdir(parents=True, exist_ok=True)
         vllm = {k: v for k, v in entry.items() if k not in ("configuration", "load")}
         atomic_write(folder / f"{entry['load']}.json", json.dumps(vllm))  # as vLLM's json.dump: its key order
+        atomic_write(folder / f"{entry['load']}.pytorch.json", json.dumps(pytorch_records(vllm)))
         levels = by_level(windows[entry["configuration"]])
         write_requests(folder / f"{entry['load']}.requests.jsonl", entry["configuration"], levels[entry["load"]])
     Path(directory).mkdir(parents=True, exist_ok=True)  # a sweep without load levels still has the folder
