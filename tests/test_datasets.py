@@ -60,6 +60,8 @@ def test_synthetic_lengths_follow_their_seeded_distributions(tmp_path):
     assert read_workload(synthetic(tmp_path, **{**spec, "seed": 8})) != prompts
     fixed = {**spec, "input_tokens": {"distribution": "fixed", "value": 5}}
     assert {len(p.text.split()) for p in read_workload(synthetic(tmp_path, **fixed))} == {5}
+    listed = {**spec, "output_tokens": {"distribution": "values", "values": [16, 256]}}
+    assert {p.max_tokens for p in read_workload(synthetic(tmp_path, **listed))} == {16, 256}
 
 
 @pytest.mark.parametrize(
@@ -68,7 +70,7 @@ def test_synthetic_lengths_follow_their_seeded_distributions(tmp_path):
         ({"prompts": 2, "input_tokens": {"distribution": "zipf"}}, ["prompts, input_tokens, output_tokens"]),
         (
             {"prompts": 2, "input_tokens": {"distribution": "zipf"}, "output_tokens": {}},
-            ["synthetic.input_tokens", "fixed, uniform, normal"],
+            ["synthetic.input_tokens", "fixed, uniform, normal, values"],
         ),
         (
             {"prompts": 2, "input_tokens": {"distribution": "uniform", "min": 5}, "output_tokens": {}},

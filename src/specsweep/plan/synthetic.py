@@ -7,7 +7,8 @@
                    "output_tokens": {"distribution": "normal", "mean": 128, "std": 32}}}
 
 Distributions: ``fixed`` (``value``), ``uniform`` (``min``, ``max``, inclusive), ``normal`` (``mean``,
-``std``; rounded, at least 1). specsweep loads no tokenizer: a prompt of n input tokens is n words drawn from
+``std``; rounded, at least 1), ``values`` (drawn from a list, e.g. the lengths of a trace or of another
+tool's dataset). specsweep loads no tokenizer: a prompt of n input tokens is n words drawn from
 a list of common English words, each one token in the usual BPE vocabularies (the engine's own prompt count
 is what the exports report). The output length is the prompt's ``max_tokens``; set ``benchmark.ignore_eos``
 for the server to generate all of them. The same document gives the same prompts on every machine, so the
@@ -33,7 +34,7 @@ _WORDS = (
     "since against go came right used take three"
 )
 WORDS = _WORDS.split()
-SHAPES = {"fixed": ("value",), "uniform": ("min", "max"), "normal": ("mean", "std")}
+SHAPES = {"fixed": ("value",), "uniform": ("min", "max"), "normal": ("mean", "std"), "values": ("values",)}
 
 
 class SyntheticError(ValueError):
@@ -49,6 +50,13 @@ def lengths(spec: Any, key: str, count: int, rng: random.Random) -> list[int]:
         )
     shape = spec["distribution"]
     wanted = SHAPES[shape]
+    if shape == "values":
+        values = spec.get("values")
+        if set(spec) != {"distribution", "values"} or not isinstance(values, list) or not values:
+            raise SyntheticError(f"synthetic.{key}: a values distribution takes exactly values (a non-empty list)")
+        if not all(_number(v) and v >= 1 for v in values):
+            raise SyntheticError(f"synthetic.{key}: every one of values must be a number of at least 1")
+        return [round(v) for v in rng.choices(values, k=count)]
     if set(spec) != {"distribution", *wanted} or not all(_number(spec[k]) for k in wanted):
         raise SyntheticError(f"synthetic.{key}: a {shape} distribution takes exactly {', '.join(wanted)} (numbers)")
     if shape == "fixed":
