@@ -2,4 +2,11 @@
 
 from specsweep.report.benchserve import write
 
-write(snakemake.input.windows, list(snakemake.params.configurations), snakemake.output[0])  # noqa: F821
+write(
+    snakemake.input.windows,  # noqa: F821
+    list(snakemake.params.configurations),  # noqa: F821
+    snakemake.output[0],  # noqa: F821
+    snakemake.output[1],  # noqa: F821
+    dict(snakemake.params.meta),  # noqa: F821
+    dict(snakemake.params.slo),  # noqa: F821
+)
