@@ -33,7 +33,7 @@ from specsweep.plan import config_errors
 from specsweep.plan import design as sweep_design
 from specsweep.plan import factors as sweep_factors
 from specsweep.plan import environment as sweep_environment
-from specsweep.plan import names as sweep_names
+from specsweep.record import names as sweep_names
 from specsweep.archive import provenance as sweep_provenance
 from specsweep.record import results as results_tree
 from specsweep.plan import strict_yaml

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
-from specsweep.plan.config import NOT_IDENTITY, Configuration
+from specsweep.record.configuration import NOT_IDENTITY, Configuration
 from specsweep.record.redact import redact_mapping
 from specsweep.record.results import Launch
 
