@@ -19,12 +19,13 @@ import tracemalloc
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from specsweep.analyse import stats
 from specsweep.analyse.latency import PERCENTILES, sectioned_percentiles
-from specsweep.analyse.loadsummary import crossover, paired_speedup
+from specsweep.analyse.loadsummary import crossover, paired_speedup, with_verdicts
 
 WINDOW_OFFSET = 0.03
 SLOW_FIRST = 1.15
@@ -163,6 +164,30 @@ def crossover_coverage(trials: int, windows: int, seed: int = 4) -> dict:
     }
 
 
+def across_launches(trials: int, launch_offset: float, sessions: int = 2, seed: int = 6) -> dict:
+    """An A/A load sweep as config/examples/aa-load.yaml runs it, through the library's pairing and verdicts: a
+    baseline and 3 identical configurations, 2 levels, ``sessions`` launches each (each launch its own log-normal
+    offset), 2 windows per session (3 % each). Each session is a unit (the mean of its windows), paired with the
+    baseline's session k (paired_speedup); the load table's Holm verdicts over all 6 rows (with_verdicts).
+    Returns the speedup intervals' coverage of the true ratio 1 and the family-wise rate of any 'significant'."""
+    rng = np.random.default_rng(seed)
+    covered = tested = false_alarms = 0
+    for _ in range(trials):
+        rows = []
+        for _level in range(2):
+            launches = np.exp(rng.normal(0, launch_offset, (4, sessions)))  # row 0: the baseline's launches
+            units = launches[:, :, None] * np.exp(rng.normal(0, WINDOW_OFFSET, (4, sessions, 2)))
+            rates = 100 * units.mean(axis=2)
+            for candidate in range(1, 4):
+                found = paired_speedup(dict(enumerate(rates[candidate])), dict(enumerate(rates[0])))
+                covered += found.low <= 1.0 <= found.high
+                tested += 1
+                rows.append({"baseline": False, "replicate": "session", "speedup_p_value": found.p_value})
+        verdicts = with_verdicts(pd.DataFrame(rows))
+        false_alarms += bool(verdicts["significant"].fillna(False).any())
+    return {"coverage": covered / tested, "family_false_positives": false_alarms / trials, "trials": trials}
+
+
 def percentile_memory(windows: int = 5, requests: int = 1000, tokens: int = 2000) -> dict:
     """Peak memory of one ITL level's percentiles (tracemalloc), 5 windows x 1,000 requests x 2,000 gaps."""
     rng = np.random.default_rng(5)
@@ -181,6 +206,7 @@ def measure(trials: int = 400) -> dict:
         "goodput_3_windows": goodput_coverage(trials, windows=3, requests=64),
         "speedup_3_windows": speedup_coverage(4 * trials, windows=3),
         "crossover_3_windows": crossover_coverage(trials, windows=3),
+        **{f"across_launches_{pct}": across_launches(2 * trials, pct / 100) for pct in (3, 10)},
         "memory": percentile_memory(),
     }
 
@@ -219,6 +245,24 @@ def lines(result: dict) -> list[tuple[str, str, str]]:
             "≥ 0.95",
         )
     )
+    for pct in (3, 10):
+        found = result[f"across_launches_{pct}"]
+        rows.append(
+            (
+                f"load speedup 95 % coverage, 2 sessions, {pct} % launch offsets (A/A)",
+                f"{found['coverage']:.3f}",
+                "0.95 ± 0.02",
+            )
+        )
+        rate = found["family_false_positives"]
+        error = math.sqrt(rate * (1 - rate) / found["trials"])  # the simulation's own standard error
+        rows.append(
+            (
+                f"load A/A family-wise false positives (Holm, 3 x 2 rows), {pct} % launch offsets",
+                f"{rate:.3f} ± {error:.3f}",
+                "≤ 0.05",
+            )
+        )
     memory = result["memory"]
     rows.append((f"load ITL percentiles, {memory['values']:,} values (peak MiB)", f"{memory['peak_mib']:.0f}", "< 100"))
     return rows

@@ -17,7 +17,8 @@ conversations (the first turn is the prompt, the second only has to exist) and s
 the same N prompts as specsweep's window, in another order. Its result line has vLLM's field names
 (``output_throughput``, ``median_ttft_ms``, ...; TPOT (latency - TTFT) / (output tokens - 1) per request, ITL
 the gaps between chunks), as specsweep's bench_serve.json does. Prints each ratio specsweep ÷ SGLang with its
-95 % interval over the pairs and writes OUT/agreement.json.
+95 % interval over the pairs and writes OUT/agreement.json. SGLang's prefix cache is flushed (``/flush_cache``)
+before every window, so that neither client finds the other's prompts cached.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agreement import interleaved, prompts_for, ratio_rows, specsweep_levels, table
 from common import REPO
+
+from specsweep.engines.base import EngineResources
+from specsweep.engines.sglang import SGLang
 
 PROMPTS = REPO / "config" / "workloads" / "categories.jsonl"
 
@@ -123,7 +127,8 @@ def main(argv: list[str] | None = None) -> None:
             sglang, args.base_url, args.tokenizer, dataset, level, args.requests, args.output_len, out, pair
         )
 
-    rows = ratio_rows(interleaved(levels, args.pairs, ours, theirs))
+    engine = SGLang({"kind": "sglang"}, EngineResources(model=args.tokenizer))
+    rows = ratio_rows(interleaved(levels, args.pairs, ours, theirs, lambda: engine.flush_cache(args.base_url)))
     summary = {"tool": "sglang.bench_serving", "requests": args.requests, "output_len": args.output_len, "rows": rows}
     (out / "agreement.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(table(rows, "sglang.bench_serving"))

@@ -13,6 +13,8 @@ on the same N prompts (the same file, the same order) at the same level, one win
 specsweep ÷ vllm-bench of output tok/s, TTFT, TPOT and ITL p50 and p99 (both in vLLM's definitions,
 agreement.py) with its 95 % interval over the pairs, and writes OUT/agreement.json. ``--skip-chat-template``:
 vLLM's custom dataset applies the tokenizer's chat template by default, specsweep sends the text as it is.
+The prefix cache is reset (``/reset_prefix_cache``: start the server with ``VLLM_SERVER_DEV_MODE=1``) before
+every window, so that neither client finds the other's prompts cached.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agreement import interleaved, prompts_for, ratio_rows, specsweep_levels, table
 from common import REPO
+
+from specsweep.engines.base import EngineResources
+from specsweep.engines.vllm import VLLM
 
 PROMPTS = REPO / "config" / "workloads" / "categories.jsonl"
 
@@ -135,7 +140,8 @@ def main(argv: list[str] | None = None) -> None:
     def theirs(level: int, pair: int) -> dict:
         return vllm_window(vllm, args.base_url, args.model, prompts, level, args.requests, args.output_len, out, pair)
 
-    rows = ratio_rows(interleaved(levels, args.pairs, ours, theirs))
+    engine = VLLM({"kind": "vllm"}, EngineResources(model=args.model or ""))
+    rows = ratio_rows(interleaved(levels, args.pairs, ours, theirs, lambda: engine.flush_cache(args.base_url)))
     summary = {"tool": "vllm bench serve", "requests": args.requests, "output_len": args.output_len, "rows": rows}
     (out / "agreement.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(table(rows, "vllm bench serve"))

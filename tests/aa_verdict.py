@@ -23,7 +23,11 @@ def problems(summary: pd.DataFrame, printed: str, macros: str) -> list[str]:
     """Why an A/A sweep's results are wrong (empty: nothing wrong). ``summary``: summary.csv indexed by
     configuration; ``printed``: what the sweep printed (its conclusion); ``macros``: paper/macros.tex."""
     found = []
-    contended = set(summary.index[pd.to_numeric(summary["contended_runs"], errors="coerce").fillna(0) > 0])
+    contended = set(
+        summary.index[
+            pd.to_numeric(summary.get("contended_runs", pd.Series(0, summary.index)), errors="coerce").fillna(0) > 0
+        ]
+    )
     if contended:  # the conclusion names them and judges no comparison that rests on them
         line = next((line for line in printed.splitlines() if line.startswith("  CONTENDED: ")), "")
         found += [f"the conclusion does not name contended {name}" for name in sorted(contended) if name not in line]

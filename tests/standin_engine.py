@@ -26,6 +26,9 @@ Faults are chosen with ``STANDIN_MODE`` (comma-separated; the environment, as a 
 - ``token-delay=S``: S seconds per generated token instead of 2 ms (a session that lasts).
 - ``big-counters``: speculation counters past 10^6 in ``/metrics``, printed with 6 significant digits as
   llama-server prints them, and ``draft_n``/``draft_n_accepted`` in the final ``timings``.
+- ``falling-counters``: speculation counters in ``/metrics`` that fall by 222 drafts with every ``/completion``
+  (an engine that restarted or reset them between two scrapes), even without speculation.
+- ``overaccept``: the final ``timings`` claim 50 drafts accepted of 10 drafted.
 - ``tokens-per-event=K``: every event after the first carries K tokens (the last the rest), as a
   speculative burst does; the final count agrees with the stream.
 - ``overclaim=F``: the stream carries n // F of the n tokens asked for (4 of 16 with F=4), the final event
@@ -118,6 +121,13 @@ class Handler(BaseHTTPRequestHandler):
                     f"llamacpp:spec_decode_num_draft_tokens_total {3 * steps:g}\n"
                     f"llamacpp:spec_decode_num_accepted_tokens_total {2 * steps:g}\n"
                 )
+            if "falling-counters" in MODES:
+                left = 100000 - 222 * COMPLETIONS
+                text += (
+                    f"llamacpp:spec_decode_num_drafts_total {left // 3}\n"
+                    f"llamacpp:spec_decode_num_draft_tokens_total {left}\n"
+                    f"llamacpp:spec_decode_num_accepted_tokens_total {left // 2}\n"
+                )
             if "bad-json" in MODES:
                 text += "llamacpp:garbage{ 1 2 3\n"
             body = text.encode()
@@ -198,6 +208,7 @@ class Handler(BaseHTTPRequestHandler):
                 "predicted_ms": predicted_ms,
                 "predicted_per_second": 1000.0 * (n - 1) / predicted_ms if predicted_ms else None,
                 **({"draft_n": 30, "draft_n_accepted": 20} if "big-counters" in MODES else {}),
+                **({"draft_n": 10, "draft_n_accepted": 50} if "overaccept" in MODES else {}),
             },
         }
         self.wfile.write(b"data: " + json.dumps(final).encode() + b"\n\n")

@@ -91,7 +91,9 @@ def test_a_contended_baseline_judges_nothing(tmp_path):
     assert problems(summary, printed, macros) == []
     assert problems(summary, printed + "\n  significantly faster", macros) == []
     judged = printed.replace("  best: not declared", "  best: declared")
-    assert problems(summary, judged, macros) == ["the baseline was contended but the conclusion judged comparisons with it"]
+    assert problems(summary, judged, macros) == [
+        "the baseline was contended but the conclusion judged comparisons with it"
+    ]
 
 
 def test_make_bench_measures_the_rate_at_the_tests_own_level():

@@ -21,6 +21,7 @@ from specsweep.analyse.loadsummary import (
     request_rows,
 )
 from specsweep.measure.load import steady_interval
+from specsweep.plan import design
 from specsweep.plan.config import Configuration
 from specsweep.plan.load_levels import CONCURRENCY, LoadLevel
 from specsweep.record.arrivals import encode_arrivals
@@ -55,18 +56,18 @@ def request(index: int, tpot_s: float, tokens: int = 11, ttft_s: float = 0.1, dr
     }
 
 
-def windows_of() -> dict[str, list[Window]]:
+def windows_of(launch: float = 1.0, spec_launch: float = 1.0) -> dict[str, list[Window]]:
     # spec decodes 1.5x faster at c1, equally at c2, 2x slower at c4 (TTFT 100 ms, 10 decode steps each);
-    # windows differ by 1 % per window, the same for both (their prompts)
+    # windows differ by 1 % per window, the same for both (their prompts); ``launch``, ``spec_launch``: a
+    # session's time per token, the baseline's and the candidate's (1: as every other session)
     levels = {1: 1.5, 2: 1.0, 4: 0.5}
     found: dict[str, list[Window]] = {"base": [], "spec": []}
     for n, factor in levels.items():
         level = LoadLevel(CONCURRENCY, n)
         for w in range(3):
-            found["base"].append(closed_window(level, w, 0.01 * (1 + 0.01 * w)))
-            found["spec"].append(
-                closed_window(level, w, 0.01 / factor * (1 + 0.01 * w), drafted=10, accepted=8, counters=SPEC_COUNTERS)
-            )
+            found["base"].append(closed_window(level, w, launch * 0.01 * (1 + 0.01 * w)))
+            tpot = spec_launch * 0.01 / factor * (1 + 0.01 * w)
+            found["spec"].append(closed_window(level, w, tpot, drafted=10, accepted=8, counters=SPEC_COUNTERS))
     return found
 
 
@@ -198,10 +199,30 @@ def test_crossover_is_the_bracket_of_levels_whose_intervals_exclude_1():
     assert crossover([1, 2], [1.2, 0.9], [1.4, 1.1]) is None  # the point crosses, the intervals do not
     assert crossover([1, 2, 4], [0.5, 1.1, 1.2], [0.8, 1.3, 1.4]) == Crossover(1, 2, falling=False)
     assert crossover([1, 2], [math.nan, 0.5], [math.nan, 0.8]) is None
-    table = load_table(CONFIGURATIONS, windows_of(), slo={})
+    # a level takes a side only where load.csv's Holm verdict says significant
+    assert crossover([1, 2, 4], [1.2, 0.9, 0.7], [1.4, 1.1, 0.9], [True, False, False]) is None
+    configurations = design.with_sessions(CONFIGURATIONS, 3)
+    windows = {}
+    for suffix, base, spec in (("", 1.0, 1.01), ("-s2", 1.05, 1.05), ("-s3", 0.97, 0.98)):  # three launches
+        launch = windows_of(base, spec)
+        windows |= {f"base{suffix}": launch["base"], f"spec{suffix}": launch["spec"]}
+    table = load_table(configurations, windows, slo={})
+    assert table.loc[~table["baseline"], "significant"].tolist() == [True, False, True]  # c2: equal speeds
+    assert table["speedup_p_holm"].dropna().ge(table["speedup_p_value"].dropna()).all()
     (line,) = crossover_lines(table)
     assert line.startswith("spec: speedup above 1 at concurrency 1 and below 1 at 4")
     assert line.endswith("it crosses 1 between concurrency 1 and 4")
+
+
+def test_windows_of_one_launch_declare_nothing_at_load():
+    """One session: its windows are the replicates (within-launch), so no level is called different, whatever
+    its interval: launch-to-launch variation is not in it."""
+    table = load_table(CONFIGURATIONS, windows_of(), slo={})
+    spec = table[~table["baseline"]]
+    assert (spec["replicate"] == "window (within-launch)").all() and spec["significant"].isna().all()
+    assert spec["speedup_ci95_low"].iloc[0] > 1  # the windows' own interval excludes 1 at c1 ...
+    (line,) = crossover_lines(table)
+    assert "no crossover resolved" in line and "1: not judged (one launch)" in line  # ... but nothing is declared
 
 
 def test_request_rows_and_category_table():
@@ -400,3 +421,16 @@ def test_sessions_are_the_replicate_at_load():
     assert (one["replicate"], one["windows"]) == ("session", 6)
     single = load_table(CONFIGURATIONS, windows_of(), {}).set_index("configuration").loc["spec"]
     assert set(single["replicate"]) == {"window (within-launch)"}
+
+
+def test_a_simulated_a_a_load_sweep_keeps_its_family_wise_rate_and_coverage():
+    """The fast version of make bench's rows (benchmarks/load_coverage.py across_launches): sessions as units,
+    Holm over the whole table; per-row tests at 5 % would call one of 6 identical rows different in ~26 %."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import load_coverage
+
+    found = load_coverage.across_launches(600, 0.10)
+    assert 0.93 <= found["coverage"] <= 0.97 and found["family_false_positives"] <= 0.08

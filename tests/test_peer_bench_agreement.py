@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import math
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -59,8 +61,11 @@ def test_the_clients_take_turns_a_b_b_a():
 
         return measure
 
-    found = agreement.interleaved([1, 8], 3, client("ours"), client("theirs"))
-    assert [c[0] for c in calls] == ["ours", "theirs", "theirs", "ours", "ours", "theirs"] * 2
+    found = agreement.interleaved([1, 8], 3, client("ours"), client("theirs"), lambda: calls.append(("fresh",)))
+    windows = ["ours", "theirs", "theirs", "ours", "ours", "theirs"] * 2
+    # every window starts on a flushed prefix cache: the second of a pair found the first's prompts cached
+    assert [c[0] for c in calls] == [step for window in windows for step in ("fresh", window)]
+    calls[:] = [c for c in calls if c[0] != "fresh"]
     assert [c[1] for c in calls[:6]] == [1] * 6 and sorted(found) == [1, 8] and len(found[8]) == 3
 
 
@@ -103,12 +108,31 @@ def test_main_prints_each_ratio_with_its_interval(tmp_path, monkeypatch, capsys,
 
     module = {"vllm": vllm_bench_agreement, "sglang": sglang_bench_agreement}[tool]
     monkeypatch.setattr(module, "specsweep_levels", ours)
-    common = ["--base-url", "http://127.0.0.1:8000", "--levels", "1,8", "--requests", "16", "--pairs", "4"]
+    flushes = []
+
+    class Engine(BaseHTTPRequestHandler):  # the engine's cache flush, as SGLang and vLLM answer it
+        def do_POST(self):
+            flushes.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'{"success": true}' if tool == "vllm" else b"Cache flushed.")
+
+        def log_message(self, *_):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Engine)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base_url = f"http://127.0.0.1:{server.server_address[1]}"
+    common = ["--base-url", base_url, "--levels", "1,8", "--requests", "16", "--pairs", "4"]
     own = {
         "vllm": ["--vllm", " ".join(FAKE_VLLM)],
         "sglang": ["--sglang", " ".join(FAKE_SGLANG), "--tokenizer", "/models/x"],
     }[tool]
-    module.main([*common, *own, "--out", str(tmp_path)])
+    try:
+        module.main([*common, *own, "--out", str(tmp_path)])
+    finally:
+        server.shutdown()
+    assert flushes == [{"vllm": "/reset_prefix_cache", "sglang": "/flush_cache"}[tool]] * (2 * 4 * 2)
     rows = json.loads((tmp_path / "agreement.json").read_text())["rows"]
     assert [r["concurrency"] for r in rows] == [1, 8] and all(r["pairs"] == 4 for r in rows)
     assert rows[1]["ratios"]["output tok/s"] == pytest.approx(1.05, abs=0.002)

@@ -7,7 +7,11 @@ import math
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from specsweep.record.speculation import SpeculationCounts, total
+import pytest
+from run_records import runs_of
+
+from specsweep.analyse import aggregate
+from specsweep.record.speculation import SpeculationCounts, total, usable_speculation
 
 
 def test_ratios_are_derived_from_the_counts():
@@ -82,3 +86,32 @@ def test_a_speculative_llama_server_that_drafted_nothing_counts_zero_drafts_not_
             assert (drafted.drafted, drafted.accepted) == (24, 4)
     finally:
         server.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("counts", "why"),
+    [
+        (SpeculationCounts(drafted=-222, accepted=-111, emitted=16), "drafted -222, accepted -111 below zero"),
+        (SpeculationCounts(drafted=10, accepted=50, emitted=64), "accepted 50 > drafted 10"),
+        (SpeculationCounts(drafted=None, accepted=70, emitted=64), "accepted 70 > tokens emitted 64"),
+        (SpeculationCounts(drafted=90, accepted=20, emitted=64, verify_steps=65), "verify steps 65 > tokens emitted"),
+        (SpeculationCounts(drafted=0, accepted=0, emitted=64), None),  # a speculative server that drafted nothing
+        (SpeculationCounts(drafted=30, accepted=20, emitted=0, verify_steps=10), None),  # a window's: emitted unknown
+    ],
+)
+def test_impossible_counts_say_why(counts, why):
+    assert (counts.impossible is None) if why is None else why in counts.impossible
+    assert usable_speculation(counts)[0] is (counts if why is None else None)
+
+
+def test_a_record_with_impossible_counts_is_refused_as_it_is_read_and_named_in_the_summary():
+    """A run file written before the refusal (acceptance 5.0 in it) enters no total and is named."""
+    claimed = SpeculationCounts(drafted=10, accepted=50, emitted=500, source="response").to_json()
+    fine = SpeculationCounts(drafted=40, accepted=30, emitted=500, source="response").to_json()
+    runs = runs_of({"spec": [{"client": {"decode_tokens_per_s": 10.0}, "speculation": s} for s in (claimed, fine)]})
+    assert runs["spec"][0].speculation is None and "accepted 50 > drafted 10" in runs["spec"][0].speculation_refused
+    table = aggregate.runs_table(runs)
+    assert table["speculation_source"].tolist() == [f"refused: {runs['spec'][0].speculation_refused}", "response"]
+    assert table["drafted"].tolist()[1] == 40 and math.isnan(table["drafted"].tolist()[0])
+    (warning,) = aggregate.refused_speculation(["spec"], runs)
+    assert warning.startswith("spec run 0: impossible speculation counts from response: accepted 50 > drafted 10")

@@ -33,3 +33,25 @@ def test_a_final_count_the_stream_does_not_carry_is_flagged_and_not_counted(tmp_
     reason = "the engine reports 16 tokens but its stream carried 4"
     assert [(r["tokens"], r["streamed_tokens"], r["excluded"]) for r in runs] == [(16, 4, reason)] * 2
     assert [r.flagged for r in requests] == [reason] * 4
+
+
+def test_counters_that_fall_are_refused_naming_the_run_even_for_a_baseline(tmp_path, standin, model_file, monkeypatch):
+    """Speculation counters falling by 222 drafts a run gave 'drafted -222' as an ok count (issue 35 item 6)."""
+    spec = session_spec(tmp_path, standin, model_file, env={"STANDIN_MODE": "falling-counters"}, runs=2)
+    error, progress = run_session(spec, monkeypatch)
+    assert error is None, progress
+    runs = [json.loads((results_of(spec) / "runs" / f"run_{i}.json").read_text()) for i in range(2)]
+    assert [r["speculation"] for r in runs] == [None, None]
+    assert all(r["counter_delta"]["llamacpp:spec_decode_num_draft_tokens_total"] == -222 for r in runs)  # kept
+    assert all("drafted -222" in r["speculation_refused"] and "counter fell" in r["speculation_refused"] for r in runs)
+    assert "run 1/2: impossible speculation counts from /metrics: drafted -222" in progress
+
+
+def test_more_accepted_than_drafted_is_refused(tmp_path, standin, model_file, monkeypatch):
+    """draft_n 10, draft_n_accepted 50 gave acceptance_rate 5.0, averaged as ok."""
+    spec = session_spec(tmp_path, standin, model_file, env={"STANDIN_MODE": "overaccept"}, runs=1)
+    error, progress = run_session(spec, monkeypatch)
+    assert error is None, progress
+    run = json.loads((results_of(spec) / "runs" / "run_0.json").read_text())
+    assert run["speculation"] is None and "accepted 50 > drafted 10" in run["speculation_refused"]
+    assert "WARNING: run 1/1: impossible speculation counts" in progress

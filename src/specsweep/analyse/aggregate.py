@@ -232,7 +232,9 @@ def summary_table(
             for name in frame["configuration"]
         ]
     warnings = {
-        name: [w for s in names for w in measured.log_warnings.get(s, [])] + launch_warnings(names, measured.launches)
+        name: [w for s in names for w in measured.log_warnings.get(s, [])]
+        + launch_warnings(names, measured.launches)
+        + refused_speculation(names, measured.runs)
         for name, names in sessions.items()
     }
     if any(warnings.values()):
@@ -247,6 +249,16 @@ def summary_table(
     frame, energy_warnings = energy.summary_columns(frame, *_of_every_session(sessions, measured))
     frame = add_warnings(frame, energy_warnings)
     return add_profile_columns(frame, profiles, profile_parsers)
+
+
+def refused_speculation(sessions: list[str], runs: dict[str, list[Run]]) -> list[str]:
+    """The runs whose speculation counts were impossible, named: their counts are in no total."""
+    return [
+        f"{session} run {r.run}: {r.speculation_refused} (not in drafted/accepted)"
+        for session in sessions
+        for r in runs.get(session, [])
+        if r.speculation_refused
+    ]
 
 
 def launch_warnings(sessions: list[str], launches: dict[str, Launch]) -> list[str]:
@@ -295,7 +307,8 @@ RUNS_COLUMNS: dict[str, str] = {
     "accepted": "draft tokens accepted during this run",
     "verify_steps": "verification steps during this run",
     "speculation_source": "where the counts came from: the response's own fields or Prometheus counter deltas "
-    "around the run",
+    "around the run; 'refused: why' when they were impossible (a counter that fell, more accepted than drafted): "
+    "the counts are then empty and in no total",
     "excluded": "why the run is left out of the statistics (the client's decode rate disagreed with the engine's "
     "own beyond benchmark.rate_tolerance_pct, or could not be timed); empty when it counts",
     **energy.RUN_COLUMNS,  # energy, clocks and contention while the run was measured (analyse/energy.py)
@@ -356,6 +369,8 @@ def runs_table(runs: dict[str, list[Run]], configurations: Mapping[str, Configur
                     "speculation_source": r.speculation.source,
                 }
                 if r.speculation
+                else {"speculation_source": f"refused: {r.speculation_refused}"}
+                if r.speculation_refused
                 else {}
             ),
             "excluded": r.excluded,

@@ -80,6 +80,10 @@ LOAD_COLUMNS: dict[str, str] = {
     "speedup_ci95_high": "upper bound",
     "speedup_p_value": f"{SPEEDUP_TEST} of the replicates' log {STEADY_OUTPUT.name} against the baseline's same "
     "replicates",
+    "speedup_p_holm": "speedup_p_value adjusted by Holm over every comparison of the load table (each configuration "
+    "at each level: the sweep's question at load is one family)",
+    "significant": "true when speedup_p_holm < 0.05, with two or more sessions (windows of one launch declare "
+    "nothing); empty for the baseline and when no test was possible",
     "request_throughput_mean": "requests that ended within the steady interval / its length, mean over windows "
     "(requests/s)",
     "goodput_mean": "of those, the requests that met every benchmark.load.slo objective / the interval's length, "
@@ -249,8 +253,24 @@ def load_table(
         reference_texts = _texts([p.window for unit in at_level[baseline].values() for p in unit])
         for name, configuration in measured_.items():
             rows.append(_level_row(configuration, level, at_level[name], reference, reference_texts, slo))
-    frame = pd.DataFrame(rows)
+    frame = with_verdicts(pd.DataFrame(rows))
     return frame[[c for c in LOAD_COLUMNS if c in frame.columns]]
+
+
+def with_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
+    """speedup_p_holm and significant: Holm over every tested row at once. Per level or per configuration the
+    family would be one comparison each, and an A/A sweep with k rows would call one of them different in up
+    to 1 - 0.95^k of sweeps; windows of one launch (replicate 'window') test nothing across launches."""
+    frame = frame.copy()
+    p = pd.to_numeric(frame.get("speedup_p_value"), errors="coerce")
+    across = frame.get("replicate", pd.Series("", index=frame.index)) != WITHIN_LAUNCH
+    tested = p.notna() & ~frame["baseline"].astype(bool)
+    frame["speedup_p_holm"] = pd.Series(np.nan, index=frame.index, dtype=float)
+    frame.loc[tested, "speedup_p_holm"] = stats.holm(p[tested].tolist())
+    frame["significant"] = pd.Series(pd.NA, index=frame.index, dtype="boolean")
+    judged = tested & across
+    frame.loc[judged, "significant"] = frame.loc[judged, "speedup_p_holm"] < 0.05
+    return frame
 
 
 def _units(by_session: list[list[SteadyWindow]]) -> dict[tuple[int, int], list[SteadyWindow]]:
@@ -375,7 +395,8 @@ def _speculation(requests: list[WindowRequest], records: list[Window]) -> dict[s
     """The responses' per-request counts (llama.cpp, vLLM 0.33's per-request metrics), else the engine's counter
     deltas of the windows (vLLM, SGLang), which cover the same requests; None only when neither has counts (no
     speculation), 0 when a speculative server drafted nothing."""
-    counted = [c for w in records if (c := counter_speculation(w.counter_delta, 0))]
+    # a window whose counters fell (the engine restarted or reset them) gives impossible counts: refused
+    counted = [c for w in records if (c := counter_speculation(w.counter_delta, 0)) and c.impossible is None]
     steps = sum(c.verify_steps or 0 for c in counted)
     if any(r.drafted is not None for r in requests):
         drafted, accepted = sum(r.drafted or 0 for r in requests), sum(r.accepted or 0 for r in requests)
@@ -521,13 +542,20 @@ class Crossover:
     falling: bool  # above 1 at ``before``, below at ``after``
 
 
-def crossover(levels: Sequence[float], lows: Sequence[float], highs: Sequence[float]) -> Crossover | None:
+def crossover(
+    levels: Sequence[float],
+    lows: Sequence[float],
+    highs: Sequence[float],
+    significant: Sequence[Any] | None = None,
+) -> Crossover | None:
     """The first bracket of measured levels, in increasing load, whose speedup intervals exclude 1 on
-    opposite sides; None when the intervals never do (levels whose interval holds 1 widen the bracket)."""
+    opposite sides; None when the intervals never do (levels whose interval holds 1 widen the bracket).
+    With ``significant`` (load.csv's Holm verdicts), a level takes a side only where it is significant."""
+    verdicts = list(significant) if significant is not None else [True] * len(levels)
     side_at = []
-    for x, low, high in sorted(zip(levels, lows, highs, strict=True)):
+    for x, low, high, verdict in sorted(zip(levels, lows, highs, verdicts, strict=True)):
         side = 1 if low > 1.0 else -1 if high < 1.0 else 0  # NaN compares False: no side
-        side_at.append((x, side))
+        side_at.append((x, side if verdict is True or verdict == 1 else 0))
     last: tuple[float, int] | None = None
     for x, side in side_at:
         if side == 0:
@@ -548,7 +576,8 @@ def crossover_lines(table: pd.DataFrame) -> list[str]:
         levels = group["load_value"].astype(float).tolist()
         lows = group["speedup_ci95_low"].astype(float).tolist()
         highs = group["speedup_ci95_high"].astype(float).tolist()
-        found = crossover(levels, lows, highs)
+        verdicts = verdicts_of(group)
+        found = crossover(levels, lows, highs, verdicts)
         if found is not None:
             above, below = (found.before, found.after) if found.falling else (found.after, found.before)
             lines.append(
@@ -557,12 +586,30 @@ def crossover_lines(table: pd.DataFrame) -> list[str]:
             )
             continue
         sides = {
-            x: "above 1" if lo > 1 else "below 1" if hi < 1 else "interval holds 1"
-            for x, lo, hi in sorted(zip(levels, lows, highs, strict=True))
+            x: _side(lo, hi, verdict) for x, lo, hi, verdict in sorted(zip(levels, lows, highs, verdicts, strict=True))
         }
         shown = ", ".join(f"{x:g}: {side}" for x, side in sides.items())
         lines.append(f"{name}: no crossover resolved at {unit} {shown}")
     return lines
+
+
+def _side(low: float, high: float, verdict: bool | None) -> str:
+    """A level's speedup as the crossover line says it: its interval against 1, and its verdict."""
+    if not low > 1 and not high < 1:
+        return "interval holds 1"
+    if verdict is None:
+        return "not judged (one launch)"
+    if not verdict:
+        return "not significant after Holm"
+    return "above 1" if low > 1 else "below 1"
+
+
+def verdicts_of(group: pd.DataFrame) -> list[Any]:
+    """load.csv's significant column as True/False/None per row; every row True for a table written before it
+    (the intervals alone decide there, as they did)."""
+    if "significant" not in group:
+        return [True] * len(group)
+    return [None if pd.isna(v) else v in (True, "True", 1) for v in group["significant"]]
 
 
 def write_tables(
@@ -602,6 +649,7 @@ def write_tables(
                     "speedup",
                     "speedup_ci95_low",
                     "speedup_ci95_high",
+                    "significant",
                     "tpot_ms_p50",
                     "ttft_ms_p90",
                     "goodput_mean",

@@ -82,6 +82,7 @@ from specsweep.record.results import (
 )
 from specsweep.record.segments import LOAD, RUN, TEARDOWN, WARMUP, segment
 from specsweep.record.speculation import count as count_or_none
+from specsweep.record.speculation import usable_speculation
 
 
 class RunError(RuntimeError):
@@ -478,6 +479,8 @@ def _measure_runs(
                 file=progress,
                 flush=True,
             )
+        if record.speculation_refused:
+            print(f"{name}: WARNING: {label}: {record.speculation_refused}; not used", file=progress, flush=True)
         if record.counters_quantised and not any("quantised" in w for w in launch.warnings):
             launch.warnings.append(
                 f"/metrics prints {', '.join(record.counters_quantised)} past 10^6 with 6 significant "
@@ -633,7 +636,7 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[Prompt], index: i
     arrivals = [t for n, t in zip(per_event, response.arrivals_s, strict=True) if n]
     timings = timings_from_arrivals(arrivals, tokens, response.total_s)
     text = engine.response_text(response.events)
-    spec = engine.speculation(fields, usable, tokens)
+    spec, refused = usable_speculation(engine.speculation(fields, usable, tokens))
     return Run(
         run=index,
         prompt_index=index % len(prompts),
@@ -646,6 +649,7 @@ def _measured_run(engine: Engine, base_url: str, prompts: list[Prompt], index: i
         counter_delta=delta,
         counters_quantised=quantised,
         speculation=spec,
+        speculation_refused=refused,
         text_sha256=sha256_bytes(text),
         text_chars=len(text),
         malformed_events=response.malformed,
@@ -755,7 +759,9 @@ def _measured_window(
             engine, response, max_tokens, f"{level.label} window {window} request {index}"
         )
         arrivals = [t for n, t in zip(per_event, response.arrivals_s, strict=True) if n]
-        spec = engine.speculation(fields, {}, tokens)  # per request: the response's own counts only
+        # per request: the response's own counts only; impossible ones are not kept (the window's counter
+        # deltas, refused the same way by the load tables, still count the request's drafts)
+        spec, _impossible = usable_speculation(engine.speculation(fields, {}, tokens))
         ended()
         return WindowRequest(
             index=index,

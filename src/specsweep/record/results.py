@@ -19,7 +19,7 @@ from typing import Any
 
 from specsweep.record import tokens as token_count
 from specsweep.record.atomic import DamagedFile
-from specsweep.record.speculation import SpeculationCounts
+from specsweep.record.speculation import SpeculationCounts, usable_speculation
 
 UNCATEGORISED = "uncategorised"  # the category of a prompt the dataset gives none
 
@@ -213,6 +213,8 @@ class Run:
     # power, energy, clocks and contention sampled while the run was measured (measure/telemetry.py, docs/energy.md)
     telemetry: dict[str, Any] | None = None
     exact_events: bool = False  # each event said how many tokens it carried (record/tokens.py)
+    # why the engine's speculation counts were refused (usable_speculation), speculation then None
+    speculation_refused: str | None = None
 
     @property
     def flagged(self) -> str | None:
@@ -252,20 +254,23 @@ class Run:
             "excluded": self.excluded,
             "telemetry": self.telemetry,
             "exact_events": self.exact_events,
+            "speculation_refused": self.speculation_refused,
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Run:
         client = data["client"]
         timings = ClientTimings(**{f.name: client.get(f.name, math.nan) for f in fields(ClientTimings)})
-        spec = data.get("speculation")
+        # a record written before impossible counts were refused is refused as it is read
+        claimed = data.get("speculation")
+        spec, refused = usable_speculation(SpeculationCounts.from_json(claimed) if claimed else None)
         return cls(
             run=data["run"],
             prompt_index=data["prompt_index"],
             tokens=data["tokens"],
             client=timings,
             engine=data.get("engine") or {},
-            speculation=SpeculationCounts.from_json(spec) if spec else None,
+            speculation=spec,
             text_sha256=data["text_sha256"],
             started_at=data.get("started_at", ""),
             streamed_tokens=data.get("streamed_tokens"),
@@ -278,6 +283,7 @@ class Run:
             arrivals_us=data.get("arrivals_us") or [],
             telemetry=data.get("telemetry"),
             exact_events=bool(data.get("exact_events", False)),
+            speculation_refused=data.get("speculation_refused") or refused,
         )
 
 
@@ -421,6 +427,8 @@ class WindowRequest:
     accepted: int | None = None
     malformed_events: int = 0
     exact_events: bool = False  # each event said how many tokens it carried (record/tokens.py)
+    # why the engine's speculation counts were refused (usable_speculation), speculation then None
+    speculation_refused: str | None = None
 
     @property
     def flagged(self) -> str | None:

@@ -34,6 +34,21 @@ class SpeculationCounts:
             return float("nan")
         return 1.0 + self.accepted / self.verify_steps
 
+    @property
+    def impossible(self) -> str | None:
+        """Why these counts cannot be true, None when they can: a count below zero (a counter that fell
+        between two scrapes: the engine restarted or reset it), more tokens accepted than drafted, or more
+        accepted tokens or verify steps than tokens emitted."""
+        named = {"drafted": self.drafted, "accepted": self.accepted, "verify steps": self.verify_steps}
+        if negative := [f"{name} {value}" for name, value in named.items() if value is not None and value < 0]:
+            return f"{', '.join(negative)} below zero (a counter fell: the engine restarted or reset it?)"
+        if self.drafted is not None and self.accepted > self.drafted:
+            return f"accepted {self.accepted} > drafted {self.drafted}"
+        for name, value in (("accepted", self.accepted), ("verify steps", self.verify_steps)):
+            if value is not None and self.emitted and value > self.emitted:  # 0: a window's, not counted
+                return f"{name} {value} > tokens emitted {self.emitted}"
+        return None
+
     def to_json(self) -> dict[str, Any]:
         """The counts, with the ratios derived here written beside them for readers of the JSON."""
         return {**asdict(self), "acceptance_rate": self.acceptance_rate, "accept_length": self.accept_length}
@@ -42,6 +57,14 @@ class SpeculationCounts:
     def from_json(cls, data: dict[str, Any]) -> SpeculationCounts:
         """Counts only: the ratios in the JSON are derived, so they are derived again, not read."""
         return cls(**{f.name: data.get(f.name, None if f.default is MISSING else f.default) for f in fields(cls)})
+
+
+def usable_speculation(counts: SpeculationCounts | None) -> tuple[SpeculationCounts | None, str | None]:
+    """The counts when they can be true, else None and why not (the counts named): impossible counts are
+    refused, never averaged (acceptance 5.0 or drafted -222 once went into summaries as ok)."""
+    if counts is None or (why := counts.impossible) is None:
+        return counts, None
+    return None, f"impossible speculation counts from {counts.source or 'the engine'}: {why}"
 
 
 def total(per_run: list[SpeculationCounts]) -> SpeculationCounts | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from specsweep.analyse.loadsummary import PERCENTILE_INTERVAL, SINGLE, crossover, crossover_lines
+from specsweep.analyse.loadsummary import PERCENTILE_INTERVAL, SINGLE, crossover, crossover_lines, verdicts_of
 from specsweep.plan.load_levels import CONCURRENCY, REQUEST_RATE
 from specsweep.record.rates import PER_REQUEST_DECODE, SINGLE_REQUEST_DECODE, STEADY_OUTPUT
 from specsweep.report.figures import plt, sns  # the Agg backend and the deterministic SVG settings
@@ -50,6 +50,7 @@ def load_speedup(table: pd.DataFrame) -> plt.Figure:
                 group["load_value"].astype(float).tolist(),
                 group["speedup_ci95_low"].astype(float).tolist(),
                 group["speedup_ci95_high"].astype(float).tolist(),
+                verdicts_of(group),
             )
             if found is not None:  # the bracket of levels whose intervals exclude 1 on opposite sides
                 axes.axvspan(found.before, found.after, color=color, alpha=0.12)
