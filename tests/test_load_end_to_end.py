@@ -174,3 +174,20 @@ def test_the_report_shows_the_load_and_category_tables_and_figures_and_touches_n
     for caption in ("Speculation under load", "Prompt categories", "Latency against throughput"):
         assert caption in html, caption
     assert summary.stat().st_mtime_ns == before
+
+
+def test_bench_serve_files_are_vllms_for_every_configuration_and_level(sweep):
+    vllm = json.loads((REPO / "tests" / "fixtures" / "vllm_save_result_009e6d4a.json").read_text())
+    for name in ("baseline", "ngram"):
+        for level in LEVELS:
+            folder = sweep / "results" / "bench_serve" / name
+            result = json.loads((folder / f"{level}.json").read_text())
+            assert set(vllm) - set(result) <= {"queue_times", *(k for k in vllm if k.startswith("spec_decode"))}
+            assert result["label"] == name and result["completed"] == 16 and result["backend"] == "openai-chat"
+            assert result["request_goodput"] == pytest.approx(result["request_throughput"])  # a 60 s TTFT objective
+            lines = (folder / f"{level}.requests.jsonl").read_text().splitlines()
+            assert len(lines) == 16 and json.loads(lines[0])["output_len"] == 32
+            assert json.loads((folder / f"{level}.pytorch.json").read_text())[0]["metric"]["name"] == "median_ttft_ms"
+    # llama-server's per-request draft counts give the ngram configuration vLLM's speculation fields
+    ngram = json.loads((sweep / "results" / "bench_serve" / "ngram" / "c2.json").read_text())
+    assert 0 < ngram["spec_decode_acceptance_rate"] <= 100 and ngram["spec_decode_draft_tokens"] > 0

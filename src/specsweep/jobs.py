@@ -204,6 +204,23 @@ def load_tables(smk: Any) -> None:
         )
 
 
+@sets_aside_damaged
+def bench_serve(smk: Any) -> None:
+    """results/bench_serve.json and vLLM's result files per configuration and level (docs/load.md)."""
+    from specsweep.report import benchserve
+
+    with progress_to(smk.log[0]) as progress:
+        benchserve.write(
+            smk.input.windows,
+            list(smk.params.configurations),
+            smk.output[0],
+            smk.output[1],
+            dict(smk.params.meta),
+            dict(smk.params.slo),
+        )
+        print(f"{smk.output[0]} and the result files under {smk.output[1]}/ written", file=progress)
+
+
 def load_plots(smk: Any) -> None:
     import pandas as pd
 

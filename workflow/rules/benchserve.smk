@@ -1,4 +1,7 @@
-# The load levels in `vllm bench serve --save-result` field names (report/benchserve.py), with benchmark.load.
+# The load levels as `vllm bench serve --save-result` files, with their requests (report/benchserve.py), with
+# benchmark.load.
+
+from specsweep.report import benchserve
 
 
 rule bench_serve:
@@ -6,11 +9,14 @@ rule bench_serve:
         windows=window_files,
     output:
         results_tree.BENCH_SERVE,
+        directory(results_tree.BENCH_SERVE_DIR),
     log:
         "logs/bench_serve.log",
     conda:
         "../../envs/specsweep.yaml"
     params:
         configurations=list(CONFIGURATIONS),
+        meta=benchserve.meta_of(config, CONFIGURATIONS),
+        slo=(config["benchmark"].get("load") or {}).get("slo", {}),
     script:
         "../../scripts/bench_serve.py"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import io
+import json
 import math
 import os
 import re
@@ -335,6 +336,7 @@ def pack_sweep(
     members: dict[str, bytes | Path] = {
         "config/config.yaml": yaml.safe_dump(config, sort_keys=False).encode(),
         archive_prompts.member_name(Path(prompts)): kept,
+        archive_prompts.PROVENANCE: json.dumps(archive_prompts.provenance(Path(prompts)), indent=1).encode(),
     }
     members.update({path: Path(path) for paths in inputs.values() for path in paths})
     # The rebuild overwrites results/: its check compares the numbers of each text table with this copy.

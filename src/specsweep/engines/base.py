@@ -229,6 +229,12 @@ class Engine(abc.ABC):
     @abc.abstractmethod
     def tokens_generated(self, fields: dict[str, Any]) -> int | None: ...
 
+    def prompt_tokens(self, fields: dict[str, Any]) -> int | None:
+        """The prompt's tokens as the engine counted them (vLLM's total_input_tokens); None where it says not.
+        OpenAI-style ``usage.prompt_tokens`` here; an engine that reports it elsewhere says where."""
+        tokens = (fields.get("usage") or {}).get("prompt_tokens")
+        return int(tokens) if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0 else None
+
     @abc.abstractmethod
     def speculation(
         self, fields: dict[str, Any], counter_delta: dict[str, float], emitted: int

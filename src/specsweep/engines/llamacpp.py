@@ -166,6 +166,10 @@ class LlamaCpp(Engine):
     def tokens_generated(self, fields: dict[str, Any]) -> int | None:
         return fields.get("tokens_predicted") or count(fields.get("timings", {}).get("predicted_n"))
 
+    def prompt_tokens(self, fields: dict[str, Any]) -> int | None:
+        # /completion's final event: tokens_evaluated (the prompt tokens processed, the cache flushed first)
+        return count(fields.get("tokens_evaluated"))
+
     def speculation(
         self, fields: dict[str, Any], counter_delta: dict[str, float], emitted: int
     ) -> SpeculationCounts | None:

@@ -199,6 +199,12 @@ class SGLang(Engine):
         tokens = fields.get("meta_info", {}).get("completion_tokens")
         return int(tokens) if tokens is not None else None
 
+    def prompt_tokens(self, fields: dict[str, Any]) -> int | None:
+        if self.chat_model is not None:
+            return super().prompt_tokens(fields)
+        tokens = fields.get("meta_info", {}).get("prompt_tokens")  # /generate's meta_info (0.4.3-0.5.23)
+        return int(tokens) if isinstance(tokens, int) else None
+
     def speculation(
         self, fields: dict[str, Any], counter_delta: dict[str, float], emitted: int
     ) -> SpeculationCounts | None:

@@ -772,6 +772,7 @@ def _measured_window(
             e2e_s=response.total_s,
             arrivals_us=encode_arrivals(arrivals),
             event_tokens=[n for n in per_event if n],
+            prompt_tokens=engine.prompt_tokens(fields),
             text_sha256=sha256_bytes(engine.response_text(response.events)),
             engine_decode_tok_s=(fields.get("timings") or {}).get("predicted_per_second"),
             drafted=spec.drafted if spec else None,

@@ -19,7 +19,7 @@ from specsweep.plan.environment import check_multicast_off, policy_of
 from specsweep.plan.load_levels import check_load
 from specsweep.plan.model_ids import check_model_ids
 from specsweep.plan.registered import check_registered
-from specsweep.plan.workload import WorkloadError, read_workload
+from specsweep.plan.workload import WorkloadError, hugging_face_refusal, read_workload
 
 
 def check(config: dict[str, Any], configurations: dict[str, Configuration], out: TextIO = sys.stderr) -> list[str]:
@@ -41,6 +41,8 @@ def check_engine_settings(config: dict[str, Any]) -> None:
 
 def check_files(config: dict[str, Any]) -> None:
     """Files the sweep reads must exist before anything is built or launched."""
+    if (refusal := hugging_face_refusal(str(config["benchmark"]["prompts"]))) is not None:
+        raise ConfigError(f"benchmark/prompts: {refusal}")
     prompts = Path(config["benchmark"]["prompts"])
     kind = inputs.kind_of(prompts)
     if kind == "missing":

@@ -1,9 +1,11 @@
-"""The prompts a sweep sends: a text file (one prompt a line) or a JSONL dataset with categories.
+"""The prompts a sweep sends: a text file (one prompt a line), a JSONL dataset with categories, a ShareGPT
+file (JSON or JSONL, plan/sharegpt.py) or a synthetic document (JSON, plan/synthetic.py).
 
 A JSONL line is an object ``{"prompt": str, "category": str, "max_tokens": int}``; only
 ``prompt`` is required (category defaults to ``uncategorised``, max_tokens to
-``benchmark.max_tokens``). Request ``i`` of a sweep uses prompt ``i mod n``, so a set written
-with its categories interleaved covers every category in any ``n_categories`` consecutive requests.
+``benchmark.max_tokens``); a line with ``conversations`` is a ShareGPT entry. Request ``i`` of a sweep
+uses prompt ``i mod n``, so a set written with its categories interleaved covers every category in any
+``n_categories`` consecutive requests.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from specsweep.plan import sharegpt, synthetic
 from specsweep.plan.inputs import not_a_text_file
 from specsweep.record.results import UNCATEGORISED
 
@@ -31,6 +34,8 @@ class Prompt:
 
 
 DATASET_SUFFIX = ".jsonl"  # in any case (.JSONL); what a file is called says how it is read
+DOCUMENT_SUFFIX = ".json"  # one JSON document: a ShareGPT list or a synthetic description
+HUGGING_FACE = "hf:"
 
 
 def is_dataset(path: Path) -> bool:
@@ -39,19 +44,18 @@ def is_dataset(path: Path) -> bool:
 
 
 def read_workload(path: Path, require_prompts: bool = True) -> list[Prompt]:
-    """Every prompt of ``path`` (``.jsonl``: a dataset; anything else: one prompt a line). Lines starting
-    with ``#`` are comments in both."""
+    """Every prompt of ``path`` (``.jsonl``: a dataset; ``.json``: a ShareGPT list or a synthetic
+    description; anything else: one prompt a line). Lines starting with ``#`` are comments in a text file
+    and a dataset."""
     if (why := not_a_text_file(path)) is not None:
         raise WorkloadError(
             f"{path}: not a UTF-8 text file: {why}; benchmark/prompts needs one prompt a line "
             f"(or one JSON object a line, .jsonl)"
         )
-    if path.suffix.lower() == ".json":  # JSONL saved as .json, or a JSON document: neither is a prompt a line
-        raise WorkloadError(
-            f"{path}: a .json file is not read; a dataset of one JSON object a line must be named "
-            f"{DATASET_SUFFIX} (rename it to {path.stem}{DATASET_SUFFIX}), a text file has one prompt a line"
-        )
-    prompts = _read_jsonl(path) if is_dataset(path) else _read_lines(path)
+    if path.suffix.lower() == DOCUMENT_SUFFIX:
+        prompts = _read_document(path)
+    else:
+        prompts = _read_jsonl(path) if is_dataset(path) else _read_lines(path)
     if require_prompts and not prompts:
         raise WorkloadError(
             f"{path}: no prompts (a text file has one prompt a line, blank lines and # comments "
@@ -92,6 +96,9 @@ def _read_jsonl(path: Path) -> list[Prompt]:
             raise WorkloadError(
                 f'{where}: not JSON ({error}); write one object a line, e.g. {{"prompt": "...", "category": "code"}}'
             ) from None
+        if sharegpt.is_sharegpt(entry):
+            prompts.extend(Prompt(*found) for found in [sharegpt.prompt_of(entry)] if found)
+            continue
         if not isinstance(entry, dict):
             raise WorkloadError(f"{where}: a line must be a JSON object with a 'prompt' key")
         unknown = set(entry) - {"prompt", "category", "max_tokens"}
@@ -112,6 +119,51 @@ def _read_jsonl(path: Path) -> list[Prompt]:
             )
         prompts.append(Prompt(text, category.strip(), max_tokens))
     return prompts
+
+
+def _read_document(path: Path) -> list[Prompt]:
+    """A ShareGPT list or a synthetic description; a comment-only file is the archive's placeholder."""
+    text = path.read_text(encoding="utf-8-sig", errors="replace")
+    if all(not line.strip() or line.startswith("#") for line in text.splitlines()):
+        return []
+    try:
+        document = json.loads(text)
+    except ValueError as error:
+        raise WorkloadError(
+            f"{path}: not one JSON document ({error}); a .json file is a ShareGPT list or a "
+            f'{{"synthetic": ...}} description; a dataset of one JSON object a line must be named '
+            f"{DATASET_SUFFIX} (rename it to {path.stem}{DATASET_SUFFIX})"
+        ) from None
+    if isinstance(document, dict) and synthetic.SYNTHETIC in document:
+        try:
+            made = synthetic.generate(document[synthetic.SYNTHETIC])
+        except synthetic.SyntheticError as error:
+            raise WorkloadError(f"{path}: {error}") from None
+        return [Prompt(text, synthetic.CATEGORY, tokens) for text, tokens in made]
+    if isinstance(document, list) and any(sharegpt.is_sharegpt(e) for e in document):
+        found = (sharegpt.prompt_of(e) for e in document if sharegpt.is_sharegpt(e))
+        return [Prompt(*prompt) for prompt in found if prompt]
+    raise WorkloadError(
+        f'{path}: a .json file must be a ShareGPT list ([{{"conversations": [{{"from": "human", ...}}]}}]) '
+        f'or {{"synthetic": {{"prompts": n, "input_tokens": ..., "output_tokens": ...}}}} (docs/load.md)'
+    )
+
+
+def hugging_face_refusal(value: str) -> str | None:
+    """Why ``benchmark.prompts`` naming a Hugging Face dataset (``hf:owner/name``) is refused, with the fix:
+    a sweep reads no data over the network at run time (a compute node has none, and the archive must hold
+    what was sent), so the dataset is exported to a file once, beforehand."""
+    if not value.startswith(HUGGING_FACE):
+        return None
+    name = value[len(HUGGING_FACE) :]
+    target = f"config/workloads/{name.split('/')[-1]}.jsonl"
+    return (
+        f"{value} names a Hugging Face dataset, which a sweep does not download (it runs offline and archives "
+        f'the prompts it sent); export it once where the network is: python -c "from datasets import '
+        f"load_dataset; load_dataset('{name}', split='train').to_json('{target}')\" "
+        f"(a ShareGPT-format set is read as it is; otherwise keep a 'prompt' column) and set benchmark.prompts "
+        f"to that file"
+    )
 
 
 def categories(prompts: list[Prompt]) -> list[str]:

@@ -406,6 +406,7 @@ REQUESTS_TABLE = _under("requests.csv")
 CATEGORIES_TABLE = _under("categories.csv")
 # The load levels in `vllm bench serve --save-result` field names (report/benchserve.py).
 BENCH_SERVE = _under("bench_serve.json")
+BENCH_SERVE_DIR = _under("bench_serve")  # <configuration>/<level>.json: vLLM's file; .requests.jsonl beside it
 
 
 @dataclass(frozen=True)
@@ -427,8 +428,7 @@ class WindowRequest:
     accepted: int | None = None
     malformed_events: int = 0
     exact_events: bool = False  # each event said how many tokens it carried (record/tokens.py)
-    # why the engine's speculation counts were refused (usable_speculation), speculation then None
-    speculation_refused: str | None = None
+    prompt_tokens: int | None = None  # the engine's prompt count (usage.prompt_tokens); None in older records
 
     @property
     def flagged(self) -> str | None:

@@ -350,8 +350,11 @@ def write(before: str, after: str, table: str, figure: str, progress: TextIO, ma
     """The compare job: comparison.csv and its figure (saying why, when nothing was compared), and the
     findings in words."""
     from specsweep.analyse.aggregate import write_csv
-    from specsweep.report import figures
+    from specsweep.report import compare_vllm, figures
 
+    if compare_vllm.vllm_result(before) is not None:  # a vllm bench serve --save-result file (issue 34)
+        compare_vllm.write(before, after, table, figure, progress)
+        return
     frame = compare(load(before), load(after), match)
     write_csv(frame, table)
     figures.save(
