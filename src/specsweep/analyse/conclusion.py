@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
+from specsweep.analyse import power
 from specsweep.analyse.replicates import NOT_ESTIMABLE_NOTE
 from specsweep.analyse.stats import CV_WARNING
 from specsweep.measure.claim import REMEASURED
@@ -108,6 +109,7 @@ def lines(rows: list[Row], results: str = "results", config_files: Sequence[str]
     out.append(f"  significantly faster than the baseline ({tests}): {', '.join(faster) or 'none'}")
     out.append(f"  significantly slower: {', '.join(slower) or 'none'}")
     out.append(f"  no demonstrated difference (or no test possible): {', '.join(unclear) or 'none'}")
+    out.extend(power.conclusion_lines(others))
     if across:
         out.append(f"  baseline measured on another machine (no speedup claimed): {', '.join(across)}")
     shaky = [f"{r['configuration']} ({reason})" for r in measured if (reason := noisy(r))]
