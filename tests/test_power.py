@@ -6,8 +6,9 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 
-from specsweep.analyse import conclusion, power, stats
+from specsweep.analyse import aggregate, conclusion, power, replicates, stats
 from specsweep.plan import design, detectable
 from specsweep.plan.config import validate_schema
 
@@ -73,7 +74,7 @@ def test_summary_columns_from_the_measured_spread():
 
 
 def test_summary_csv_has_the_columns():
-    assert set(power.SUMMARY_COLUMNS) <= set(__import__("specsweep.analyse.aggregate").analyse.aggregate.COLUMNS)
+    assert set(power.SUMMARY_COLUMNS) <= set(aggregate.COLUMNS)
 
 
 def test_the_conclusion_says_what_cannot_be_told_apart():
@@ -130,3 +131,33 @@ def test_plan_falls_back_to_the_stated_assumption(default_config, tmp_path):
         f"Detectable speedup: no earlier sweep of llama in {tmp_path / 'none.csv'} with 2 sessions; state the "
         "session noise as benchmark.assumed_session_cv_pct"
     ]
+
+
+def test_summary_table_gives_the_detectable_speedup_of_the_measured_sessions(default_config):
+    """Through the summary's own builder: 6 configurations x 3 sessions, one run each, log-normal sessions."""
+    from run_records import runs_of
+
+    configurations = design.configurations_of(_default(default_config, sessions=3))
+    rng = np.random.default_rng(3)
+    rates = {name: 60.0 * math.exp(rng.normal(0, 0.03)) for name in configurations}
+    records = {
+        name: [
+            {
+                "run": 0,
+                "prompt_index": 0,
+                "tokens": 300,
+                "text_sha256": "t",
+                "client": {"decode_tokens_per_s": rate, "ttft_s": 0.1, "itl_median_s": 0.015},
+            }
+        ]
+        for name, rate in rates.items()
+    }
+    runs = runs_of(records)
+    frame = aggregate.summary_table(aggregate.Measured(configurations, runs, {}, {}), {}, detect_pct=5.0)
+    sessions = design.sessions_of(configurations)
+    model = replicates.pooled({name: [runs[s] for s in names] for name, names in sessions.items()})
+    assert model.unit == "session" and model.df == 12
+    row = frame.set_index("configuration").loc["ngram-m8"]
+    assert row["detectable_pct"] == pytest.approx(power.detectable_pct(model.sd, 3, 3, 12, 5), rel=1e-9)
+    assert row["sessions_for_target"] == power.sessions_needed(5.0, model.sd, 6, 5)
+    assert list(frame.columns[-3:]) == list(power.SUMMARY_COLUMNS)
