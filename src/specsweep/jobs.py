@@ -202,6 +202,7 @@ def load_tables(smk: Any) -> None:
             smk.params.slo,
             {name: smk.output[name] for name in smk.output.keys()},  # noqa: SIM118 (Namedlist: names)
             progress,
+            smk.config["benchmark"]["equivalence_pct"],
         )
 
 
