@@ -503,7 +503,7 @@ def newest_launch_record(wildcards):
 
 def print_walltime():
     """onstart: the expected wall time of the sessions this run measures, before the first launch."""
-    from specsweep.plan import walltime
+    from specsweep.plan import detectable, walltime
 
     measuring = [
         job.wildcards.cfg
@@ -515,6 +515,8 @@ def print_walltime():
             table, _ = walltime.report(
                 {name: CONFIGURATIONS[name] for name in measuring}, BENCH
             )
+            # the whole design's power, read before this sweep's summary replaces the earlier one
+            table += detectable.lines(CONFIGURATIONS, BENCH, results_tree.SUMMARY)
         except Exception as error:  # an estimate must never stop the measurements
             table = [f"specsweep: no wall-time estimate ({error!r})"]
         print("\n".join(table), file=sys.stderr)
