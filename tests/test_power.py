@@ -101,16 +101,17 @@ def test_plan_uses_an_earlier_sweep_of_the_same_engine(default_config, tmp_path)
     summary = tmp_path / "summary.csv"
     pd.DataFrame(
         {
-            "configuration": ["x", "y", "z"],
-            "engine": ["llama", "llama", "other"],
-            "sessions": [3, 2, 5],
-            "decode_tok_s_between_session_cv": [0.02, 0.04, 0.50],
+            "configuration": ["x", "y", "z", "busy"],
+            "engine": ["llama", "llama", "other", "llama"],
+            "sessions": [3, 2, 5, 2],
+            "decode_tok_s_between_session_cv": [0.02, 0.04, 0.50, 1.8],
+            "contended_runs": [0, 0, 0, 7],  # another process's load is no launch noise
         }
     ).to_csv(summary, index=False)
     noise = detectable.earlier_noise(summary, {"llama"})
     assert noise is not None and math.isclose(noise.sd, math.sqrt((2 * 0.02**2 + 0.04**2) / 3))
     lines = detectable.lines(design.configurations_of(config), config["benchmark"], summary)
-    assert "measured" in lines[0] and "llama, 3 df" in lines[0]
+    assert "measured" in lines[0] and "llama, 3 df, 1 contended row(s) left out" in lines[0]
     found = power.detectable_pct(noise.sd, 2, 2, 6, 5)
     needed = power.sessions_needed(5, noise.sd, 6, 5)
     assert lines[1] == (

@@ -4,7 +4,9 @@ noise of an earlier sweep of the same engine in the results tree, else ``benchma
 The noise is the sessions' spread: summary.csv's ``decode_tok_s_between_session_cv`` (the standard deviation
 of a configuration's log session rates), pooled over the earlier sweep's rows of these engines with
 ``sessions - 1`` degrees of freedom each, as the summary pools it. It carries that sweep's runs per session;
-a design with other runs per session has a somewhat different session noise.
+a design with other runs per session has a somewhat different session noise. Rows measured under contention
+(``contended_runs``) are left out: another process's load is no launch-to-launch noise of the engine (one
+contended sweep on this project's 2-core VM had a session spread of 184 %).
 """
 
 from __future__ import annotations
@@ -36,17 +38,25 @@ def earlier_noise(summary_csv: str | Path, engines: set[str]) -> Noise | None:
     except (OSError, csv.Error):
         return None
     squares = df = 0.0
+    contended = 0
     for row in rows:
         try:
             cv, sessions = float(row.get("decode_tok_s_between_session_cv") or "nan"), int(row.get("sessions") or 0)
         except ValueError:
             continue
-        if row.get("engine") in engines and not math.isnan(cv) and sessions >= 2:
+        if row.get("engine") not in engines or math.isnan(cv) or sessions < 2:
+            continue
+        if float(row.get("contended_runs") or 0) > 0:
+            contended += 1
+        else:
             squares += (sessions - 1) * cv**2
             df += sessions - 1
     if not df:
         return None
-    return Noise(math.sqrt(squares / df), f"measured: {summary_csv}, engine {', '.join(sorted(engines))}, {df:.0f} df")
+    left_out = f", {contended} contended row(s) left out" if contended else ""
+    return Noise(
+        math.sqrt(squares / df), f"measured: {summary_csv}, engine {', '.join(sorted(engines))}, {df:.0f} df{left_out}"
+    )
 
 
 def lines(
