@@ -1,4 +1,4 @@
-"""The setting per load level (issue 33 item 4): at each level the best configuration, the ones equivalent
+"""The setting per load level: at each level the best configuration, the ones equivalent
 to it within ``benchmark.equivalence_pct``, or "not resolved"; load.csv's ``level_verdict``.
 
 Every pair of configurations at a level is compared on their paired sessions (session k with session k, as
