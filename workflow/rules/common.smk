@@ -433,10 +433,16 @@ def print_conclusion():
     ):  # --touch, --dry-run: nothing to conclude
         rows = conclusion.read(results_tree.SUMMARY)
         text = conclusion.lines(rows, results_tree.ROOT, workflow.overwrite_configfiles)
-        if os.path.exists(results_tree.LOAD_TABLE):  # the setting per load level (analyse/loadbest.py)
+        if os.path.exists(
+            results_tree.LOAD_TABLE
+        ):  # the setting per load level (analyse/loadbest.py)
             from specsweep.analyse import loadbest
 
             text[-1:-1] = loadbest.conclusion_lines(results_tree.LOAD_TABLE)
+        if os.path.exists(results_tree.SPECULATION_SCHEDULE):  # analyse/schedule.py
+            from specsweep.analyse import schedule
+
+            text[-1:-1] = schedule.conclusion_lines(results_tree.SPECULATION_SCHEDULE)
         print("\n".join(text), file=sys.stderr)
 
 

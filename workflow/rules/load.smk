@@ -4,7 +4,11 @@
 LOAD_TABLE_OUTPUTS = {
     "requests": results_tree.REQUESTS_TABLE,
     "categories": results_tree.CATEGORIES_TABLE,
-    **({"load": results_tree.LOAD_TABLE} if LOAD_LEVELS else {}),
+    **(
+        {"load": results_tree.LOAD_TABLE, "schedule": results_tree.SPECULATION_SCHEDULE}
+        if LOAD_LEVELS
+        else {}
+    ),
 }
 LOAD_FIGURE_OUTPUTS = {
     "categories": results_tree.figure("categories", "png"),

@@ -25,7 +25,7 @@ from typing import Any, TextIO
 import numpy as np
 import pandas as pd
 
-from specsweep.analyse import energy, loadbest, stats
+from specsweep.analyse import energy, loadbest, schedule, stats
 from specsweep.analyse.latency import (
     PERCENTILES,
     SECTIONING_WINDOWS,
@@ -665,5 +665,8 @@ def write_tables(
             ].to_string(index=False),
             file=progress,
         )
-        for line in crossover_lines(table) + loadbest.lines(table.to_dict("records")) + energy.contended_levels(table):
+        found = schedule.write(table, configurations, outputs["schedule"]) if "schedule" in outputs else []
+        for line in (
+            crossover_lines(table) + loadbest.lines(table.to_dict("records")) + found + energy.contended_levels(table)
+        ):
             print(line, file=progress)

@@ -434,6 +434,8 @@ def configuration_of_window(path: str | Path) -> str:
 LOAD_TABLE = _under("load.csv")
 REQUESTS_TABLE = _under("requests.csv")
 CATEGORIES_TABLE = _under("categories.csv")
+# The speculation setting per batch size, in vLLM's dynamic schedule form (analyse/schedule.py).
+SPECULATION_SCHEDULE = _under("speculation_schedule.json")
 # The load levels in `vllm bench serve --save-result` field names (report/benchserve.py).
 BENCH_SERVE = _under("bench_serve.json")
 BENCH_SERVE_DIR = _under("bench_serve")  # <configuration>/<level>.json: vLLM's file; .requests.jsonl beside it
