@@ -4,6 +4,8 @@ speculative-decoding set, Hugging Face ids refused offline with the fix, and eac
 from __future__ import annotations
 
 import json
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -115,13 +117,49 @@ def test_shipped_speculative_set_has_speed_bench_categories_interleaved():
     assert "SPEED-Bench" in header and "Spec-Bench" in header  # its inspiration, cited
 
 
-def test_a_hugging_face_id_is_refused_with_the_export_command():
+def test_a_hugging_face_id_without_the_datasets_library_is_refused_with_the_export_command(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "datasets", None)  # not installed (specsweep does not pin it)
     why = hugging_face_refusal("hf:anon8231489123/ShareGPT_Vicuna_unfiltered")
-    assert "load_dataset('anon8231489123/ShareGPT_Vicuna_unfiltered'" in why
+    assert "load_dataset('anon8231489123/ShareGPT_Vicuna_unfiltered', split='train')" in why
     assert "config/workloads/ShareGPT_Vicuna_unfiltered.jsonl" in why
     assert hugging_face_refusal("config/prompts.txt") is None
-    with pytest.raises(ConfigError, match="benchmark/prompts: hf:org/set names a Hugging Face dataset"):
+    with pytest.raises(ConfigError, match=r"hf:org/set names a Hugging Face dataset, which cannot be read here \(the "
+                       r"datasets library is not installed\)"):  # fmt: skip
         check_files({"benchmark": {"prompts": "hf:org/set"}, "engines": {}})
+
+
+class FakeRows:
+    """What datasets.load_dataset returns, as far as specsweep uses it."""
+
+    def __init__(self, rows: list[dict]) -> None:
+        self.rows, self.column_names = rows, list(rows[0])
+
+    def to_json(self, path: str) -> None:
+        Path(path).write_text("".join(json.dumps(row) + "\n" for row in self.rows))
+
+
+def test_a_hugging_face_id_is_read_through_datasets_where_installed_and_exported_once(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    asked = []
+
+    def load_dataset(name, split):
+        asked.append((name, split))
+        if name == "org/offline":
+            raise ConnectionError("Couldn't reach 'org/offline' on the Hub (LocalEntryNotFoundError)")
+        return FakeRows([{"prompt": "Say hello", "category": "chat"}, {"prompt": "Count to 3", "category": "math"}])
+
+    monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
+    config = {"benchmark": {"prompts": "hf:org/set:test"}, "engines": {}, "configurations": {}}
+    check_files(config)
+    exported = Path(config["benchmark"]["prompts"])
+    assert exported == Path("results/workloads/org--set-test.jsonl") and asked == [("org/set", "test")]
+    assert [(p.text, p.category) for p in read_workload(exported)] == [("Say hello", "chat"), ("Count to 3", "math")]
+    again = {"benchmark": {"prompts": "hf:org/set:test"}, "engines": {}, "configurations": {}}
+    check_files(again)  # the export is reused: the same prompts, no network
+    assert asked == [("org/set", "test")] and again["benchmark"]["prompts"] == str(exported)
+    with pytest.raises(ConfigError, match=r"cannot be read here \(ConnectionError: Couldn't reach"):
+        check_files({"benchmark": {"prompts": "hf:org/offline"}, "engines": {}})
 
 
 def test_each_format_has_its_provenance_for_the_archive(tmp_path):

@@ -19,7 +19,8 @@ from specsweep.plan.environment import check_multicast_off, policy_of
 from specsweep.plan.load_levels import check_load
 from specsweep.plan.model_ids import check_model_ids
 from specsweep.plan.registered import check_registered
-from specsweep.plan.workload import WorkloadError, hugging_face_refusal, read_workload
+from specsweep.plan.workload import HUGGING_FACE, WorkloadError, hugging_face_file, read_workload
+from specsweep.record import results
 
 
 def check(config: dict[str, Any], configurations: dict[str, Configuration], out: TextIO = sys.stderr) -> list[str]:
@@ -41,8 +42,12 @@ def check_engine_settings(config: dict[str, Any]) -> None:
 
 def check_files(config: dict[str, Any]) -> None:
     """Files the sweep reads must exist before anything is built or launched."""
-    if (refusal := hugging_face_refusal(str(config["benchmark"]["prompts"]))) is not None:
-        raise ConfigError(f"benchmark/prompts: {refusal}")
+    if str(config["benchmark"]["prompts"]).startswith(HUGGING_FACE):
+        try:  # read through the datasets library, exported once into the results tree, then a prompt file
+            exported = hugging_face_file(str(config["benchmark"]["prompts"]), Path(results.WORKLOADS))
+        except WorkloadError as error:
+            raise ConfigError(f"benchmark/prompts: {error}") from None
+        config["benchmark"]["prompts"] = str(exported)
     prompts = Path(config["benchmark"]["prompts"])
     kind = inputs.kind_of(prompts)
     if kind == "missing":

@@ -149,21 +149,56 @@ def _read_document(path: Path) -> list[Prompt]:
     )
 
 
-def hugging_face_refusal(value: str) -> str | None:
-    """Why ``benchmark.prompts`` naming a Hugging Face dataset (``hf:owner/name``) is refused, with the fix:
-    a sweep reads no data over the network at run time (a compute node has none, and the archive must hold
-    what was sent), so the dataset is exported to a file once, beforehand."""
+def hugging_face_refusal(value: str, why: str = "") -> str | None:
+    """Why ``benchmark.prompts`` naming a Hugging Face dataset (``hf:owner/name``) cannot be read here, with the
+    fix: export it once where the network is (a compute node has none, and the archive must hold what was
+    sent). ``why``: what went wrong (the datasets library missing, the dataset not to be had offline)."""
     if not value.startswith(HUGGING_FACE):
         return None
-    name = value[len(HUGGING_FACE) :]
+    name, split = _hugging_face_name(value)
     target = f"config/workloads/{name.split('/')[-1]}.jsonl"
     return (
-        f"{value} names a Hugging Face dataset, which a sweep does not download (it runs offline and archives "
-        f'the prompts it sent); export it once where the network is: python -c "from datasets import '
-        f"load_dataset; load_dataset('{name}', split='train').to_json('{target}')\" "
-        f"(a ShareGPT-format set is read as it is; otherwise keep a 'prompt' column) and set benchmark.prompts "
-        f"to that file"
+        f"{value} names a Hugging Face dataset, which cannot be read here ({why or 'not exported yet'}); export "
+        f'it once where the network is: python -c "from datasets import load_dataset; '
+        f"load_dataset('{name}', split='{split}').to_json('{target}')\" (a ShareGPT-format set is read as it "
+        f"is; otherwise keep a 'prompt' column) and set benchmark.prompts to that file"
     )
+
+
+def hugging_face_file(value: str, folder: Path) -> Path:
+    """``hf:owner/name[:split]`` (split ``train`` by default) read through the ``datasets`` library where it is
+    installed (from its cache when HF_HUB_OFFLINE is set), exported once to ``folder/<owner>--<name>-<split>
+    .jsonl``, which the sweep then reads and archives as any prompt file. A WorkloadError with the export
+    command where the library is missing or the dataset cannot be had."""
+    name, split = _hugging_face_name(value)
+    path = folder / f"{name.replace('/', '--')}-{split}{DATASET_SUFFIX}"
+    if path.is_file():
+        return path  # exported by an earlier run: the same prompts, with no network
+    try:
+        import datasets  # optional: not one of specsweep's pinned packages
+    except ImportError:
+        raise WorkloadError(hugging_face_refusal(value, "the datasets library is not installed") or "") from None
+    try:
+        rows = datasets.load_dataset(name, split=split)
+    except Exception as error:  # offline, unknown id, no such split: the library's own words
+        raise WorkloadError(hugging_face_refusal(value, f"{type(error).__name__}: {error}") or "") from None
+    columns = set(rows.column_names)
+    if not columns & {"conversations", "prompt"}:
+        raise WorkloadError(
+            f"{value}: has no 'conversations' (ShareGPT) or 'prompt' column (it has {', '.join(sorted(columns))}); "
+            f"export it with a 'prompt' column and set benchmark.prompts to that file"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    rows.to_json(str(partial))  # JSON lines, one row each
+    partial.replace(path)
+    return path
+
+
+def _hugging_face_name(value: str) -> tuple[str, str]:
+    """``hf:owner/name[:split]`` -> (owner/name, split)."""
+    name, _, split = value[len(HUGGING_FACE) :].partition(":")
+    return name, split or "train"
 
 
 def categories(prompts: list[Prompt]) -> list[str]:

@@ -434,6 +434,8 @@ def configuration_of_window(path: str | Path) -> str:
 LOAD_TABLE = _under("load.csv")
 REQUESTS_TABLE = _under("requests.csv")
 CATEGORIES_TABLE = _under("categories.csv")
+# Hugging Face datasets exported once as prompt files (plan/workload.py hugging_face_file).
+WORKLOADS = _under("workloads")
 # The speculation setting per batch size, in vLLM's dynamic schedule form (analyse/schedule.py).
 SPECULATION_SCHEDULE = _under("speculation_schedule.json")
 # The load levels in `vllm bench serve --save-result` field names (report/benchserve.py).
