@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from specsweep.report import compare as compare_results
-from specsweep.report.compare_vllm import ONE_RUN, compare, sweep_files, vllm_result
+from specsweep.report.compare_vllm import ONE_RUN, aiperf_result, compare, peer_result, sweep_files, vllm_result
 
 FIXTURE = Path(__file__).parent / "fixtures" / "vllm_save_result_009e6d4a.json"
 
@@ -55,3 +55,27 @@ def test_the_compare_job_takes_a_vllm_file_as_before_and_reads_an_archive_after(
     written = pd.read_csv(table)
     assert len(written[written["metric"] == "output_throughput"]) == 2 and figure.exists()
     assert "(vllm bench serve, max_concurrency 2, request_rate inf)" in progress.getvalue()
+
+
+AIPERF = Path(__file__).parent / "fixtures" / "aiperf_0.13.0_profile_export_aiperf.json"  # written by AIPerf
+
+
+def test_an_aiperf_export_reads_as_a_peer_run_in_vllm_fields():
+    found = aiperf_result(AIPERF)
+    assert found["tool"] == "AIPerf 0.13.0" and (found["max_concurrency"], found["request_rate"]) == (2, "inf")
+    assert found["output_throughput"] == pytest.approx(18.551415168404418)  # output_token_throughput avg
+    assert found["median_tpot_ms"] == pytest.approx(40.85722340322581)  # inter_token_latency p50 (vLLM's TPOT)
+    assert found["median_itl_ms"] == pytest.approx(29.283181)  # inter_chunk_latency p50 (vLLM's ITL)
+    assert found["median_e2el_ms"] == pytest.approx(3298.5395175) and found["model_id"] == "smollm2-135m"
+    assert aiperf_result(FIXTURE) is None and vllm_result(AIPERF) is None  # each told from the other
+    assert peer_result(FIXTURE)["tool"] == "vllm bench serve" and peer_result(AIPERF)["tool"] == "AIPerf 0.13.0"
+
+
+def test_the_compare_job_takes_an_aiperf_export_as_before(tmp_path):
+    table, figure, progress = tmp_path / "comparison.csv", tmp_path / "comparison.png", io.StringIO()
+    compare_results.write(str(AIPERF), str(sweep(tmp_path / "sweep")), str(table), str(figure), progress)
+    written = pd.read_csv(table)
+    output = written[written["metric"] == "output_throughput"].set_index("configuration")
+    assert set(output.index) == {"base", "eagle"}  # at AIPerf's concurrency 2; eagle's c4 is another level
+    assert output.loc["eagle", "before"] == pytest.approx(18.551415168404418)
+    assert "(AIPerf 0.13.0, max_concurrency 2, request_rate inf)" in progress.getvalue()
