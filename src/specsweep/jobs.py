@@ -243,7 +243,7 @@ def pack_archive(smk: Any) -> None:
     """Everything of the sweep plus the code that made it, as one deterministic .tar.gz."""
     from specsweep.archive import archive
 
-    inputs = {name: [str(p) for p in paths] for name, paths in smk.input.items() if name != "prompts"}
+    inputs = {name: archive.files_of(str(p) for p in paths) for name, paths in smk.input.items() if name != "prompts"}
     with progress_to(smk.log[0]) as progress:
         archive.pack_sweep(
             smk.params.config, smk.input.prompts, inputs, smk.params.source, smk.params.name, smk.output[0], progress
@@ -268,7 +268,7 @@ def check_rebuild(smk: Any) -> None:
     """In an unpacked archive: the rebuilt files must equal the archived ones; the rest is listed as not checked."""
     from specsweep.archive import archive
 
-    names = [str(p) for p in smk.input if str(p) != archive.MANIFEST]
+    names = archive.files_of(str(p) for p in smk.input if str(p) != archive.MANIFEST)
     with progress_to(smk.log[0]) as progress:
         archive.write_rebuild_check(
             Path(smk.input.manifest).parent, names, dict(smk.params.not_checked), smk.output[0], progress

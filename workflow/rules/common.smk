@@ -344,7 +344,7 @@ ARCHIVE_NAME = f"specsweep-{CONFIG_SHA256[:12]}"
 ARCHIVE = results_tree.archive_file(ARCHIVE_NAME)
 # The load and workload tables and figures (load.smk); the load ones only with benchmark.load.
 LOAD_TABLES = [results_tree.REQUESTS_TABLE, results_tree.CATEGORIES_TABLE] + (
-    [results_tree.LOAD_TABLE] if LOAD_LEVELS else []
+    [results_tree.LOAD_TABLE, results_tree.SPECULATION_SCHEDULE] if LOAD_LEVELS else []
 )
 LOAD_FIGURES = [
     results_tree.figure(name, fmt)
@@ -353,7 +353,9 @@ LOAD_FIGURES = [
     for fmt in results_tree.FIGURE_FORMATS
 ]
 LOAD_OUTPUTS = (
-    LOAD_TABLES + LOAD_FIGURES + ([results_tree.BENCH_SERVE] if LOAD_LEVELS else [])
+    LOAD_TABLES
+    + LOAD_FIGURES
+    + ([results_tree.BENCH_SERVE, results_tree.BENCH_SERVE_DIR] if LOAD_LEVELS else [])
 )
 FIGURES = [
     results_tree.figure(name, fmt)

@@ -312,6 +312,16 @@ credential) were redacted, and the values of declared secrets (api_key_env, from
 """
 
 
+def files_of(paths: Iterable[str]) -> list[str]:
+    """The paths with each folder (a rule's directory output: results/bench_serve/) replaced by its files,
+    sorted: what the archive packs and its rebuild compares, file by file."""
+    return [
+        str(found)
+        for path in paths
+        for found in (sorted(f for f in Path(path).rglob("*") if f.is_file()) if Path(path).is_dir() else [path])
+    ]
+
+
 def pack_sweep(
     config: dict[str, Any],
     prompts: str,

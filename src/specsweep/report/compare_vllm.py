@@ -7,6 +7,7 @@ A peer's file is one run with no samples but its aggregates, so no interval or t
 say so, and a model that differs is named. Both sides share vLLM's definitions (TPOT, percentiles,
 ``output_throughput`` over the whole run, ramp-up and drain included), so the ratios compare like with like.
 """
+
 from __future__ import annotations
 
 import json
