@@ -188,6 +188,12 @@ def _ancestors(key: str) -> list[str]:
         (lambda c: c["benchmark"].update(sessions=100000), "benchmark/sessions"),
         (lambda c: c["benchmark"].update(load={"concurrency": [10**9]}), "benchmark/load/concurrency/0"),
         (lambda c: c["benchmark"].update(load={"concurrency": [1], "windows": 10**7}), "benchmark/load/windows"),
+        (lambda c: c["benchmark"].update(load={"request_rate": [1.0], "burstiness": 0}), "benchmark/load/burstiness"),
+        (lambda c: c["benchmark"].update(load={"request_rate": [1.0], "burstiness": 1e6}), "benchmark/load/burstiness"),
+        (
+            lambda c: c["benchmark"].update(load={"request_rate": [1.0], "arrivals": "uniform"}),
+            "benchmark/load/arrivals",
+        ),
     ],
 )
 def test_non_finite_numbers_and_absurd_sizes_are_refused_naming_the_key(default_config, edit, key):

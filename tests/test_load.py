@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 import threading
 import time
 
@@ -12,8 +13,10 @@ from specsweep.plan.config import ConfigError, Configuration
 from specsweep.plan.load_levels import (
     CONCURRENCY,
     REQUEST_RATE,
+    Arrivals,
     LoadLevel,
     arrival_times,
+    arrivals_of,
     check_load,
     levels_of,
     window_seed,
@@ -38,6 +41,51 @@ def test_arrivals_are_seeded_poisson():
     gaps = [b - a for a, b in itertools.pairwise(first)]
     assert sum(gaps) / len(gaps) == pytest.approx(0.25, rel=0.08)  # mean gap 1 / rate
     assert window_seed(1, 0) != window_seed(1, 1)
+
+
+def _gaps(times: list[float]) -> list[float]:
+    return [b - a for a, b in itertools.pairwise(times)]
+
+
+def _cv(gaps: list[float]) -> float:
+    mean = sum(gaps) / len(gaps)
+    return (sum((g - mean) ** 2 for g in gaps) / len(gaps)) ** 0.5 / mean
+
+
+@pytest.mark.parametrize("burstiness", [0.25, 1.0, 4.0, 100.0])
+def test_burstiness_shapes_gamma_gaps_of_mean_one_over_rate(burstiness):
+    """vLLM's --burstiness: gamma gaps of shape b and scale 1/(rate b), so the mean is 1/rate and the
+    coefficient of variation 1/sqrt(b) (1: Poisson; large: nearly constant)."""
+    arrivals = Arrivals(burstiness=burstiness)
+    times = arrival_times(4.0, 4000, 3, arrivals)
+    assert times == arrival_times(4.0, 4000, 3, arrivals) and times[0] == 0.0  # seeded
+    gaps = _gaps(times)
+    assert sum(gaps) / len(gaps) == pytest.approx(0.25, rel=0.06)
+    assert _cv(gaps) == pytest.approx(burstiness**-0.5, rel=0.08)
+
+
+def test_burstiness_one_keeps_the_earlier_poisson_schedule():
+    """Records made before burstiness existed were measured on expovariate gaps: the default keeps them."""
+    generator, times = random.Random(window_seed(1, 2)), [0.0]
+    for _ in range(9):
+        times.append(times[-1] + generator.expovariate(2.0))
+    assert arrival_times(2.0, 10, window_seed(1, 2), arrivals_of({"load": {"burstiness": 1.0}})) == times
+
+
+def test_constant_arrivals_every_one_over_rate_and_recorded_as_vllm_writes_them():
+    arrivals = arrivals_of({"load": {"arrivals": "constant"}})
+    assert arrival_times(4.0, 5, 9, arrivals) == pytest.approx([0.0, 0.25, 0.5, 0.75, 1.0])
+    assert arrivals.as_dict() == {"shape": "constant", "burstiness": "inf"}
+    assert arrivals_of({}).as_dict() == {"shape": "gamma", "burstiness": 1.0}
+    with pytest.raises(ConfigError, match=r"benchmark/load/burstiness: 2.0 shapes gamma gaps.*arrivals is constant"):
+        arrivals_of({"load": {"arrivals": "constant", "burstiness": 2.0}})
+
+
+@pytest.mark.quiet  # times its sends to 10 ms: beside other tests a thread may wait longer
+def test_open_loop_window_sends_on_the_shaped_schedule():
+    arrivals = Arrivals("constant")
+    sent, _ = run_window(LoadLevel(REQUEST_RATE, 50.0), 6, lambda i: None, seed=5, arrivals=arrivals)
+    assert [s.sent_s for s in sent] == pytest.approx([0.02 * i for i in range(6)], abs=0.01)
 
 
 def test_closed_loop_keeps_exactly_n_in_flight():

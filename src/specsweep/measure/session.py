@@ -50,7 +50,7 @@ from specsweep.measure.rate_check import DEFAULT_TOLERANCE_PCT, exclusion_reason
 from specsweep.plan import references
 from specsweep.plan.config import Configuration
 from specsweep.plan.environment import Policy
-from specsweep.plan.load_levels import LoadLevel, levels_of, window_seed
+from specsweep.plan.load_levels import REQUEST_RATE, LoadLevel, arrivals_of, levels_of, window_seed
 from specsweep.plan.walltime import load_windows_left
 from specsweep.plan.workload import Prompt, read_workload
 from specsweep.record import history, results
@@ -771,7 +771,8 @@ def _measured_window(
     engine.flush_cache(base_url)
     before = engine.scrape_counters(base_url)
     started_at = now_iso()
-    sent, duration = run_window(level, requests, send, window_seed(int(load["seed"]), window))
+    arrivals = arrivals_of(benchmark)
+    sent, duration = run_window(level, requests, send, window_seed(int(load["seed"]), window), arrivals)
     after = engine.scrape_counters(base_url)
     recorded = [replace(s.result, sent_s=s.sent_s) for s in sent]
     # each request's end as its record says (its last token), not when its thread got back: the record
@@ -788,6 +789,7 @@ def _measured_window(
         steady_start_s=steady_start,
         steady_end_s=steady_end,
         warmup=warmup,
+        arrivals=arrivals.as_dict() if level.kind == REQUEST_RATE else None,
     )
 
 

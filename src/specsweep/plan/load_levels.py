@@ -3,8 +3,9 @@
 Two kinds of level (``benchmark.load`` in the config):
 
 * ``concurrency: N`` - closed loop: N requests in flight, the next sent as soon as one finishes;
-* ``request_rate: R`` - open loop: Poisson arrivals at R requests/s from a seeded generator, so a
-  rerun (and every configuration) sends the same schedule.
+* ``request_rate: R`` - open loop: R requests/s on average from a seeded generator, so a rerun (and every
+  configuration) sends the same schedule. The gaps follow ``arrivals`` (sweep-wide, so labels stay r<R>):
+  gamma gaps of shape ``burstiness`` as vLLM's ``--burstiness`` (1: Poisson), or ``constant`` ones.
 
 A measured repetition is a window of ``requests_per_window`` requests (``specsweep.measure.load``),
 of which the steady interval counts; each level's windows follow one discarded warmup window.
@@ -92,13 +93,59 @@ def check_slots(
             )
 
 
-def arrival_times(rate: float, requests: int, seed: int) -> list[float]:
-    """Poisson arrivals: the first request at 0 s, then exponential gaps of mean 1/rate, seeded."""
-    generator = random.Random(seed)
-    times = [0.0]
-    for _ in range(requests - 1):
-        times.append(times[-1] + generator.expovariate(rate))
-    return times
+GAMMA = "gamma"
+CONSTANT = "constant"
+
+
+@dataclass(frozen=True)
+class Arrivals:
+    """The open loop's gaps between arrivals (``benchmark.load.arrivals``, ``burstiness``), as vLLM's
+    ``get_request`` (vllm/benchmarks/serve.py) defines them: gamma with shape ``burstiness`` and scale
+    1 / (rate x burstiness), so the mean gap is 1/rate whatever the burstiness and the coefficient of
+    variation 1/sqrt(burstiness): 1 is Poisson, below 1 burstier, large nearly constant; ``constant`` is
+    vLLM's burstiness = inf, every gap 1/rate."""
+
+    shape: str = GAMMA  # GAMMA or CONSTANT
+    burstiness: float = 1.0
+
+    def times(self, rate: float, requests: int, seed: int) -> list[float]:
+        """The first request at 0 s, then seeded gaps of mean 1/rate."""
+        generator = random.Random(seed)
+        times = [0.0]
+        for _ in range(requests - 1):
+            times.append(times[-1] + self._gap(generator, rate))
+        return times
+
+    def _gap(self, generator: random.Random, rate: float) -> float:
+        if self.shape == CONSTANT:
+            return 1.0 / rate
+        if self.burstiness == 1.0:  # the exponential draw: the schedules of records made before burstiness
+            return generator.expovariate(rate)
+        return generator.gammavariate(self.burstiness, 1.0 / (rate * self.burstiness))
+
+    def as_dict(self) -> dict[str, Any]:
+        """What a window record keeps; ``burstiness`` as vLLM writes it (its result files' inf: constant)."""
+        return {"shape": self.shape, "burstiness": "inf" if self.shape == CONSTANT else self.burstiness}
+
+
+POISSON = Arrivals()  # the default: burstiness 1
+
+
+def arrivals_of(benchmark: dict[str, Any]) -> Arrivals:
+    """The sweep's open-loop arrivals (``benchmark.load.arrivals`` and ``burstiness``; Poisson by default)."""
+    load = benchmark.get("load") or {}
+    shape = load.get("arrivals", GAMMA)
+    if shape == CONSTANT and "burstiness" in load:
+        raise ConfigError(
+            f"benchmark/load/burstiness: {load['burstiness']} shapes gamma gaps, but benchmark/load/arrivals is "
+            f"constant (every gap 1/rate); remove burstiness, or set arrivals: gamma"
+        )
+    return Arrivals(shape, float(load.get("burstiness", 1.0)))
+
+
+def arrival_times(rate: float, requests: int, seed: int, arrivals: Arrivals = POISSON) -> list[float]:
+    """The open loop's send times at ``rate`` (Poisson unless ``arrivals`` says otherwise), seeded."""
+    return arrivals.times(rate, requests, seed)
 
 
 def window_seed(seed: int, window: int) -> int:
@@ -116,6 +163,7 @@ def check_load(benchmark: dict[str, Any], configurations: dict[str, Configuratio
                     f"{configuration.name}) cannot render the model's chat template here; set "
                     f"chat_template: false, or put the template into the prompts"
                 )
+    arrivals_of(benchmark)  # burstiness set with constant arrivals
     levels = levels_of(benchmark)
     if levels:
         check_slots(

@@ -474,6 +474,9 @@ class Window:
     steady_end_s: float | None = None
     warmup: bool = False
     telemetry: dict[str, Any] | None = None  # sampled while the window was measured (measure/telemetry.py)
+    # an open-loop window's arrival shape (load_levels.Arrivals.as_dict); None: closed loop, or an older
+    # record (Poisson then)
+    arrivals: dict[str, Any] | None = None
 
     @property
     def label(self) -> str:
@@ -507,6 +510,7 @@ class Window:
     def to_json(self) -> dict[str, Any]:
         return {
             "level": self.level,
+            "arrivals": self.arrivals,
             "window": self.window,
             "warmup": self.warmup,
             "started_at": self.started_at,
@@ -533,6 +537,7 @@ class Window:
             steady_end_s=data.get("steady_end_s"),
             warmup=bool(data.get("warmup", False)),
             telemetry=data.get("telemetry"),
+            arrivals=data.get("arrivals"),
         )
         if not window.duration_s > 0:  # also NaN: every rate of the window divides by it
             raise ValueError(f"duration_s is {data['duration_s']!r}, not a positive number of seconds")

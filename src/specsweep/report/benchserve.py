@@ -171,7 +171,9 @@ def save_result(windows: Sequence[Window], label: str, meta: dict[str, Any], slo
         "tokenizer_id": meta.get("model_id"),  # the server's own tokenizer counts every token here
         "num_prompts": sum(len(w.requests) for w in windows),
         "request_rate": level.get("value") if level.get("kind") != CONCURRENCY else "inf",
-        "burstiness": 1.0,  # Poisson arrivals (measure/load.py), vLLM's default
+        # the open loop's gamma shape as the window recorded it ("inf": constant gaps); 1.0 (vLLM's default,
+        # Poisson) for a closed loop or an older record
+        "burstiness": (windows[0].arrivals or {}).get("burstiness", 1.0),
         "max_concurrency": level.get("value") if level.get("kind") == CONCURRENCY else None,
         **level_result(windows, slo=slo or None),
     }
