@@ -14,6 +14,11 @@ rule bench:
             for label in LOAD_LABELS
             for w in WINDOWS
         ],
+        **(
+            {"rate_search": results_tree.rate_search_file("{cfg}")}
+            if RATE_SEARCH
+            else {}
+        ),
     log:
         "logs/bench/{cfg}.log",
     priority: bench_priority

@@ -5,6 +5,7 @@ LOAD_TABLE_OUTPUTS = {
     "requests": results_tree.REQUESTS_TABLE,
     "categories": results_tree.CATEGORIES_TABLE,
     **({"load": results_tree.LOAD_TABLE} if LOAD_LEVELS else {}),
+    **({"slo_rate": results_tree.SLO_RATE_TABLE} if RATE_SEARCH else {}),
 }
 LOAD_FIGURE_OUTPUTS = {
     "categories": results_tree.figure("categories", "png"),
@@ -44,6 +45,7 @@ rule load_tables:
     input:
         runs=run_files,
         windows=window_files,
+        searches=rate_search_files,
     output:
         **reported(LOAD_TABLE_OUTPUTS, REPORTED_TABLES),
     log:

@@ -21,6 +21,7 @@ from typing import Any
 from specsweep.engines import ADAPTERS
 from specsweep.engines.base import Engine
 from specsweep.plan.config import ConfigError, Configuration
+from specsweep.plan.rate_search import rate_search_of
 
 CONCURRENCY = "concurrency"
 REQUEST_RATE = "request_rate"
@@ -164,6 +165,7 @@ def check_load(benchmark: dict[str, Any], configurations: dict[str, Configuratio
                     f"chat_template: false, or put the template into the prompts"
                 )
     arrivals_of(benchmark)  # burstiness set with constant arrivals
+    rate_search_of(benchmark)  # its range and objectives
     levels = levels_of(benchmark)
     if levels:
         check_slots(

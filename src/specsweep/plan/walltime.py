@@ -2,7 +2,7 @@
 
 Per session (configuration-instance, ``design``) the seconds of each phase of measure/session.py: launch
 until ready, warmup requests, the single-request runs (runs x (TTFT + max_tokens / decode rate)), each
-load level's warmup window and measured windows, teardown. Each phase comes from the first of:
+load level's warmup window and measured windows, the rate search's probes, teardown. Each phase comes from the first of:
 
 1. the records of an earlier session of the same instance in the results tree (``results/<name>/``);
 2. those of the configuration's other sessions (``<name>-s<k>``, ``<baseline>-end``), their median;
@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from specsweep.plan.config import Configuration
-from specsweep.plan.load_levels import CONCURRENCY, LoadLevel, levels_of, warmup_windows
+from specsweep.plan.load_levels import CONCURRENCY, REQUEST_RATE, LoadLevel, levels_of, warmup_windows
+from specsweep.plan.rate_search import rate_search_of
 from specsweep.record import results
 from specsweep.record.clock import epoch_seconds
 
@@ -250,6 +251,7 @@ def _session_estimate(configuration: Configuration, benchmark: dict[str, Any], t
     ]
     for level in levels_of(benchmark):
         phases += _level_phases(level, benchmark, tiers, request_s)
+    phases += _search_phases(benchmark, request_s)
     phases.append(Phase(TEARDOWN, "teardown", *pick(lambda m: m.teardown_s, assumed.teardown_s)))
     return SessionEstimate(configuration.name, configuration.kind, tuple(phases))
 
@@ -266,6 +268,22 @@ def _level_phases(level: LoadLevel, benchmark: dict[str, Any], tiers: list[_Tier
         warm = _first(tiers, lambda m: m.warmup_window_s_per_token.get(label))
         warm_s, warm_source = (warm[0] * tokens, warm[1]) if warm else (window_s, f"{source} (as a measured window)")
         phases.insert(0, Phase(WARMUP_WINDOWS, f"{label} warmup window", warm_s, warm_source))
+    return phases
+
+
+def _search_phases(benchmark: dict[str, Any], request_s: float) -> list[Phase]:
+    """The rate search's probes (``benchmark.load.rate_search``), each after a warmup window where levels have
+    one: at most 1 + steps open-loop windows, each assumed at ``low`` (the longest schedule) since the
+    rates probed depend on what passes."""
+    search = rate_search_of(benchmark)
+    if search is None:
+        return []
+    level = LoadLevel(REQUEST_RATE, search.low)
+    window_s, source = _assumed_window(level, int(benchmark["load"]["requests_per_window"]), request_s)
+    source = f"{source}, each probe at low"
+    phases = [Phase(WINDOWS, f"rate search probes (at most {search.probes})", search.probes * window_s, source)]
+    if warmup_windows(benchmark):
+        phases.insert(0, Phase(WARMUP_WINDOWS, "rate search warmup windows", search.probes * window_s, source))
     return phases
 
 

@@ -88,6 +88,8 @@ failed_dir = _in_configuration("failed")
 history_dir = _in_configuration("history")
 # load/<level>/window_<w>.json: the load windows of a session (benchmark.load).
 load_dir = _in_configuration("load")
+# load/rate_search.json: the session's SLO rate search (benchmark.load.rate_search)
+rate_search_file = _in_configuration("load", "rate_search.json")
 configuration_dir = _in_configuration()
 # .session/: hard links to a running session's files under names Snakemake does not know (Snakemake deletes
 # a failed job's outputs); a killed session leaves them behind, and history keeps them.
@@ -402,6 +404,7 @@ def configuration_of_window(path: str | Path) -> str:
 
 # Tables and figures of load levels and prompt categories (docs/load.md).
 LOAD_TABLE = _under("load.csv")
+SLO_RATE_TABLE = _under("slo_rate.csv")  # the rate search's found rate per configuration
 REQUESTS_TABLE = _under("requests.csv")
 CATEGORIES_TABLE = _under("categories.csv")
 # The load levels in `vllm bench serve --save-result` field names (report/benchserve.py).
@@ -557,3 +560,65 @@ def load_windows(paths: Iterable[str | Path]) -> dict[str, list[Window]]:
     for path in paths:
         windows.setdefault(configuration_of_window(path), []).append(read_window(path))
     return windows
+
+
+@dataclass(frozen=True)
+class RateProbe:
+    """One window of the SLO rate search (measure/rate_search.py) at ``rate`` requests/s and its verdict."""
+
+    rate: float
+    verdict: str  # meets, misses or saturated
+    why: str
+    requests: int  # the requests judged: those sent within the window's steady interval
+    measured_ms: dict[str, float] = field(default_factory=dict)  # objective key -> the window's percentile
+    duration_s: float = 0.0
+
+    @property
+    def meets(self) -> bool:
+        return self.verdict == "meets"
+
+
+@dataclass(frozen=True)
+class RateSearchRecord:
+    """A session's SLO rate search: the range and resolution it bisected, its probes in order, and the
+    highest rate that met every objective (None: even ``low`` missed)."""
+
+    low: float
+    high: float
+    steps: int
+    resolution: float  # (high - low) / 2**steps: the answer lies this close below the boundary
+    probes: list[RateProbe]
+    found_rate: float | None
+    arrivals: dict[str, Any] | None = None  # the probes' arrival shape (load_levels.Arrivals.as_dict)
+
+    @property
+    def at_ceiling(self) -> bool:
+        """Every probe met the SLOs: the highest rate that does may lie above ``high``."""
+        return self.found_rate is not None and all(p.meets for p in self.probes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "at_ceiling": self.at_ceiling}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RateSearchRecord:
+        return cls(
+            low=float(data["low"]),
+            high=float(data["high"]),
+            steps=int(data["steps"]),
+            resolution=float(data["resolution"]),
+            probes=[RateProbe(**p) for p in data["probes"]],
+            found_rate=None if data["found_rate"] is None else float(data["found_rate"]),
+            arrivals=data.get("arrivals"),
+        )
+
+
+def read_rate_search(path: str | Path) -> RateSearchRecord:
+    try:
+        return RateSearchRecord.from_json(json.loads(Path(path).read_text()))
+    except (AttributeError, KeyError, TypeError, ValueError) as error:
+        raise DamagedFile(Path(path), f"not a rate search record: {error!r}") from None
+
+
+def load_rate_searches(paths: Iterable[str | Path]) -> dict[str, RateSearchRecord]:
+    """results/<cfg>/load/rate_search.json records by configuration (session instance)."""
+    return {Path(path).parents[1].name: read_rate_search(path) for path in paths}

@@ -63,6 +63,7 @@ def level_result(
     duration = sum(w.duration_s for w in windows)
     samples: dict[str, list[float]] = {metric: [] for metric in METRICS}
     good = 0
+    goodput = {key: limit for key, limit in (slo or {}).items() if key in GOODPUT}  # not the rate search's
     for request in requests:
         latency = request_latency(request.arrivals_us, request.tokens, request.e2e_s)
         tpot = (latency.e2e_s - latency.ttft_s) / (request.tokens - 1) if request.tokens > 1 else None
@@ -72,7 +73,7 @@ def level_result(
         if tpot is not None:
             samples["tpot"].append(tpot)
         measured = {"ttft": latency.ttft_s, "tpot": tpot or 0.0, "e2el": latency.e2e_s}
-        good += all(measured[GOODPUT[key]] * 1000 <= limit for key, limit in (slo or {}).items())
+        good += all(measured[GOODPUT[key]] * 1000 <= limit for key, limit in goodput.items())
     output = sum(r.tokens for r in requests)
     prompt_counts = [r.prompt_tokens for r in requests]
     total_input = sum(prompt_counts) if None not in prompt_counts else None  # type: ignore[arg-type]
@@ -88,7 +89,7 @@ def level_result(
         "total_input_tokens": total_input,
         "total_output_tokens": output,
         "request_throughput": rate(len(requests)),
-        "request_goodput": rate(good) if slo else None,
+        "request_goodput": rate(good) if goodput else None,
         "output_throughput": rate(output),
         "total_token_throughput": rate(total_input + output) if total_input is not None else None,
         "latencies": samples["e2el"],
