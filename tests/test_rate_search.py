@@ -162,6 +162,12 @@ def test_sessions_below_the_range_or_at_its_ceiling_are_named():
     assert "at the ceiling in 1 of 1 session(s): raise high above 8" in table.loc["spec", "note"]
 
 
+def test_sessions_that_agree_name_the_step_as_their_uncertainty():
+    table = slo_rate_table(configurations(2), {s: record(3.0) for s in ("base", "base-s2", "spec", "spec-s2")})
+    assert (table["slo_rate_ci95_low"] == table["slo_rate_ci95_high"]).all()
+    assert table["note"].str.contains("every session found the same rate: its uncertainty is the search step").all()
+
+
 def test_walltime_and_the_job_time_limit_count_the_probes():
     benchmark = {
         "runs": 1,

@@ -243,7 +243,11 @@ def window_files(wildcards):
 
 
 def rate_search_files(wildcards):
-    return [results_tree.rate_search_file(name) for name in CONFIGURATIONS] if RATE_SEARCH else []
+    return (
+        [results_tree.rate_search_file(name) for name in CONFIGURATIONS]
+        if RATE_SEARCH
+        else []
+    )
 
 
 def run_files(wildcards):
@@ -351,9 +355,11 @@ CONFIG_SHA256 = sweep_provenance.config_sha256(config)
 ARCHIVE_NAME = f"specsweep-{CONFIG_SHA256[:12]}"
 ARCHIVE = results_tree.archive_file(ARCHIVE_NAME)
 # The load and workload tables and figures (load.smk); the load ones only with benchmark.load.
-LOAD_TABLES = [results_tree.REQUESTS_TABLE, results_tree.CATEGORIES_TABLE] + (
-    [results_tree.LOAD_TABLE] if LOAD_LEVELS else []
-) + ([results_tree.SLO_RATE_TABLE] if RATE_SEARCH else [])
+LOAD_TABLES = (
+    [results_tree.REQUESTS_TABLE, results_tree.CATEGORIES_TABLE]
+    + ([results_tree.LOAD_TABLE] if LOAD_LEVELS else [])
+    + ([results_tree.SLO_RATE_TABLE] if RATE_SEARCH else [])
+)
 LOAD_FIGURES = [
     results_tree.figure(name, fmt)
     for name in ["categories"]

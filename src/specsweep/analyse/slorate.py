@@ -47,6 +47,8 @@ def _interval(rates: list[float]) -> tuple[float, float]:
 
 def _note(records: list[RateSearchRecord]) -> str:
     notes = [] if len(records) > 1 else ["one session: no interval"]
+    if len(records) > 1 and len({r.found_rate for r in records}) == 1:  # bisection's grid: a zero-width interval
+        notes.append(f"every session found the same rate: its uncertainty is the search step {records[0].resolution:g}")
     if below := sum(r.found_rate is None for r in records):
         notes.append(f"below low {records[0].low:g} in {below} of {len(records)} session(s)")
     if ceiling := sum(r.at_ceiling for r in records):
