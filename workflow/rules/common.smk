@@ -412,7 +412,8 @@ def archive_inputs(wildcards):
         "runs": [
             str(path) for path in results_tree.with_extra_runs(run_files(wildcards))
         ]
-        + window_files(wildcards),
+        + window_files(wildcards)
+        + rate_search_files(wildcards),
         "profiles": per_configuration(results_tree.profile_file),
         "provenance": [
             results_tree.PROVENANCE,
