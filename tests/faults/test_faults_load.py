@@ -46,6 +46,24 @@ def test_fewer_slots_than_the_concurrency_fail_before_the_first_window(tmp_path,
     assert leftovers(standin) == []
 
 
+def test_an_open_loop_window_is_sent_and_recorded_with_its_burstiness(tmp_path, standin, model_file, monkeypatch):
+    """benchmark.load.burstiness: the window's sends follow the seeded gamma schedule of that shape, and its
+    record says which shape it was sent with (bench_serve's vLLM burstiness comes from there)."""
+    from specsweep.plan.load_levels import Arrivals, arrival_times, window_seed
+
+    load = {**LOAD, "request_rate": [10.0], "requests_per_window": 6, "windows": 1, "burstiness": 4.0}
+    spec = session_spec(tmp_path, standin, model_file, runs=1, load=load)
+    spec["windows"] = {"r10": 1}
+    error, progress = run_session(spec, monkeypatch)
+    assert error is None, progress
+    record = json.loads((tmp_path / "results" / "cfg" / "load" / "r10" / "window_0.json").read_text())
+    assert record["arrivals"] == {"shape": "gamma", "burstiness": 4.0}
+    planned = arrival_times(10.0, 6, window_seed(1, 0), Arrivals(burstiness=4.0))
+    assert [r["sent_s"] for r in record["requests"]] == pytest.approx(planned, abs=0.05)
+    assert planned != arrival_times(10.0, 6, window_seed(1, 0))  # not the Poisson schedule
+    assert leftovers(standin) == []
+
+
 # Issue #27 item 5: what identifies a load measurement, a deleted window file, a window of no duration.
 
 
