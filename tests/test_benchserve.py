@@ -184,3 +184,21 @@ def test_burstiness_is_the_one_the_windows_were_sent_with():
     assert save_result([constant], "b", {}, {})["burstiness"] == "inf"
     assert save_result([one], "b", {}, {})["burstiness"] == 1.0
     assert Window.from_json(json.loads(json.dumps(bursty.to_json()))).arrivals == bursty.arrivals
+
+
+def test_a_ramp_level_carries_vllms_ramp_up_keys_after_max_concurrency():
+    ramp = {"kind": "ramp_up", "value": 8.0, "label": "ramp1-8exp", "start": 1.0, "strategy": "exponential"}
+    level = replace(window([request(0, [0.010, 0.020], 0.021)], 0.05), level=ramp)
+    written = save_result([level], "b", {}, {})
+    keys = list(written)
+    assert keys[keys.index("max_concurrency") + 1 : keys.index("max_concurrency") + 4] == [
+        "ramp_up_strategy",
+        "ramp_up_start_rps",
+        "ramp_up_end_rps",
+    ]
+    assert (written["ramp_up_strategy"], written["ramp_up_start_rps"], written["ramp_up_end_rps"]) == (
+        "exponential",
+        1.0,
+        8.0,
+    )
+    assert written["request_rate"] == "inf" and written["max_concurrency"] is None  # as vLLM with a ramp

@@ -194,6 +194,14 @@ def _ancestors(key: str) -> list[str]:
             lambda c: c["benchmark"].update(load={"request_rate": [1.0], "arrivals": "uniform"}),
             "benchmark/load/arrivals",
         ),
+        (
+            lambda c: c["benchmark"].update(load={"ramp_up": {"strategy": "step", "start": 1, "end": 2}}),
+            "benchmark/load/ramp_up/strategy",
+        ),
+        (
+            lambda c: c["benchmark"].update(load={"ramp_up": {"strategy": "linear", "start": 0, "end": 2}}),
+            "benchmark/load/ramp_up/start",
+        ),
     ],
 )
 def test_non_finite_numbers_and_absurd_sizes_are_refused_naming_the_key(default_config, edit, key):

@@ -52,6 +52,7 @@ from specsweep.plan import references
 from specsweep.plan.config import Configuration
 from specsweep.plan.environment import Policy
 from specsweep.plan.load_levels import (
+    CONCURRENCY,
     REQUEST_RATE,
     LoadLevel,
     arrivals_of,
@@ -837,7 +838,7 @@ def _measured_window(
         steady_start_s=steady_start,
         steady_end_s=steady_end,
         warmup=warmup,
-        arrivals=arrivals.as_dict() if level.kind == REQUEST_RATE else None,
+        arrivals=arrivals.as_dict() if level.kind != CONCURRENCY else None,
     )
 
 

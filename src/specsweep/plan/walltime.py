@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from specsweep.plan.config import Configuration
-from specsweep.plan.load_levels import CONCURRENCY, REQUEST_RATE, LoadLevel, levels_of, warmup_windows
+from specsweep.plan.load_levels import CONCURRENCY, RAMP_UP, REQUEST_RATE, LoadLevel, levels_of, warmup_windows
 from specsweep.plan.rate_search import rate_search_of
 from specsweep.record import results
 from specsweep.record.clock import epoch_seconds
@@ -300,6 +300,8 @@ def _assumed_window(level: LoadLevel, requests: int, request_s: float) -> tuple[
     C**LOAD_SCALING that of one request); open loop, the schedule (requests / rate) and its last request."""
     if level.kind == CONCURRENCY:
         return requests * request_s / level.value**LOAD_SCALING, f"{ASSUMED_SOURCE}: throughput x C^{LOAD_SCALING}"
+    if level.kind == RAMP_UP:  # the mean gaps along the ramp
+        return sum(1 / r for r in level.rates(requests)[1:]) + request_s, f"{ASSUMED_SOURCE}: the ramp + one request"
     return requests / level.value + request_s, f"{ASSUMED_SOURCE}: requests / rate + one request"
 
 

@@ -36,7 +36,7 @@ import numpy as np
 from specsweep.analyse.latency import PERCENTILES, request_latency
 from specsweep.engines.openai import counter_speculation
 from specsweep.engines.vllm import per_position_rates
-from specsweep.plan.load_levels import CONCURRENCY
+from specsweep.plan.load_levels import CONCURRENCY, RAMP_UP, REQUEST_RATE
 from specsweep.record.arrivals import decode_arrivals
 from specsweep.record.rates import END_TO_END_OUTPUT
 from specsweep.record.results import Window, WindowRequest
@@ -171,11 +171,21 @@ def save_result(windows: Sequence[Window], label: str, meta: dict[str, Any], slo
         "model_id": meta.get("model_id"),
         "tokenizer_id": meta.get("model_id"),  # the server's own tokenizer counts every token here
         "num_prompts": sum(len(w.requests) for w in windows),
-        "request_rate": level.get("value") if level.get("kind") != CONCURRENCY else "inf",
+        "request_rate": level.get("value") if level.get("kind") == REQUEST_RATE else "inf",  # vLLM: inf with a ramp
         # the open loop's gamma shape as the window recorded it ("inf": constant gaps); 1.0 (vLLM's default,
         # Poisson) for a closed loop or an older record
         "burstiness": (windows[0].arrivals or {}).get("burstiness", 1.0),
         "max_concurrency": level.get("value") if level.get("kind") == CONCURRENCY else None,
+        # vLLM writes these only for a ramp (--ramp-up-strategy), after max_concurrency
+        **(
+            {
+                "ramp_up_strategy": level.get("strategy"),
+                "ramp_up_start_rps": level.get("start"),
+                "ramp_up_end_rps": level.get("value"),
+            }
+            if level.get("kind") == RAMP_UP
+            else {}
+        ),
         **level_result(windows, slo=slo or None),
     }
 
