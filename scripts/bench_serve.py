@@ -1,12 +1,5 @@
-"""Snakemake entry point; the logic lives in specsweep.report.benchserve."""
+"""Snakemake entry point; the logic lives in specsweep.jobs.bench_serve."""
 
-from specsweep.report.benchserve import write
+from specsweep.jobs import bench_serve
 
-write(
-    snakemake.input.windows,  # noqa: F821
-    list(snakemake.params.configurations),  # noqa: F821
-    snakemake.output[0],  # noqa: F821
-    snakemake.output[1],  # noqa: F821
-    dict(snakemake.params.meta),  # noqa: F821
-    dict(snakemake.params.slo),  # noqa: F821
-)
+bench_serve(snakemake)  # noqa: F821 (injected by Snakemake)

@@ -109,17 +109,51 @@ def test_the_rebuild_keeps_the_callers_python_path_after_the_archived_code(monke
     assert archive.rebuild_pythonpath() == "code/src"
 
 
+def unpacked_manifest(folder: Path, files: dict[str, str]) -> None:
+    """The manifest of ``files`` (name -> archived text), dated as tar unpacks it: the archive's fixed mtime."""
+    manifest = folder / archive.MANIFEST
+    manifest.write_text(archive.manifest_text({n: archive.sha256_bytes(text) for n, text in files.items()}))
+    os.utime(manifest, (archive.MTIME, archive.MTIME))
+
+
 def test_the_rebuild_job_compares_rebuilt_files_with_the_manifest(tmp_path):
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / "summary.csv").write_text("a\n")
-    (tmp_path / archive.MANIFEST).write_text(
-        archive.manifest_text({"results/summary.csv": archive.sha256_bytes("a\n")})
-    )
-    archive.write_rebuild_check(tmp_path, ["results/summary.csv"], str(tmp_path / "check.txt"), io.StringIO())
+    unpacked_manifest(tmp_path, {"results/summary.csv": "a\n"})
+    archive.write_rebuild_check(tmp_path, ["results/summary.csv"], {}, str(tmp_path / "check.txt"), io.StringIO())
     assert (tmp_path / "check.txt").read_text() == "identical  results/summary.csv\n"
     (tmp_path / "results" / "summary.csv").write_text("b\n")
     with pytest.raises(RuntimeError, match="differs from the archive in 1 files"):
-        archive.write_rebuild_check(tmp_path, ["results/summary.csv"], str(tmp_path / "again.txt"), io.StringIO())
+        archive.write_rebuild_check(tmp_path, ["results/summary.csv"], {}, str(tmp_path / "again.txt"), io.StringIO())
+
+
+def test_a_file_the_rebuild_did_not_make_is_refused_not_called_identical(tmp_path):
+    """bench_serve.json was never rerun by the rebuild: doubled, with its manifest line updated, it passed as
+    "identical" (issue 35 item 4). A file as old as the unpacked manifest was not rebuilt, whatever it holds."""
+    (tmp_path / "results").mkdir()
+    kept = tmp_path / "results" / "bench_serve.json"
+    kept.write_text("{}\n")
+    os.utime(kept, (archive.MTIME, archive.MTIME))  # as unpacked: no job of the rebuild wrote it
+    unpacked_manifest(tmp_path, {"results/bench_serve.json": "{}\n"})
+    said = io.StringIO()
+    with pytest.raises(RuntimeError, match="differs from the archive in 1 files"):
+        archive.write_rebuild_check(tmp_path, ["results/bench_serve.json"], {}, str(tmp_path / "c.txt"), said)
+    assert "results/bench_serve.json: not rebuilt (as old as MANIFEST.sha256" in said.getvalue()
+    assert not (tmp_path / "c.txt").exists()
+
+
+def test_derived_files_no_rebuild_makes_are_listed_as_not_checked(tmp_path):
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "summary.csv").write_text("a\n")
+    unpacked_manifest(tmp_path, {"results/summary.csv": "a\n"})
+    said = io.StringIO()
+    why = {"results/provenance.json": "the sweep's machine"}
+    archive.write_rebuild_check(tmp_path, ["results/summary.csv"], why, str(tmp_path / "check.txt"), said)
+    assert (tmp_path / "check.txt").read_text() == (
+        "identical  results/summary.csv\nnot checked  results/provenance.json  (the sweep's machine)\n"
+    )
+    assert "results/provenance.json: not checked (the sweep's machine)" in said.getvalue()
+    assert "1 not checked" in said.getvalue()
 
 
 def unpacked_with_table(tmp_path: Path, archived: str, rebuilt: str, copy: str | None) -> Path:
@@ -130,9 +164,7 @@ def unpacked_with_table(tmp_path: Path, archived: str, rebuilt: str, copy: str |
     if copy is not None:
         (tmp_path / archive.AS_ARCHIVED / "results").mkdir(parents=True)
         (tmp_path / archive.AS_ARCHIVED / "results" / "costmodel.csv").write_text(copy)
-    (tmp_path / archive.MANIFEST).write_text(
-        archive.manifest_text({"results/costmodel.csv": archive.sha256_bytes(archived.encode())})
-    )
+    unpacked_manifest(tmp_path, {"results/costmodel.csv": archived})
     return tmp_path
 
 
@@ -143,7 +175,7 @@ def test_the_archives_own_check_accepts_floating_point_noise_and_nothing_else(tm
     """One rule for the archive's own check and the tests: a table's numbers within FLOAT_NOISE of the archived
     table (its as-archived copy), nothing else; the h200-load archive failed its README's command on this."""
     folder = unpacked_with_table(tmp_path / "noise", NOISE[0], NOISE[1], copy=NOISE[0])
-    archive.write_rebuild_check(folder, ["results/costmodel.csv"], str(folder / "check.txt"), io.StringIO())
+    archive.write_rebuild_check(folder, ["results/costmodel.csv"], {}, str(folder / "check.txt"), io.StringIO())
     assert (folder / "check.txt").read_text() == "within 1e-09  results/costmodel.csv\n"
     for name, (archived, rebuilt, copy) in {
         "real-change": ("a,b\nx,295.101\n", "a,b\nx,295.102\n", "a,b\nx,295.101\n"),
@@ -152,7 +184,7 @@ def test_the_archives_own_check_accepts_floating_point_noise_and_nothing_else(tm
     }.items():
         folder = unpacked_with_table(tmp_path / name, archived, rebuilt, copy)
         with pytest.raises(RuntimeError, match="differs from the archive in 1 files"):
-            archive.write_rebuild_check(folder, ["results/costmodel.csv"], str(folder / "check.txt"), io.StringIO())
+            archive.write_rebuild_check(folder, ["results/costmodel.csv"], {}, str(folder / "check.txt"), io.StringIO())
 
 
 def test_the_pack_job_keeps_config_prompts_inputs_code_and_readme(tmp_path, default_config, monkeypatch):

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from specsweep.archive.archive_prompts import member_name, provenance
-from specsweep.plan.errors import ConfigError
 from specsweep.plan.preflight import check_files
 from specsweep.plan.workload import Prompt, WorkloadError, categories, hugging_face_refusal, read_workload
+from specsweep.record.errors import ConfigError
 from specsweep.record.results import UNCATEGORISED
 
 REPO = Path(__file__).resolve().parents[1]

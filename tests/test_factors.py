@@ -149,8 +149,8 @@ def test_a_secret_reference_inside_a_json_flag_key_is_refused():
     """{from_env: NAME} under --flag.key reached the engine as the text {"from_env": "NAME"} inside the JSON."""
     import pytest
 
-    from specsweep.plan.errors import ConfigError
     from specsweep.plan.factors import apply_json_keys
+    from specsweep.record.errors import ConfigError
 
     args = {"--speculative-config": '{"method": "eagle3"}', "--speculative-config.model": {"from_env": "MYREF"}}
     with pytest.raises(ConfigError, match=r"--speculative-config\.model: a \{from_env: MYREF\} cannot stand"):

@@ -103,3 +103,27 @@ def test_two_jobs_that_read_the_same_damaged_file_both_say_where_it_went(tmp_pat
     for _ in range(2):
         with pytest.raises(RuntimeError, match=r"set aside as results/a/runs/run_0.json.damaged: rerun"):
             jobs.sets_aside_damaged(reader)(None)
+
+
+def test_bench_serve_sets_a_damaged_window_file_aside_and_writes_its_log(tmp_path, monkeypatch):
+    """Its script called the library directly: no log was ever written and a damaged window blocked it."""
+    monkeypatch.chdir(tmp_path)
+    window = tmp_path / "results" / "a" / "load" / "c2" / "window_0.json"
+    window.parent.mkdir(parents=True)
+    window.write_text("{")
+    job = smk(tmp_path, [], ["results/a/load/c2/window_0.json"])
+    job.params.meta = {}
+    job.output = [str(tmp_path / "bench_serve.json"), str(tmp_path / "bench_serve")]
+    with pytest.raises(RuntimeError, match=r"window_0.json: damaged .*set aside as "):
+        jobs.bench_serve(job)
+    assert window.with_name("window_0.json.damaged").exists() and Path(job.log[0]).exists()
+
+
+def test_every_script_is_one_jobs_call():
+    """scripts/ are the rules' one-line entry points: the job body (logs, damaged files) lives in jobs.py."""
+    for script in sorted((REPO / "scripts").glob("*.py")):
+        code = [n for n in ast.parse(script.read_text()).body if not isinstance(n, ast.Expr | ast.ImportFrom)]
+        calls = [n for n in ast.parse(script.read_text()).body if isinstance(n, ast.Expr)][1:]
+        imported = [n for n in ast.parse(script.read_text()).body if isinstance(n, ast.ImportFrom)]
+        assert code == [] and [i.module for i in imported] == ["specsweep.jobs"], script.name
+        assert len(calls) == 1 and ast.unparse(calls[0]).endswith("(snakemake)"), script.name

@@ -9,7 +9,6 @@ import pytest
 
 from specsweep.engines import ADAPTERS
 from specsweep.measure.load import run_window, steady_interval
-from specsweep.plan.config import ConfigError, Configuration
 from specsweep.plan.load_levels import (
     CONCURRENCY,
     RAMP_UP,
@@ -23,6 +22,8 @@ from specsweep.plan.load_levels import (
     schedule,
     window_seed,
 )
+from specsweep.record.configuration import Configuration
+from specsweep.record.errors import ConfigError
 
 
 def configuration(kind="llamacpp", **args) -> Configuration:

@@ -72,3 +72,90 @@ def test_the_windows_left_come_from_the_sessions_own_pace():
     assert count == 2 * (3 + 1)  # each level's measured windows and its warmup window
     assert seconds > 4 * 8 * 2.0  # c1: every request alone, 2 s each, four windows
     assert load_windows_left({"max_tokens": 16}, 2.0) == (0, 0)
+
+
+# A wait that lasts: said while it lasts, a bar on a terminal, plain lines elsewhere (issue 35 item 16).
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+class Tee:
+    """jobs._Tee's shape: the console and the job's log."""
+
+    def __init__(self, *streams: io.StringIO) -> None:
+        self.streams = streams
+
+    def write(self, text: str) -> int:
+        for stream in self.streams:
+            stream.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_the_wait_for_the_machine_is_said_again_while_it_lasts_and_costs_no_cpu(tmp_path, monkeypatch):
+    """The lock-wait line was printed once and never again, however long the wait."""
+    import fcntl
+    import json
+    import threading
+
+    from specsweep.record import locks, ongoing
+
+    monkeypatch.setattr(ongoing, "PLAIN_EVERY_S", 0.3)
+    path = tmp_path / "locks" / "measure.lock"
+    path.parent.mkdir(mode=0o700)
+    path.write_text(json.dumps({"label": "other-sweep", "pid": 1, "host": "h", "cwd": "/", "since": time.time()}))
+    path.chmod(0o600)
+    held = open(path)  # noqa: SIM115 (released by the timer below)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    threading.Timer(1.5, held.close).start()  # the other sweep ends
+    out = io.StringIO()
+    cpu = time.process_time()
+    with locks.holding(path, "cfg", out):
+        pass
+    assert time.process_time() - cpu < 0.2  # the wait sleeps: no polling of the lock
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith(f"cfg: waiting for exclusive use of the machine ({path}), held by other-sweep")
+    again = lines[1:]
+    assert 2 <= len(again) <= 5, lines  # every 0.3 s of the 1.5 s wait (fewer on a busy machine)
+    for line in again:
+        assert re.fullmatch(
+            r"cfg: waiting for exclusive use of the machine: \d s so far; held by other-sweep .* for \d+ s", line
+        ), line
+
+
+def test_a_wait_of_counted_items_says_how_many_ended(monkeypatch):
+    from specsweep.record import ongoing
+
+    monkeypatch.setattr(ongoing, "PLAIN_EVERY_S", 0.2)
+    out = io.StringIO()
+    with ongoing.Ongoing("cfg: load c4 window 1/3", out, total=4) as wait:
+        wait.advance()
+        time.sleep(0.5)
+    lines = out.getvalue().splitlines()
+    assert lines and all(
+        re.fullmatch(r"cfg: load c4 window 1/3: 1 of 4 requests ended, [01] s so far", x) for x in lines
+    )
+
+
+def test_on_a_terminal_a_bar_and_in_the_log_plain_lines(monkeypatch):
+    from specsweep.record import ongoing
+
+    monkeypatch.setattr(ongoing, "PLAIN_EVERY_S", 0.25)
+    monkeypatch.setattr(ongoing, "BAR_EVERY_S", 0.05)
+    console, log = Terminal(), io.StringIO()
+    with ongoing.Ongoing("cfg: load c4 window 1/3", Tee(console, log), total=4) as wait:
+        for _ in range(4):
+            wait.advance()
+        time.sleep(0.6)
+    drawn = console.getvalue()
+    assert "cfg: load c4 window 1/3" in drawn and "4/4" in drawn and "\r" in drawn  # tqdm's bar, redrawn
+    assert "requests ended" not in drawn  # no plain lines under the bar
+    lines = log.getvalue().splitlines()
+    assert lines and all(
+        re.fullmatch(r"cfg: load c4 window 1/3: 4 of 4 requests ended, [01] s so far", x) for x in lines
+    )

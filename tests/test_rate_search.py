@@ -3,6 +3,7 @@ what the wall-time estimate counts. The search on a served stand-in: tests/fault
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -11,11 +12,12 @@ from specsweep.analyse.latency import meets_slo, request_latency
 from specsweep.analyse.slorate import comparison_lines, slo_rate_table
 from specsweep.measure.cluster import session_runtime_min
 from specsweep.measure.rate_search import MEETS, MISSES, SATURATED, judge, search
-from specsweep.plan.config import ConfigError, Configuration
 from specsweep.plan.load_levels import Arrivals
 from specsweep.plan.rate_search import RateSearch, objectives_of, rate_search_of
 from specsweep.plan.walltime import estimate
 from specsweep.record.arrivals import encode_arrivals
+from specsweep.record.configuration import Configuration
+from specsweep.record.errors import ConfigError
 from specsweep.record.results import RateProbe, RateSearchRecord, Window, WindowRequest
 
 SLO = {"ttft_p99_ms": 100.0}
@@ -188,3 +190,16 @@ def test_walltime_and_the_job_time_limit_count_the_probes():
     assert probed.seconds - plain.seconds == pytest.approx(sum(p.seconds for p in extra))
     assert all(p.seconds > 4 * 10 / 0.5 for p in extra)
     assert session_runtime_min(searching) - session_runtime_min(benchmark) >= 2 * 4 * (20 + 60) // 60
+
+
+def test_a_rate_search_record_states_its_format_and_a_newer_one_is_refused(tmp_path):
+    from specsweep.record.results import RECORD_FORMAT, NewerRecord, read_rate_search
+
+    path = tmp_path / "rate_search.json"
+    written = record(3.0).to_json()
+    assert written["format"] == RECORD_FORMAT
+    path.write_text(json.dumps(written))
+    assert read_rate_search(path) == record(3.0)
+    path.write_text(json.dumps({**written, "format": RECORD_FORMAT + 1}))
+    with pytest.raises(NewerRecord, match=r"a rate search record of format"):
+        read_rate_search(path)

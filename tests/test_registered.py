@@ -17,8 +17,8 @@ from specsweep import engines
 from specsweep.engines import ADAPTERS
 from specsweep.engines.base import Engine
 from specsweep.plan.config import validate_schema
-from specsweep.plan.errors import ConfigError
 from specsweep.plan.registered import check_registered
+from specsweep.record.errors import ConfigError
 
 KINDS = "external, llamacpp, sglang, vllm"
 ENDPOINT = {"kind": "external", "external": {"base_url": "http://127.0.0.1:8080"}}

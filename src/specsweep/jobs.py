@@ -214,6 +214,23 @@ def load_tables(smk: Any) -> None:
             slorate.write(configurations, results.load_rate_searches(smk.input.searches), smk.output.slo_rate, progress)
 
 
+@sets_aside_damaged
+def bench_serve(smk: Any) -> None:
+    """results/bench_serve.json and vLLM's result files per configuration and level (docs/load.md)."""
+    from specsweep.report import benchserve
+
+    with progress_to(smk.log[0]) as progress:
+        benchserve.write(
+            smk.input.windows,
+            list(smk.params.configurations),
+            smk.output[0],
+            smk.output[1],
+            dict(smk.params.meta),
+            dict(smk.params.slo),
+        )
+        print(f"{smk.output[0]} and the result files under {smk.output[1]}/ written", file=progress)
+
+
 def load_plots(smk: Any) -> None:
     import pandas as pd
 
@@ -256,12 +273,14 @@ def rebuild_archive(smk: Any) -> None:
 
 
 def check_rebuild(smk: Any) -> None:
-    """In an unpacked archive: the rebuilt aggregates must equal the archived ones byte for byte."""
+    """In an unpacked archive: the rebuilt files must equal the archived ones; the rest is listed as not checked."""
     from specsweep.archive import archive
 
     names = [str(p) for p in smk.input if str(p) != archive.MANIFEST]
     with progress_to(smk.log[0]) as progress:
-        archive.write_rebuild_check(Path(smk.input.manifest).parent, names, smk.output[0], progress)
+        archive.write_rebuild_check(
+            Path(smk.input.manifest).parent, names, dict(smk.params.not_checked), smk.output[0], progress
+        )
 
 
 def plan_configuration(smk: Any) -> None:

@@ -12,8 +12,8 @@ import yaml
 from conftest import REPO, snakemake, write_config
 
 from specsweep.parsers.user import compile_parsers
-from specsweep.plan import names
 from specsweep.plan.config import ConfigError, expand, validate_schema
+from specsweep.record import names
 
 
 def _rename(section: str, old: str, new: str):

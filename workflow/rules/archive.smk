@@ -55,5 +55,7 @@ rule rebuild:
         "logs/archive/rebuild.log",
     conda:
         "../../envs/specsweep.yaml"
+    params:
+        not_checked=NOT_REBUILT,
     script:
         "../../scripts/check_rebuild.py"

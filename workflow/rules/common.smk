@@ -33,7 +33,7 @@ from specsweep.plan import config_errors
 from specsweep.plan import design as sweep_design
 from specsweep.plan import factors as sweep_factors
 from specsweep.plan import environment as sweep_environment
-from specsweep.plan import names as sweep_names
+from specsweep.record import names as sweep_names
 from specsweep.archive import provenance as sweep_provenance
 from specsweep.record import results as results_tree
 from specsweep.plan import strict_yaml
@@ -375,8 +375,8 @@ FIGURES = [
     for fmt in results_tree.FIGURE_FORMATS
 ]
 PAPER = [results_tree.PAPER_MACROS, results_tree.PAPER_TABLE]
-# What a rebuild from an archive recomputes (no engine): every output of the summary and figures
-# jobs, each compared with the archive's manifest.
+# What a rebuild from an archive recomputes (no engine): every derived file but provenance, each compared
+# with the archive's manifest (archive.REBUILD_COMMAND forces the jobs that make them).
 REBUILT = [
     results_tree.SUMMARY,
     results_tree.RUNS_TABLE,
@@ -388,7 +388,19 @@ REBUILT = [
     *FIGURES,
     *LOAD_OUTPUTS,
     *PAPER,
+    *breakdown_figures(),
+    *effects_outputs(),
 ]
+# The derived files a rebuild cannot make again, listed as not checked in its report: provenance describes
+# the machine and environment of the sweep (a snapshot taken when it was written), not the archived records.
+NOT_REBUILT = {
+    path: "the sweep's machine and environment, which a rebuild elsewhere does not reproduce; "
+    "MANIFEST.sha256 checks it is unaltered"
+    for path in [
+        results_tree.PROVENANCE,
+        *per_configuration(results_tree.configuration_provenance),
+    ]
+}
 
 
 def redacted_config(wildcards):

@@ -12,7 +12,7 @@ reference level (its baseline level, else its first):
   effect change with NCCL tuning"). For tok/s it is taken on the log scale (of each run's rate), so
   it is the log of a ratio of ratios and 0 when the effects *multiply*, as speedups do: on the
   additive scale two independent multiplicative effects read as a "significant interaction" in 91 %
-  of simulated sweeps (issue 21). Acceptance, a proportion, stays additive.
+  of simulated sweeps. Acceptance, a proportion, stays additive.
 
 Every session of a configuration (plan/design.py) is pooled into its cell.
 

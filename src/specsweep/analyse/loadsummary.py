@@ -47,6 +47,11 @@ from specsweep.record.results import Run, Window, WindowRequest
 SINGLE = "single"  # the load label of the single-request runs (an idle server, one request at a time)
 LATENCIES = ("ttft_ms", "tpot_ms", "itl_ms", "e2el_ms")  # vLLM's metrics (docs/load.md)
 WITHIN_LAUNCH = "window (within-launch)"  # load.csv's replicate with one session
+# The methods of load.csv's intervals and test, named once for its column definitions, the report captions
+# (tests/test_captions.py holds them to these) and the figures' axes.
+SPEEDUP_INTERVAL = "paired Student-t"  # paired_speedup
+SPEEDUP_TEST = "paired t-test"
+PERCENTILE_INTERVAL = "sectioning"  # latency.sectioned_percentiles
 
 LOAD_COLUMNS: dict[str, str] = {
     "configuration": "configuration name",
@@ -71,10 +76,10 @@ LOAD_COLUMNS: dict[str, str] = {
     "output_tok_s_ci95_high": "upper bound",
     "speedup": f"geometric mean over the replicates of the {STEADY_OUTPUT.name} / the baseline's same replicate (same "
     "prompts, same schedule; session k with session k)",
-    "speedup_ci95_low": "95 % paired Student-t interval of that ratio over the replicates (on the log scale), lower "
-    "bound (NaN with < 2 pairs)",
+    "speedup_ci95_low": f"95 % {SPEEDUP_INTERVAL} interval of that ratio over the replicates (on the log scale), "
+    "lower bound (NaN with < 2 pairs)",
     "speedup_ci95_high": "upper bound",
-    "speedup_p_value": f"paired t-test of the replicates' log {STEADY_OUTPUT.name} against the baseline's same "
+    "speedup_p_value": f"{SPEEDUP_TEST} of the replicates' log {STEADY_OUTPUT.name} against the baseline's same "
     "replicates",
     "speedup_p_holm": "speedup_p_value adjusted by Holm over every comparison of the load table (each configuration "
     "at each level: the sweep's question at load is one family)",
@@ -99,7 +104,7 @@ LOAD_COLUMNS: dict[str, str] = {
         for q in PERCENTILES
         for suffix, note in (
             ("", " (numpy's linear rule, as vLLM)"),
-            ("_low", ": 95 % sectioning interval over the replicates, lower bound (NaN with < 2)"),
+            ("_low", f": 95 % {PERCENTILE_INTERVAL} interval over the replicates, lower bound (NaN with < 2)"),
             ("_high", ": upper bound"),
         )
     },

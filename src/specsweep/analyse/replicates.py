@@ -4,7 +4,7 @@
 over the prompts measured divided by the decode time of that pass, ``Σ_p (tokens_p - 1) / Σ_p t_p``,
 with ``t_p`` the mean decode time of prompt p's runs in the session (a prompt run twice weighs as one).
 That is the rate at which a server finishes this workload; a mean of per-run rates over-weights the
-fast prompts (issue 21: 1.095 against the wall-time ratio 1.051). The speedup is the ratio of two such
+fast prompts (a speedup of 1.095 against the wall-time ratio 1.051 on one sweep). The speedup is the ratio of two such
 rates over the prompts both configurations measured, so each prompt is its own block: the spread
 between categories is part of the workload, not noise.
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from specsweep.analyse import stats
 from specsweep.analyse.loadsummary import paired_speedup
-from specsweep.plan.config import Configuration
+from specsweep.record.configuration import Configuration
 from specsweep.record.results import RateSearchRecord
 
 COLUMNS = {

@@ -170,18 +170,25 @@ AS_ARCHIVED = "as-archived"
 def rebuild_problems(folder: Path, names: Iterable[str]) -> tuple[list[str], list[str]]:
     """Compare rebuilt files in an unpacked archive with the archived ones: (problems, tables accepted within
     FLOAT_NOISE). A file is identical when its sha256 is the manifest's; a text table that differs is accepted
-    when its ``AS_ARCHIVED`` copy is the archived one and every number agrees within FLOAT_NOISE (tables_equal)."""
+    when its ``AS_ARCHIVED`` copy is the archived one and every number agrees within FLOAT_NOISE (tables_equal).
+    A file no newer than the unpacked manifest was not made by the rebuild: comparing it would vouch for the
+    archived bytes themselves (bench_serve.json, never rerun, passed as "identical" whatever it held)."""
     names = list(names)
-    expected = parse_manifest((folder / MANIFEST).read_text())
+    manifest = folder / MANIFEST
+    expected = parse_manifest(manifest.read_text())
     wanted = {n: expected[n] for n in names if n in expected}
-    missing = [f"{n}: not in {MANIFEST}, nothing to compare with" for n in names if n not in expected]
+    problems = [f"{n}: not in {MANIFEST}, nothing to compare with" for n in names if n not in expected]
+    unpacked_at = manifest.stat().st_mtime
+    for name in [n for n in wanted if (folder / n).is_file() and (folder / n).stat().st_mtime <= unpacked_at]:
+        problems.append(f"{name}: not rebuilt (as old as {MANIFEST}: no job of the rebuild made it)")
+        del wanted[name]
     actual = {n: sha256_bytes((folder / n).read_bytes()) for n in wanted if (folder / n).is_file()}
     within = [
         n
         for n in sorted(wanted.keys() & actual.keys())
         if wanted[n] != actual[n] and _within_noise(folder, n, wanted[n])
     ]
-    return missing + verify_files(wanted, {**actual, **{n: wanted[n] for n in within}}), within
+    return problems + verify_files(wanted, {**actual, **{n: wanted[n] for n in within}}), within
 
 
 def _within_noise(folder: Path, name: str, digest: str) -> bool:
@@ -194,9 +201,12 @@ def _within_noise(folder: Path, name: str, digest: str) -> bool:
     return sha256_bytes(archived) == digest and tables_equal(archived, (folder / name).read_bytes(), name)
 
 
+# Forced: every job that makes a rebuilt file from archived records alone (the others follow from their
+# outputs); allowed: those and the jobs downstream of them, so no engine can be launched.
 REBUILD_COMMAND = (
     "PYTHONPATH=code/src snakemake --snakefile code/Snakefile --cores 1 --forcerun summary load_tables "
-    "--allowed-rules summary figures load_tables load_figures rebuild -- rebuild"
+    "bench_serve effects --allowed-rules summary figures cycle_breakdown effects load_tables load_figures "
+    "bench_serve rebuild -- rebuild"
 )
 
 
@@ -282,12 +292,14 @@ With the pinned environment (`code/envs/requirements.txt`; `pip install -r` it),
     {REBUILD_COMMAND}
 
 It recomputes every table (profiles from the archived server logs, summary, runs, drift, cost model,
-paper files, requests, categories and load tables) and the figures from the archived runs, load windows
-and logs only (`--allowed-rules` means no server can be launched and nothing rebuilt upstream), then
-checks each against this manifest and writes
-`results/archive/rebuild-check.txt`; it fails if any file differs, except a text table (CSV, Markdown,
-LaTeX) whose every number agrees within {FLOAT_NOISE:g} (relative or absolute) with its archived copy in
-`{AS_ARCHIVED}/`: another machine's numeric libraries round the last digits differently.
+paper files, requests, categories, load tables, bench_serve.json and effects) and the figures from the
+archived runs, load windows and logs only (`--allowed-rules` means no server can be launched and nothing
+rebuilt upstream), then checks each against this manifest and writes
+`results/archive/rebuild-check.txt`; it fails if any file differs or was not rebuilt, except a text table
+(CSV, Markdown, LaTeX) whose every number agrees within {FLOAT_NOISE:g} (relative or absolute) with its
+archived copy in `{AS_ARCHIVED}/`: another machine's numeric libraries round the last digits differently.
+The provenance files describe the sweep's machine and environment, which no rebuild reproduces: the check
+lists them as not checked (`sha256sum -c` above still shows them unaltered).
 Environment variables and flags named like secrets (a word ending in token, key, secret, password or
 credential) were redacted, and the values of declared secrets (api_key_env, from_env) wherever they occurred.
 """
@@ -383,14 +395,18 @@ def write_rebuilt_in_empty_folder(archive: str, out: str, progress: TextIO) -> N
         out,
         f"{path.name}\nsha256 {sha256_file(path)}\nrebuilt in an empty folder with its README's command "
         f"({REBUILD_COMMAND}): every table and figure identical to {MANIFEST}, or a table's numbers within "
-        f"{FLOAT_NOISE:g} of the archived ones\n",
+        f"{FLOAT_NOISE:g} of the archived ones; provenance not checked (its results/archive/rebuild-check.txt "
+        f"lists every file)\n",
     )
     print(f"{path}: rebuilt from the archive alone, identical", file=progress)
 
 
-def write_rebuild_check(folder: Path, names: list[str], out: str, progress: TextIO) -> None:
+def write_rebuild_check(
+    folder: Path, names: list[str], not_checked: dict[str, str], out: str, progress: TextIO
+) -> None:
     """The rebuild job: rebuilt files must equal the archived ones byte for byte, or (a text table) in every
-    number within FLOAT_NOISE."""
+    number within FLOAT_NOISE. ``not_checked``: the derived files no rebuild makes, with why; they are listed
+    so, as nothing may pass for checked that was not."""
     from specsweep.record.atomic import atomic_write
 
     problems, within = rebuild_problems(folder, names)
@@ -400,10 +416,17 @@ def write_rebuild_check(folder: Path, names: list[str], out: str, progress: Text
         raise RuntimeError(f"the rebuild differs from the archive in {len(problems)} files (see above)")
     for name in within:
         print(f"{name}: equal to the archived table within floating-point noise ({FLOAT_NOISE:g})", file=progress)
+    for name, why in not_checked.items():
+        print(f"{name}: not checked ({why})", file=progress)
     noise = f"within {FLOAT_NOISE:g}"
-    atomic_write(out, "".join(f"{noise if n in within else 'identical'}  {n}\n" for n in names))
+    atomic_write(
+        out,
+        "".join(f"{noise if n in within else 'identical'}  {n}\n" for n in names)
+        + "".join(f"not checked  {n}  ({why})\n" for n, why in not_checked.items()),
+    )
     print(
-        f"rebuilt {len(names)} files: {len(names) - len(within)} byte-identical to the archive, {len(within)} {noise}",
+        f"rebuilt {len(names)} files: {len(names) - len(within)} byte-identical to the archive, {len(within)} "
+        f"{noise}; {len(not_checked)} not checked",
         file=progress,
     )
 

@@ -12,7 +12,8 @@ from typing import Any, ClassVar, TextIO
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from specsweep.plan.config import ConfigError, Configuration
+from specsweep.record.configuration import Configuration
+from specsweep.record.errors import ConfigError
 from specsweep.record.speculation import SpeculationCounts
 
 

@@ -20,7 +20,7 @@ import requests
 from specsweep.engines import openai
 from specsweep.engines.base import Engine, EngineResources
 from specsweep.engines.server import ServerError
-from specsweep.plan.config import Configuration
+from specsweep.record.configuration import Configuration
 
 
 class External(openai.OpenAICompletions, Engine):

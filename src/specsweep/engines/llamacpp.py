@@ -13,7 +13,8 @@ from typing import Any, ClassVar, TextIO
 
 from specsweep.engines import llamacpp_build, openai
 from specsweep.engines.base import Engine, GenerationRequest, check_loaded_model, render_flags
-from specsweep.plan.config import ConfigError, Configuration
+from specsweep.record.configuration import Configuration
+from specsweep.record.errors import ConfigError
 from specsweep.record.speculation import SpeculationCounts, count
 
 

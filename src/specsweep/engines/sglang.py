@@ -26,7 +26,8 @@ from typing import Any, ClassVar
 
 from specsweep.engines import openai
 from specsweep.engines.base import Engine, GenerationRequest, check_loaded_model, render_flags
-from specsweep.plan.config import ConfigError, Configuration
+from specsweep.record.configuration import Configuration
+from specsweep.record.errors import ConfigError
 from specsweep.record.speculation import SpeculationCounts
 
 VERIFY_CALLS = "sglang:spec_verify_calls_total"  # 0.5.23 (tokenizer-side counter)

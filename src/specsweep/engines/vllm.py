@@ -36,7 +36,8 @@ import requests
 
 from specsweep.engines import openai
 from specsweep.engines.base import Engine, GenerationRequest, check_loaded_model, render_flags
-from specsweep.plan.config import ConfigError, Configuration
+from specsweep.record.configuration import Configuration
+from specsweep.record.errors import ConfigError
 
 SPEC_CONFIG = "--speculative-config"
 NO_PREFIX_CACHE = "--no-enable-prefix-caching"

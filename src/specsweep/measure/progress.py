@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TextIO
 
+from specsweep.record.ongoing import duration
+
 WAITING_EVERY_S = 5.0
 
 
@@ -39,16 +41,6 @@ class ReadyWait:
         if last:
             line += f"; its log says: {last[:120]}"
         print(line, file=self.progress, flush=True)
-
-
-def duration(seconds: float) -> str:
-    """``42 s``, ``3 min 05 s``, ``1 h 02 min``."""
-    seconds = max(0, round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60:02d} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
 def eta(done: int, total: int, elapsed_s: float, windows: tuple[int, float] = (0, 0.0)) -> str:

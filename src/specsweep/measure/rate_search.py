@@ -12,19 +12,28 @@ up, no steady interval, or an objective missed by more than SATURATED_BY times) 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
 
-from specsweep.analyse.latency import percentile, request_latency
 from specsweep.plan.load_levels import Arrivals
 from specsweep.plan.rate_search import Objective, RateSearch
-from specsweep.record.results import RateProbe, RateSearchRecord, Window
+from specsweep.record.arrivals import decode_arrivals
+from specsweep.record.results import RateProbe, RateSearchRecord, Window, WindowRequest
 
 MEETS, MISSES, SATURATED = "meets", "misses", "saturated"
 # an objective missed by this factor or more, or a window's last requests this many times slower than its
 # first: the server no longer keeps up with the rate
 SATURATED_BY = 3.0
+
+
+def _latencies(request: WindowRequest) -> dict[str, float]:
+    """TTFT, TPOT (NaN for one token) and E2EL in seconds, as vLLM defines them (analyse/latency.py, which a
+    measuring module does not import, computes the tables' from the same record)."""
+    arrivals = decode_arrivals(request.arrivals_us)
+    tpot = (arrivals[-1] - arrivals[0]) / (request.tokens - 1) if request.tokens > 1 else float("nan")
+    return {"ttft": arrivals[0], "tpot": tpot, "e2e": arrivals[-1]}
 
 
 def judge(window: Window, rate: float, objectives: list[Objective]) -> RateProbe:
@@ -33,17 +42,16 @@ def judge(window: Window, rate: float, objectives: list[Objective]) -> RateProbe
     sample = sorted((r for r in window.requests if not r.flagged and start <= r.sent_s <= end), key=lambda r: r.sent_s)
     if end <= start or not sample:
         return RateProbe(rate, SATURATED, "no steady interval", len(sample), {}, window.duration_s)
-    latencies = [request_latency(r.arrivals_us, r.tokens, r.e2e_s) for r in sample]
-    values = {
-        "ttft": [x.ttft_s for x in latencies],
-        "tpot": [x.tpot_s for x in latencies if x.tpot_s == x.tpot_s],  # NaN: a one-token response
-        "e2e": [x.e2el_s for x in latencies],
-    }
-    measured = {o.key: 1000 * percentile(values[o.metric], o.quantile) for o in objectives}
+    latencies = [_latencies(r) for r in sample if r.arrivals_us]
+    measured: dict[str, float] = {}
+    for objective in objectives:
+        values = [x[objective.metric] for x in latencies if not math.isnan(x[objective.metric])]
+        # numpy's default (linear) percentile, vLLM's; no value: NaN, a missed objective
+        measured[objective.key] = 1000 * float(np.percentile(values, objective.quantile)) if values else float("nan")
     missed = [o for o in objectives if not measured[o.key] <= o.limit_ms]  # NaN: no value, missed
     third = len(latencies) // 3
     if third >= 2:
-        first, last = (float(np.median([x.e2el_s for x in part])) for part in (latencies[:third], latencies[-third:]))
+        first, last = (float(np.median([x["e2e"] for x in part])) for part in (latencies[:third], latencies[-third:]))
         if last > SATURATED_BY * first:
             why = f"requests piling up (median E2EL {1000 * first:.0f} ms -> {1000 * last:.0f} ms)"
             return RateProbe(rate, SATURATED, why, len(sample), measured, window.duration_s)

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
@@ -69,6 +69,7 @@ from specsweep.record.atomic import ErrorReserve, atomic_write, keep_copy, write
 from specsweep.record.cache import sha256_bytes
 from specsweep.record.clock import now_iso, now_stamp
 from specsweep.record.locks import measuring
+from specsweep.record.ongoing import Ongoing
 from specsweep.record.rates import END_TO_END_OUTPUT, SINGLE_REQUEST_DECODE
 from specsweep.record.redact import (
     REDACTED,
@@ -725,8 +726,13 @@ def _measure_load(
             label = f"load {level.label} {'warmup window' if warmup else f'window {window + 1}/{len(measured)}'}"
             phase, index = (WARMUP, None) if warmup else (LOAD, window)  # the warmup window's log rows count nowhere
             launch.log_segments.append(segment(phase, index, _log_position(process, paths.log), level.label))
-            with _server_death_named(process, label, paths.log, base_url), watch.sampled() as sampler:
-                record = _measured_window(session, prompts, base_url, level, window, warmup)
+            requests = int(session.benchmark["load"]["requests_per_window"])
+            with (
+                _server_death_named(process, label, paths.log, base_url),
+                watch.sampled() as sampler,
+                Ongoing(f"{name}: {label}", progress, total=requests) as ongoing,  # a window may last minutes
+            ):
+                record = _measured_window(session, prompts, base_url, level, window, ongoing.advance, warmup)
             record = replace(record, telemetry=telemetry.sampled_record(sampler))
             _warn_of_telemetry(name, label, record.telemetry, progress)
             _write_evidence(paths, path, record.to_json())
@@ -766,8 +772,12 @@ def _search_rate(
             label = f"rate search {level.label}{' warmup window' if warmup else ''}"
             # the engine's log rows of a probe count in no table, as a warmup window's
             launch.log_segments.append(segment(WARMUP, None, _log_position(process, paths.log), level.label))
-            with _server_death_named(process, label, paths.log, base_url):
-                window = _measured_window(session, prompts, base_url, level, 0, warmup)
+            requests = int(session.benchmark["load"]["requests_per_window"])
+            with (
+                _server_death_named(process, label, paths.log, base_url),
+                Ongoing(f"{name}: {label}", progress, total=requests) as ongoing,
+            ):
+                window = _measured_window(session, prompts, base_url, level, 0, ongoing.advance, warmup)
         judged = judge(window, rate, objectives)
         print(f"{name}: {label}: {judged.verdict} ({judged.why})", file=progress, flush=True)
         return judged
@@ -779,10 +789,16 @@ def _search_rate(
 
 
 def _measured_window(
-    session: Session, prompts: list[Prompt], base_url: str, level: LoadLevel, window: int, warmup: bool = False
+    session: Session,
+    prompts: list[Prompt],
+    base_url: str,
+    level: LoadLevel,
+    window: int,
+    ended: Callable[[], None],
+    warmup: bool = False,
 ) -> Window:
     """One window of requests at ``level``. Request i of window w uses prompt (w * requests + i) mod n:
-    the same prompts, in the same order, for every configuration."""
+    the same prompts, in the same order, for every configuration. ``ended()`` is called as each request ends."""
     engine, benchmark = session.engine, session.benchmark
     load = benchmark["load"]
     requests = int(load["requests_per_window"])
@@ -799,6 +815,7 @@ def _measured_window(
         # per request: the response's own counts only; impossible ones are not kept (the window's counter
         # deltas, refused the same way by the load tables, still count the request's drafts)
         spec, _impossible = usable_speculation(engine.speculation(fields, {}, tokens))
+        ended()
         return WindowRequest(
             index=index,
             sent_s=0.0,  # set by the window, which knows when it sent the request

@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from specsweep.plan import names
-from specsweep.plan.config import ConfigError
+from specsweep.record import names
+from specsweep.record.errors import ConfigError
 from specsweep.record.segments import LogLine, Segments
 
 

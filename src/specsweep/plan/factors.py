@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from specsweep.plan.errors import ConfigError
+from specsweep.record.errors import ConfigError
 
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
@@ -156,7 +156,7 @@ def _name(entry: str, template: str | None, levels: dict[str, str]) -> str:
 
 
 class Comparable(Protocol):
-    """What baseline matching needs of a configuration (config.Configuration has it)."""
+    """What baseline matching needs of a configuration (record.configuration.Configuration has it)."""
 
     name: str
     baseline: bool
@@ -210,7 +210,7 @@ def baseline_of(candidate: Comparable, configurations: Mapping[str, Comparable])
 
 
 def _entry(configuration: Comparable) -> str:
-    """The configurations entry a configuration was expanded from (config.Configuration.group)."""
+    """The configurations entry a configuration was expanded from (record.configuration.Configuration.group)."""
     return getattr(configuration, "group", "") or configuration.name
 
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from specsweep.plan.config import ConfigError
+from specsweep.record.errors import ConfigError
 
 # benchmark.load.slo keys each request is held to (goodput, vLLM's --goodput); every other key is a
 # percentile objective over a window's requests

@@ -12,7 +12,7 @@ from typing import Any
 from specsweep.engines import ADAPTERS
 from specsweep.parsers import log_formats
 from specsweep.plan.config_errors import closest
-from specsweep.plan.errors import ConfigError
+from specsweep.record.errors import ConfigError
 
 
 def check_registered(config: dict[str, Any]) -> None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
-from specsweep.plan.config import NOT_IDENTITY, Configuration
 from specsweep.plan.rate_search import PER_REQUEST
+from specsweep.record.configuration import NOT_IDENTITY, Configuration
 from specsweep.record.redact import redact_mapping
 from specsweep.record.results import Launch
 

@@ -46,7 +46,7 @@ class Assumption:
 # Throughput at concurrency C as C**LOAD_SCALING times one request's: the h200-load example's baseline
 # (llama.cpp, SmolLM2-135M on an H200) went from 665 to 1946 output tok/s from concurrency 1 to 64.
 LOAD_SCALING = 0.26
-_VLLM_H200 = "vLLM 0.25 on an H200 (measured for issue 32, 2026-12-01/02): ready in 35-117 s (first launch compiles)"
+_VLLM_H200 = "vLLM 0.25 on an H200 (measured 2026-12-01/02): ready in 35-117 s (first launch compiles)"
 ASSUMED: dict[str, Assumption] = {
     "llamacpp": Assumption(
         5.0,
@@ -68,7 +68,7 @@ ASSUMED: dict[str, Assumption] = {
         0.05,
         470.0,
         10.0,
-        "SGLang 0.5.16 on an H200 (measured for issue 32, 2026-12-02): ready in 139 s; decode rate as vLLM's on "
+        "SGLang 0.5.16 on an H200 (measured 2026-12-02): ready in 139 s; decode rate as vLLM's on "
         "that node; TTFT, teardown guessed",
     ),
     "external": Assumption(0.0, 0.05, 470.0, 0.0, "external endpoint: nothing launched or stopped; as vLLM's rate"),

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TextIO
 
 from specsweep.record.cache import cache_root, sha256_bytes
+from specsweep.record.ongoing import Ongoing
 
 # Node-local, and shared by every job on the node: /run/lock (tmpfs, world-writable on Debian and
 # most distributions), else /dev/shm. Not $TMPDIR: Slurm sites often give each job a private one.
@@ -150,7 +151,10 @@ def holding(lock_path: Path, label: str, progress: TextIO) -> Iterator[None]:
                 file=progress,
                 flush=True,
             )
-            fcntl.flock(handle, fcntl.LOCK_EX)
+            # said again as the wait goes on: who holds it may change, and one line an hour ago looks like a hang
+            waiting = f"{label}: waiting for exclusive use of the machine"
+            with Ongoing(waiting, progress, status=lambda: holder(lock_path)):
+                fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             handle.truncate(0)
             handle.seek(0)

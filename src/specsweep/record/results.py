@@ -24,6 +24,35 @@ from specsweep.record.speculation import SpeculationCounts, usable_speculation
 UNCATEGORISED = "uncategorised"  # the category of a prompt the dataset gives none
 
 
+# The run, launch and window files' format, with its dated history. Each file states the format it was written
+# in ("format"; absent before 4): a later specsweep reads every earlier one (fields a record lacks read as "not
+# recorded") and refuses a newer one, naming the file and the fix, instead of misreading it.
+RECORD_FORMAT = 5
+RECORD_FORMATS = {
+    1: "2026-11-30: typed run and launch records (per-run speculation counts, counters_quantised)",
+    2: "2026-12-01: token arrivals per run, load windows with their steady interval, telemetry",
+    3: "2026-12-02: the engine's token count checked against the stream (streamed_tokens, exact_events)",
+    4: "2026-12-03: the format stated; speculation_refused; a window request's prompt_tokens",
+    5: "2026-12-03: a window's arrival shape (arrivals), a ramp level's start and strategy; the rate search record",
+}
+
+
+class NewerRecord(RuntimeError):
+    """A record written by a newer specsweep: the file is sound (never set aside as damaged), the reader old."""
+
+
+def _record(path: str | Path, kind: str) -> Any:
+    """A record file's JSON, refused when its format is newer than this specsweep reads."""
+    data = json.loads(Path(path).read_text())
+    written = data.get("format") if isinstance(data, dict) else None
+    if isinstance(written, int) and written > RECORD_FORMAT:
+        raise NewerRecord(
+            f"{path}: a {kind} record of format {written}, written by a newer specsweep; this one reads formats up "
+            f"to {RECORD_FORMAT}: update specsweep, or rebuild an archive with its own code (its code/ folder)"
+        )
+    return data
+
+
 @dataclass(frozen=True)
 class ClientTimings:
     """What the client saw. Decode rate excludes the first token, whose time is TTFT."""
@@ -238,6 +267,7 @@ class Run:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "format": RECORD_FORMAT,
             "run": self.run,
             "prompt_index": self.prompt_index,
             "category": self.category,
@@ -291,7 +321,7 @@ class Run:
 
 def read_run(path: str | Path) -> Run:
     try:
-        return Run.from_json(json.loads(Path(path).read_text()))
+        return Run.from_json(_record(path, "run"))
     except (AttributeError, KeyError, TypeError, ValueError) as error:  # JSONDecodeError is a ValueError
         raise DamagedFile(Path(path), f"not a run record: {error!r}") from None
 
@@ -349,6 +379,7 @@ class Launch:
 
     def to_json(self) -> dict[str, Any]:
         record = {
+            "format": RECORD_FORMAT,
             "configuration": self.configuration,
             "argv": self.argv,
             "port": self.port,
@@ -375,7 +406,7 @@ class Launch:
 
 def read_launch(path: str | Path) -> Launch:
     try:
-        return Launch.from_json(json.loads(Path(path).read_text()))
+        return Launch.from_json(_record(path, "launch"))
     except (AttributeError, TypeError, ValueError) as error:  # AttributeError: a JSON list or string, not an object
         raise DamagedFile(Path(path), f"not a launch record: {error!r}") from None
 
@@ -512,6 +543,7 @@ class Window:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "format": RECORD_FORMAT,
             "level": self.level,
             "arrivals": self.arrivals,
             "window": self.window,
@@ -549,7 +581,7 @@ class Window:
 
 def read_window(path: str | Path) -> Window:
     try:
-        return Window.from_json(json.loads(Path(path).read_text()))
+        return Window.from_json(_record(path, "window"))
     except (AttributeError, KeyError, TypeError, ValueError) as error:  # JSONDecodeError is a ValueError
         raise DamagedFile(Path(path), f"not a window record: {error!r}") from None
 
@@ -597,7 +629,7 @@ class RateSearchRecord:
         return self.found_rate is not None and all(p.meets for p in self.probes)
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "at_ceiling": self.at_ceiling}
+        return {"format": RECORD_FORMAT, **asdict(self), "at_ceiling": self.at_ceiling}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RateSearchRecord:
@@ -614,7 +646,7 @@ class RateSearchRecord:
 
 def read_rate_search(path: str | Path) -> RateSearchRecord:
     try:
-        return RateSearchRecord.from_json(json.loads(Path(path).read_text()))
+        return RateSearchRecord.from_json(_record(path, "rate search"))
     except (AttributeError, KeyError, TypeError, ValueError) as error:
         raise DamagedFile(Path(path), f"not a rate search record: {error!r}") from None
 

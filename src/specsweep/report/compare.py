@@ -65,11 +65,11 @@ COLUMNS: dict[str, str] = {
     "decode_tok_s_after": f"mean {SINGLE_REQUEST_DECODE.label} in the second result set",
     "ratio": "decode_tok_s_after / decode_tok_s_before",
     "delta_pct": "(ratio - 1) * 100",
-    "ratio_ci95_low": "95 % Fieller interval of the ratio of means, lower bound",
-    "ratio_ci95_high": "95 % Fieller interval of the ratio of means, upper bound",
+    "ratio_ci95_low": f"95 % {stats.SPEEDUP_CI_METHOD} interval of the ratio of means, lower bound",
+    "ratio_ci95_high": f"95 % {stats.SPEEDUP_CI_METHOD} interval of the ratio of means, upper bound",
     "ratio_boot95_low": "95 % percentile-bootstrap interval of the ratio of means, lower bound (seeded)",
     "ratio_boot95_high": "95 % percentile-bootstrap interval of the ratio of means, upper bound",
-    "p_value": "two-sided Welch t-test p-value, after vs before",
+    "p_value": f"two-sided {stats.TEST_METHOD} p-value, after vs before",
     "significant": "true when p_value < 0.05; empty when no test was possible, or when nothing is declared: the "
     "two sides ran on different machines, or a counted run was contended (warnings names them)",
     "warnings": "reasons not to trust the row (across machines: both named; runs measured under contention, by "

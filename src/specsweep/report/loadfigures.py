@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from specsweep.analyse.loadsummary import SINGLE, crossover, crossover_lines, verdicts_of
+from specsweep.analyse.loadsummary import PERCENTILE_INTERVAL, SINGLE, crossover, crossover_lines, verdicts_of
 from specsweep.plan.load_levels import CONCURRENCY, REQUEST_RATE
 from specsweep.record.rates import PER_REQUEST_DECODE, SINGLE_REQUEST_DECODE, STEADY_OUTPUT
 from specsweep.report.figures import plt, sns  # the Agg backend and the deterministic SVG settings
@@ -122,7 +122,7 @@ def load_latency(table: pd.DataFrame) -> plt.Figure:
                         color=f"C{index}",
                     )
         axes.set_xlabel(f"{STEADY_OUTPUT.label}, all requests, mean over windows")
-        axes.set_ylabel(f"{title}\n95 % bootstrap CI over windows")
+        axes.set_ylabel(f"{title}\n95 % {PERCENTILE_INTERVAL} interval over the replicates")
         axes.legend(fontsize=8)
     figure.suptitle("Latency against throughput (c<N>: concurrency, r<R>: request rate)")
     figure.tight_layout()

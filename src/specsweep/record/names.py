@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from specsweep.plan.errors import ConfigError
+from specsweep.record.errors import ConfigError
 
 # results/<name>/, results/engine/<name>.json, results/models/<name>.json, wildcard values.
 PATH_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
