@@ -162,6 +162,8 @@ def test_sessions_below_the_range_or_at_its_ceiling_are_named():
     table = slo_rate_table(configurations(1), {"base": record(None), "spec": ceiling}).set_index("configuration")
     assert math.isnan(table.loc["base", "slo_rate_mean"]) and "below low 1 in 1 of 1" in table.loc["base", "note"]
     assert "at the ceiling in 1 of 1 session(s): raise high above 8" in table.loc["spec", "note"]
+    (line,) = comparison_lines(slo_rate_table(configurations(1), {"base": record(2.0), "spec": ceiling}))
+    assert line.endswith("(at the search's ceiling: raise high)")
 
 
 def test_sessions_that_agree_name_the_step_as_their_uncertainty():

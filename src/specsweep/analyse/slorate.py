@@ -116,9 +116,11 @@ def comparison_lines(table: pd.DataFrame) -> list[str]:
             if not math.isnan(row.vs_baseline_ci95_low)
             else "one session: no interval"
         )
+        # a rate at the ceiling is a lower bound: the comparison says so rather than call it equal
+        ceiling = " (at the search's ceiling: raise high)" if "ceiling" in f"{row.note} {base['note'].iloc[0]}" else ""
         lines.append(
             f"{row.configuration} {verb} the SLO rate from {reference:.3g} to {row.slo_rate_mean:.3g} requests/s "
-            f"(x{row.vs_baseline:.2f}, {interval}; search step {row.resolution:.3g})"
+            f"(x{row.vs_baseline:.2f}, {interval}; search step {row.resolution:.3g}){ceiling}"
         )
     return lines
 
