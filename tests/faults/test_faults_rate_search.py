@@ -67,4 +67,6 @@ def test_a_sweep_writes_each_sessions_search_and_slo_rate_csv(tmp_path, standin,
     log = (tmp_path / "logs" / "load_tables.log").read_text()
     assert "faster raises the SLO rate from" in log
     assert not (tmp_path / "results" / "load.csv").exists()  # no levels: only the search
+    archived = snakemake(tmp_path, "archive")  # slo_rate.csv rebuilt from the archived searches, byte for byte
+    assert archived.returncode == 0, archived.stderr[-3000:]
     assert leftovers(standin) == []
