@@ -22,8 +22,10 @@ import aiperf_agreement
 import client_load
 import coverage
 import fidelity
+import level_choice
 import load_coverage
 import overhead
+import power
 import scale
 import telemetry_overhead
 from common import REPO, machine
@@ -108,6 +110,8 @@ def table(result: dict) -> str:
                 _percent(c["aa_test_false_alarm"]),
                 "≤ 0.3 %",
             )
+    for name, figure, target in power.lines(result["power"]) + level_choice.lines(result["level_choice"]):
+        lines.append(f"{name:<84} {figure:>18} {target:>14}")
     if tel := result.get("telemetry"):
         row(
             f"decode tok/s with ÷ without the {tel['rate_hz']:g} Hz sampler, {tel['pairs']} pairs, one session",
@@ -192,6 +196,10 @@ def main() -> None:
         "coverage": finished(
             "coverage", lambda: [coverage.measure(1000, sd, first_boost=boost) for sd, boost in coverage.SCENARIOS]
         ),
+        # the smallest detectable difference against simulation (benchmarks/power.py, a few seconds)
+        "power": finished("power", power.measure_all),
+        # the setting per load level's wrong verdicts (benchmarks/level_choice.py, about 10 s)
+        "level_choice": finished("level choice", level_choice.measure_all),
         "telemetry": finished("telemetry overhead", telemetry_overhead.measure),
     }
     OUT.write_text(json.dumps(result, indent=1) + "\n")

@@ -61,7 +61,10 @@ def test_a_conclusion_that_disagrees_with_the_summary_fails(tmp_path):
         "the conclusion says 'significantly faster than the baseline (Holm-adjusted p < 0.05 over 3 comparisons): "
         "none'; summary.csv says ['same-b']"
     ]
-    assert problems(summary, printed, macros.replace("BestName", "Other")) != []
+    _, nothing, plain = simulated_sweep(tmp_path, SAME, 1)
+    assert "BestName" not in plain and problems(summary, printed, plain) == []  # a best left unnamed is no fault
+    named = plain + "\\newcommand{\\specsweepBestName}{same-a}\n"
+    assert problems(simulated_sweep(tmp_path, SAME, 1)[0], nothing, named) != []
     assert problems(summary, "", macros) != []  # no conclusion at all
 
 

@@ -454,3 +454,18 @@ def test_a_committed_example_archive_checks_its_tables_by_the_one_rule(path):
 )
 def test_rebuilt_tables_may_differ_from_the_archived_ones_only_in_floating_point_noise(archived, rebuilt, name, equal):
     assert archive.tables_equal(archived, rebuilt, name) is equal
+
+
+@pytest.mark.parametrize(
+    ("given", "said"), [("missing.tar.gz", "no such file"), ("text.tar.gz", "not a specsweep archive")]
+)
+def test_the_archive_commands_name_a_file_that_is_not_an_archive(tmp_path, capsys, given, said):
+    """They printed tarfile's traceback (FileNotFoundError, ReadError: not a gzip file)."""
+    from specsweep.archive import markdown
+
+    (tmp_path / "text.tar.gz").write_text("not an archive\n")
+    path = str(tmp_path / given)
+    assert archive.main(["verify", path]) == 2
+    assert markdown.main([path, "summary"]) == 2
+    printed = capsys.readouterr().err
+    assert printed.count(f"{path}: {said}") == 2 and "Traceback" not in printed

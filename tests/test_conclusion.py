@@ -34,7 +34,8 @@ def test_conclusion_matches_summary_csv():
         f"(95 % CI {best['decode_tok_s_ci95_low']:.1f}-{best['decode_tok_s_ci95_high']:.1f}), "
         f"speedup {best['speedup']:.2f}x over the baseline "
         f"(simultaneous 95 % CI {best['speedup_sim95_low']:.2f}-{best['speedup_sim95_high']:.2f}; "
-        f"p = {best['speedup_p_value']:.2g}, Holm p = {best['speedup_p_holm']:.2g}, significant)"
+        f"p = {best['speedup_p_value']:.2g}, x {best['comparisons']:.0f} comparisons = "
+        f"{best['speedup_p_value'] * best['comparisons']:.2g} (the interval's test), significant)"
     )
     text = text[1:]  # the findings below, in order
 
@@ -102,6 +103,27 @@ def test_the_best_line_names_the_significant_winner_the_paperlisted_names(tmp_pa
     assert text[3].startswith("  best: flat, 500.0 tok/s single-request decode rate") and text[3].endswith(
         "no configuration is shown to beat its baseline"
     )
+    assert paper.best(table) is None
+
+
+def test_the_best_verdict_and_its_simultaneous_interval_say_the_same(tmp_path):
+    """Issue 33: a fresh sweep named 'best: ngram-default x1.27 (simultaneous 95 % CI 0.99-1.62; Holm p 0.048,
+    significant)'. Holm's step-down declared what the quoted (Bonferroni) interval did not: no best is named then,
+    and the verdict quoted is the interval's own test."""
+    from specsweep.report import paper
+
+    table = pd.read_csv(GOLDEN)
+    a = table["configuration"] == "a"
+    table.loc[a, ["speedup_p_value", "speedup_p_holm", "speedup_sim95_low"]] = [0.0096, 0.048, 0.99]
+    table.to_csv(tmp_path / "summary.csv", index=False)
+    text = conclusion.lines(conclusion.read(tmp_path / "summary.csv"))
+    assert text[3] == (
+        "  best: a, 123.1 tok/s single-request decode rate (95 % CI 106.7-142.0), speedup 1.53x over the baseline "
+        "(simultaneous 95 % CI 0.99-2.09; p = 0.0096, x 6 comparisons = 0.058 (the interval's test), not "
+        "significant as the selected best (Holm p = 0.048)): none is confirmed as the best: Holm declares some "
+        "faster, but no simultaneous interval excludes 1"
+    )
+    assert "a +53.0 %" in text[4]  # still significantly faster than the baseline, by Holm
     assert paper.best(table) is None
 
 

@@ -63,7 +63,7 @@ def test_wrong_type_names_file_line_and_key(tmp_path, monkeypatch):
     text = _sub(r"^  max_tokens: \d+", "  max_tokens: lots")
     message = _message(tmp_path, text, monkeypatch)
     assert f"my-sweep.yaml:{_line_of(text, 'max_tokens: lots')}: " in message
-    assert "'benchmark/max_tokens'" in message and "not of type 'integer'" in message
+    assert "'benchmark/max_tokens'" in message and "'lots' is not a whole number (e.g. 7)" in message
     assert "See config/README.md" in message
 
 

@@ -141,7 +141,8 @@ def summarise(smk: Any) -> None:
         )
         measured = aggregate.Measured(configurations, runs, launches, profiles, parse_warnings)
         files = tables.TableFiles(**{f: smk.output[f] for f in tables.TableFiles.__dataclass_fields__})
-        tables.write(tables.build(measured, smk.params.profile_parsers), files, progress, smk.params.macro_prefix)
+        built = tables.build(measured, smk.params.profile_parsers, smk.config["benchmark"].get("detect_pct"))
+        tables.write(built, files, progress, smk.params.macro_prefix)
 
 
 @sets_aside_damaged
@@ -207,6 +208,7 @@ def load_tables(smk: Any) -> None:
             smk.params.slo,
             {name: smk.output[name] for name in smk.output.keys()},  # noqa: SIM118 (Namedlist: names)
             progress,
+            smk.config["benchmark"]["equivalence_pct"],
         )
         if "slo_rate" in smk.output.keys():  # noqa: SIM118 (a Namedlist's `in` looks at values, not names)
             from specsweep.analyse import slorate
@@ -302,14 +304,16 @@ def plan_configuration(smk: Any) -> None:
 @sets_aside_damaged
 def write_commands(smk: Any) -> None:
     import specsweep.plan.launchplan as launchplan
-    from specsweep.plan import walltime
+    from specsweep.plan import detectable, walltime
 
     plans = [read_json(p) for p in smk.input]
     configurations = configurations_for(smk.config, smk.params.configurations.values())
     table, details = walltime.report(configurations, smk.config["benchmark"])
+    # read before this sweep's summary replaces the earlier one
+    power = detectable.lines(configurations, smk.config["benchmark"], results.SUMMARY)
     with progress_to(smk.log[0]) as progress:
-        atomic_write(smk.output[0], launchplan.commands_script(plans, [*table, "", *details]))
-        print("\n".join(table), file=progress)
+        atomic_write(smk.output[0], launchplan.commands_script(plans, [*table, "", *power, "", *details]))
+        print("\n".join([*table, *power]), file=progress)
         print(f"{len(plans)} launches, and every phase's time and source, written to {smk.output[0]}", file=progress)
 
 

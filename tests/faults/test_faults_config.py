@@ -64,7 +64,11 @@ def _not_executable(config, tmp_path):
 CASES = [
     ("unknown-top-level-key", _set("benchmarks", {}), ["(top level)", "'benchmarks' was unexpected", SCHEMA_FIX]),
     ("unknown-nested-key", _set("benchmark/rnus", 3), ["'benchmark'", "'rnus' was unexpected", SCHEMA_FIX]),
-    ("wrong-type-runs", _set("benchmark/runs", "five"), ["'benchmark/runs'", "not of type 'integer'", SCHEMA_FIX]),
+    (
+        "wrong-type-runs",
+        _set("benchmark/runs", "five"),
+        ["'benchmark/runs'", "'five' is not a whole number", SCHEMA_FIX],
+    ),
     ("negative-runs", _set("benchmark/runs", -1), ["'benchmark/runs'", "minimum of 1", SCHEMA_FIX]),
     ("zero-max-tokens", _set("benchmark/max_tokens", 0), ["'benchmark/max_tokens'", "minimum of 2"]),
     # one token has no decode interval: every rate would be undefined
@@ -88,10 +92,10 @@ CASES = [
             "is not allowed here; give a string, number, boolean or null, or {from_env",
         ],
     ),
-    ("name-dotdot", _add("../x"), ["'configurations'", "'../x' does not match"]),
-    ("name-slash", _add("a/b"), ["'configurations'", "does not match"]),
-    ("name-space", _add("has space"), ["'configurations'", "'has space' does not match"]),
-    ("name-shell", _add("x; touch pwned"), ["'configurations'", "does not match"]),
+    ("name-dotdot", _add("../x"), ["'configurations'", "'../x' is not a name: letters, digits"]),
+    ("name-slash", _add("a/b"), ["'configurations'", "is not a name: letters, digits"]),
+    ("name-space", _add("has space"), ["'configurations'", "'has space' is not a name: letters, digits"]),
+    ("name-shell", _add("x; touch pwned"), ["'configurations'", "is not a name: letters, digits"]),
     ("no-baseline", _set("configurations/baseline/baseline", False), ["no baseline", "baseline: true"]),
     ("two-baselines", _set("configurations/ngram-default/baseline", True), ["exactly one", "baseline, ngram-default"]),
     ("grid-name-clash", _clash, ["configurations/ngram-m3", "already produces", "rename one of them"]),

@@ -105,7 +105,10 @@ def test_a_hostile_configuration_name_is_refused_and_writes_nothing(tmp_path, st
     write_config(work, standin, model_file, {"baseline": {"baseline": True}, name: {}})
     done = snakemake(work, "results/commands.sh")
     assert done.returncode != 0
-    assert f"configuration error: invalid configuration at 'configurations': '{name}' does not match" in done.stderr
+    assert (
+        f"configuration error: invalid configuration at 'configurations': '{name}' is not a name: letters, digits"
+        in done.stderr
+    )
     assert not [p for p in PWNED if p.exists()]
     assert {p.name for p in work.iterdir()} <= {"config.yaml", ".snakemake"}  # no results/, no logs/
     assert not (tmp_path / "escape").exists() and not (tmp_path / "a" / "escape").exists()

@@ -448,6 +448,10 @@ def print_conclusion():
     ):  # --touch, --dry-run: nothing to conclude
         rows = conclusion.read(results_tree.SUMMARY)
         text = conclusion.lines(rows, results_tree.ROOT, workflow.overwrite_configfiles)
+        if os.path.exists(results_tree.LOAD_TABLE):  # the setting per load level (analyse/loadbest.py)
+            from specsweep.analyse import loadbest
+
+            text[-1:-1] = loadbest.conclusion_lines(results_tree.LOAD_TABLE)
         print("\n".join(text), file=sys.stderr)
 
 
@@ -526,7 +530,7 @@ def newest_launch_record(wildcards):
 
 def print_walltime():
     """onstart: the expected wall time of the sessions this run measures, before the first launch."""
-    from specsweep.plan import walltime
+    from specsweep.plan import detectable, walltime
 
     measuring = [
         job.wildcards.cfg
@@ -538,6 +542,8 @@ def print_walltime():
             table, _ = walltime.report(
                 {name: CONFIGURATIONS[name] for name in measuring}, BENCH
             )
+            # the whole design's power, read before this sweep's summary replaces the earlier one
+            table += detectable.lines(CONFIGURATIONS, BENCH, results_tree.SUMMARY)
         except Exception as error:  # an estimate must never stop the measurements
             table = [f"specsweep: no wall-time estimate ({error!r})"]
         print("\n".join(table), file=sys.stderr)

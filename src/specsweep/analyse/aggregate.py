@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from specsweep.analyse import energy, replicates, stats
+from specsweep.analyse import energy, power, replicates, stats
 from specsweep.analyse.stats import describe
 from specsweep.measure import placement
 from specsweep.measure.rate_check import kept_and_excluded
@@ -97,6 +97,7 @@ COLUMNS: dict[str, str] = {
     "failed attempt, a host beyond loopback, quantised counters, GPUs; prefixed `<session>: ` for a session "
     "k >= 2) (empty when none)",
     **energy.SUMMARY_COLUMNS,  # energy per token, clocks, throttling, contention (analyse/energy.py)
+    **power.SUMMARY_COLUMNS,  # the smallest detectable speedup, sessions for benchmark.detect_pct (analyse/power.py)
 }
 
 
@@ -219,7 +220,10 @@ class Measured:
 
 
 def summary_table(
-    measured: Measured, profile_parsers: dict[str, dict[str, Any]], statuses: dict[str, str] | None = None
+    measured: Measured,
+    profile_parsers: dict[str, dict[str, Any]],
+    statuses: dict[str, str] | None = None,
+    detect_pct: float | None = None,
 ) -> pd.DataFrame:
     """summary.csv: the one builder, for a finished sweep (the summary job) and an unfinished one (the
     ``onerror`` path, which passes each configuration's ``status``), so both have the same columns."""
@@ -248,6 +252,7 @@ def summary_table(
     frame = fill_speculation_from_logs(frame, profiles)
     frame, energy_warnings = energy.summary_columns(frame, *_of_every_session(sessions, measured))
     frame = add_warnings(frame, energy_warnings)
+    frame = power.summary_columns(frame, detect_pct)
     return add_profile_columns(frame, profiles, profile_parsers)
 
 

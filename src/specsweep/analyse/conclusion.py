@@ -12,8 +12,9 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
+from specsweep.analyse import power
 from specsweep.analyse.replicates import NOT_ESTIMABLE_NOTE
-from specsweep.analyse.stats import CV_WARNING
+from specsweep.analyse.stats import ALPHA, CV_WARNING
 from specsweep.measure.claim import REMEASURED
 from specsweep.measure.placement import CROSS_MACHINE
 from specsweep.plan.config_errors import user_command
@@ -108,6 +109,7 @@ def lines(rows: list[Row], results: str = "results", config_files: Sequence[str]
     out.append(f"  significantly faster than the baseline ({tests}): {', '.join(faster) or 'none'}")
     out.append(f"  significantly slower: {', '.join(slower) or 'none'}")
     out.append(f"  no demonstrated difference (or no test possible): {', '.join(unclear) or 'none'}")
+    out.extend(power.conclusion_lines(others))
     if across:
         out.append(f"  baseline measured on another machine (no speedup claimed): {', '.join(across)}")
     shaky = [f"{r['configuration']} ({reason})" for r in measured if (reason := noisy(r))]
@@ -143,7 +145,8 @@ def best(measured: list[Row]) -> Row | None:
     """The configuration the conclusion and the paper call best: the fastest that is significantly faster
     than its baseline (Holm), measured on its baseline's machine, neither of them contended; else None.
     The fastest is selected by its own noise, so it is quoted with its simultaneous interval
-    (speedup_sim95_*)."""
+    (speedup_sim95_*), and named only where that interval excludes 1: Holm's step-down declares some the
+    Bonferroni interval does not, and the verdict and the quoted interval must say the same."""
     touched = contended(measured)  # no winner from contended runs, or against a contended baseline
     baselines = [r["configuration"] for r in measured if r.get("baseline") == "True"]
     faster = [
@@ -153,6 +156,7 @@ def best(measured: list[Row]) -> Row | None:
         and _number(r, "speedup") > 1
         and not _cross_machine(r)
         and not _touched_by(r, touched, baselines)
+        and not _number(r, "speedup_sim95_low") <= 1.0  # NaN (no interval): Holm's verdict alone
     ]
     return max(faster, key=lambda r: _number(r, "decode_tok_s_mean"), default=None)
 
@@ -174,10 +178,15 @@ def _best_line(measured: list[Row], baselines: list[Row]) -> str:
     its = "its" if len(baselines) > 1 else "the"
     text += (
         f"({_interval(chosen, 'decode_tok_s_ci95', '.1f')}), speedup {_number(chosen, 'speedup'):.2f}x over {its} "
-        f"baseline ({_interval(chosen, 'speedup_sim95', '.2f', 'simultaneous 95 % CI')}; {_verdict(chosen)})"
+        f"baseline ({_interval(chosen, 'speedup_sim95', '.2f', 'simultaneous 95 % CI')}; {_selected_verdict(chosen)})"
     )
     if best(measured) is None:
-        text += ": no configuration is shown to beat its baseline"
+        holm_only = any(r.get("significant") == "True" and _number(r, "speedup") > 1 for r in measured)
+        text += (
+            ": none is confirmed as the best: Holm declares some faster, but no simultaneous interval excludes 1"
+            if holm_only
+            else ": no configuration is shown to beat its baseline"
+        )
     return text
 
 
@@ -238,6 +247,20 @@ def _verdict(row: Row) -> str:
         return "no test possible"
     adjusted = f", Holm p = {holm:.2g}" if not math.isnan(holm) else ""
     return f"p = {p:.2g}{adjusted}, {'significant' if row.get('significant') == 'True' else 'not significant'}"
+
+
+def _selected_verdict(row: Row) -> str:
+    """The test of the quoted simultaneous interval: p x comparisons (Bonferroni), so that both say the same."""
+    p, comparisons = _number(row, "speedup_p_value"), _number(row, "comparisons")
+    if math.isnan(p) or math.isnan(comparisons):
+        return _verdict(row)
+    adjusted = min(1.0, p * comparisons)
+    text = f"p = {p:.2g}, x {comparisons:.0f} comparisons = {adjusted:.2g} (the interval's test), "
+    if adjusted < ALPHA:
+        return text + "significant"
+    if row.get("significant") == "True":
+        return text + f"not significant as the selected best (Holm p = {_number(row, 'speedup_p_holm'):.2g})"
+    return text + "not significant"
 
 
 def _change(row: Row) -> str:

@@ -247,13 +247,20 @@ def main(argv: list[str] | None = None) -> int:
     root = Path((argv or sys.argv[1:] or [results.ROOT])[0])
     paths = sorted(root.glob("*/runs/**/run_*.json")) + sorted(root.glob("*/load/*/window_*.json"))
     lines, ok = agreement_lines(paths)
-    print("\n".join(lines) or f"no run or window records under {root}")
+    if not lines:
+        print(f"no run or window records under {root}: give a results folder (default {results.ROOT})")
+        return 1
     checked = [line for line in lines if "no check" not in line and "too short" not in line]
     short = sum("too short" in line for line in lines)
+    print("\n".join(lines))
     print(
         f"{len(checked)} of {len(lines)} measurements have both energy sources and are long enough to check"
         + (f" ({short} too short)" if short else "")
-        + f"; {'all agree' if ok else 'some DISAGREE'} within {100 * AGREEMENT_LIMIT:g} %"
+        + (
+            f"; {'all agree' if ok else 'some DISAGREE'} within {100 * AGREEMENT_LIMIT:g} %"
+            if checked
+            else ": nothing could be checked"
+        )
     )
     return 0 if ok and checked else 1
 

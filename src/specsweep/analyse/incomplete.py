@@ -126,7 +126,10 @@ def write_summary(
     }
     # each row with the configuration it was measured under (stale rows: their old parameters)
     frame = aggregate.summary_table(
-        aggregate.Measured(measured_as, records, launches, profiles), profile_parsers, statuses
+        aggregate.Measured(measured_as, records, launches, profiles),
+        profile_parsers,
+        statuses,
+        benchmark.get("detect_pct"),
     )
     aggregate.write_csv(frame, path)
     mark_outdated(path)

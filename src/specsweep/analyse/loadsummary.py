@@ -25,7 +25,7 @@ from typing import Any, TextIO
 import numpy as np
 import pandas as pd
 
-from specsweep.analyse import energy, stats
+from specsweep.analyse import energy, loadbest, stats
 from specsweep.analyse.latency import (
     PERCENTILES,
     SECTIONING_WINDOWS,
@@ -118,6 +118,7 @@ LOAD_COLUMNS: dict[str, str] = {
     "accept_length": "1 + accepted / verify_steps (tokens per verify step, bonus included)",
     "text_matches_baseline": "true when every request's text equals the baseline's same request",
     **energy.LOAD_COLUMNS,  # energy per token, clocks, throttling, contention per level (analyse/energy.py)
+    **loadbest.COLUMNS,  # the best setting per level (analyse/loadbest.py)
 }
 
 
@@ -223,7 +224,10 @@ def measured(records: list[Window]) -> list[Window]:
 
 
 def load_table(
-    configurations: dict[str, Configuration], windows: dict[str, list[Window]], slo: dict[str, float]
+    configurations: dict[str, Configuration],
+    windows: dict[str, list[Window]],
+    slo: dict[str, float],
+    equivalence_pct: float = 3.0,
 ) -> pd.DataFrame:
     """One row per configuration and load level (see LOAD_COLUMNS); ``configurations`` with their further
     sessions (benchmark.sessions), ``windows`` by session."""
@@ -234,6 +238,7 @@ def load_table(
     baseline = next(c.name for c in measured_.values() if c.baseline)
     levels = {w.label: w.level for records in windows.values() for w in measured(records)}
     rows = []
+    rates: dict[str, dict[str, dict[tuple[int, int], float]]] = {}
     for label, level in sorted(levels.items(), key=lambda item: (item[1]["kind"] != CONCURRENCY, item[1]["value"])):
         at_level = {
             name: _units(
@@ -251,10 +256,11 @@ def load_table(
             for name, names in sessions.items()
         }
         reference = {key: _mean_rate(unit) for key, unit in at_level[baseline].items()}
+        rates[label] = {name: {key: _mean_rate(unit) for key, unit in at_level[name].items()} for name in measured_}
         reference_texts = _texts([p.window for unit in at_level[baseline].values() for p in unit])
         for name, configuration in measured_.items():
             rows.append(_level_row(configuration, level, at_level[name], reference, reference_texts, slo))
-    frame = with_verdicts(pd.DataFrame(rows))
+    frame = loadbest.with_verdicts(with_verdicts(pd.DataFrame(rows)), rates, equivalence_pct)
     return frame[[c for c in LOAD_COLUMNS if c in frame.columns]]
 
 
@@ -620,6 +626,7 @@ def write_tables(
     slo: dict[str, float],
     outputs: dict[str, str],
     progress: TextIO,
+    equivalence_pct: float = 3.0,
 ) -> None:
     """The load_tables job: requests.csv and categories.csv, and load.csv when ``outputs`` names one."""
     from specsweep.analyse.aggregate import write_csv
@@ -637,7 +644,7 @@ def write_tables(
     )
     if "load" in outputs:
         # one row per configuration, its sessions (benchmark.sessions) as the replicates
-        table = load_table(configurations, windows, slo)
+        table = load_table(configurations, windows, slo, equivalence_pct)
         write_csv(table, Path(outputs["load"]))
         print(
             table[
@@ -659,5 +666,5 @@ def write_tables(
             ].to_string(index=False),
             file=progress,
         )
-        for line in crossover_lines(table) + energy.contended_levels(table):
+        for line in crossover_lines(table) + loadbest.lines(table.to_dict("records")) + energy.contended_levels(table):
             print(line, file=progress)

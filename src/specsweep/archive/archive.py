@@ -119,8 +119,15 @@ def _check_name(name: str) -> None:
 
 
 def read_members(archive: Path) -> tuple[str, dict[str, bytes]]:
-    """The top folder and every regular file (relative to it) of an archive."""
-    with tarfile.open(archive, "r:gz") as tar:
+    """The top folder and every regular file (relative to it) of an archive; a missing file or one that is not
+    a .tar.gz is a ValueError naming it (not a traceback from tarfile)."""
+    if not Path(archive).is_file():
+        raise ValueError(f"{archive}: no such file; give the path of a specsweep archive (<name>.tar.gz)")
+    try:
+        opened = tarfile.open(archive, "r:gz")  # noqa: SIM115 (closed by the with below; a failure here is worded)
+    except (tarfile.ReadError, EOFError, OSError) as error:
+        raise ValueError(f"{archive}: not a specsweep archive (a .tar.gz): {error}") from None
+    with opened as tar:
         members = tar.getmembers()
         tops = {m.name.split("/", 1)[0] for m in members}
         if len(tops) != 1:
@@ -436,7 +443,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["verify"])
     parser.add_argument("archive", type=Path)
     args = parser.parse_args(argv)
-    problems = verify(args.archive)
+    try:
+        problems = verify(args.archive)
+    except ValueError as error:
+        print(f"python -m specsweep.archive: {error}", file=sys.stderr)
+        return 2
     for problem in problems:
         print(problem, file=sys.stderr)
     print(f"{args.archive}: {'FAILED' if problems else 'manifest verified'}")

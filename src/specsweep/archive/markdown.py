@@ -118,7 +118,11 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 2:
         print(f"usage: python -m specsweep.archive.markdown ARCHIVE {'|'.join(TABLES)}", file=sys.stderr)
         return 2
-    print(table(Path(args[0]), args[1]))
+    try:
+        print(table(Path(args[0]), args[1]))
+    except ValueError as error:
+        print(f"python -m specsweep.archive.markdown: {error}", file=sys.stderr)
+        return 2
     return 0
 
 

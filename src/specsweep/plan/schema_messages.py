@@ -10,12 +10,37 @@ from __future__ import annotations
 
 from typing import Any
 
+# What a pattern of the schema asks for, in words ("does not match '^[0-9a-f]{64}$'" told no one the fix).
+PATTERNS = {
+    "^[0-9a-f]{64}$": "a sha256: 64 lowercase hexadecimal digits (sha256sum FILE prints it)",
+    "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$": "a name: letters, digits, '.', '_' and '-', starting with a letter or "
+    "digit, at most 64 characters",
+    "^[A-Za-z]+$": "letters only (it starts LaTeX macro names)",
+    "^[A-Za-z_][A-Za-z0-9_]*$": "an environment variable's name: letters, digits and '_', not starting with a digit",
+    "^[A-Za-z][A-Za-z0-9_]{0,39}$": "an identifier: letters, digits and '_', starting with a letter, at most 40",
+    "^--?[A-Za-z0-9][A-Za-z0-9_.-]*$": "a command-line flag: '-x' or '--long-name'",
+    "^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$": "a Hugging Face id: owner/name",
+    "^https?://[^/\\s]+(/.*)?$": "an http:// or https:// URL",
+}
+# jsonschema's type names in a user's words, with an example of each as YAML writes it
+TYPES = {
+    "integer": "a whole number (e.g. 7)",
+    "number": "a number (e.g. 0.5)",
+    "boolean": "true or false",
+    "string": "text (quote it if it looks like a number)",
+    "object": "a mapping of keys to values (key: value lines)",
+}
+
 
 def alternatives_message(error: Any) -> str | None:
-    """A message for an ``anyOf``/``oneOf`` error of ``error`` (a jsonschema ValidationError), or for a single
-    value where a list is wanted (``concurrency: 2``: write ``[2]``), or None."""
+    """A message for an ``anyOf``/``oneOf`` error of ``error`` (a jsonschema ValidationError), for a single
+    value where a list is wanted (``concurrency: 2``: write ``[2]``), for a pattern or a type in words, or None."""
     if error.validator == "type" and error.validator_value == "array" and not isinstance(error.instance, (list, dict)):
         return f"{_quoted(error.instance)} is not a list; write [{_quoted(error.instance)}] (a list of one)"
+    if error.validator == "pattern" and error.validator_value in PATTERNS:
+        return f"{_quoted(error.instance)} is not {PATTERNS[error.validator_value]}"
+    if error.validator == "type" and error.validator_value in TYPES:
+        return f"{_quoted(error.instance)} is not {TYPES[error.validator_value]}"
     if error.validator not in ("anyOf", "oneOf") or not isinstance(error.validator_value, list):
         return None
     alternatives = error.validator_value

@@ -352,7 +352,7 @@ def write(before: str, after: str, table: str, figure: str, progress: TextIO, ma
     from specsweep.analyse.aggregate import write_csv
     from specsweep.report import compare_vllm, figures
 
-    if compare_vllm.vllm_result(before) is not None:  # a vllm bench serve --save-result file (issue 34)
+    if compare_vllm.vllm_result(before) is not None:  # a vllm bench serve --save-result file
         compare_vllm.write(before, after, table, figure, progress)
         return
     frame = compare(load(before), load(after), match)

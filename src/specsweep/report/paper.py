@@ -160,7 +160,9 @@ def macros(summary: pd.DataFrame, prefix: str = PREFIX) -> str:
         "% Numbers are wrapped in \\ensuremath: write them in text or in math alike.",
     ]
     if top is None:
-        lines.append("% No Best* macros: no configuration is significantly faster than its baseline (Holm).")
+        lines.append(
+            "% No Best* macros: no configuration is significantly faster than its baseline (Holm, simultaneous CI > 1)."
+        )
     lines += [f"\\newcommand{{\\{prefix}{name}}}{{{value}}}" for name, value in values.items()]
     lines += configuration_macros(summary, values, prefix)
     return "\n".join(lines) + "\n"

@@ -41,7 +41,9 @@ class TableFiles:
     costmodel_report: str = results.COSTMODEL_REPORT
 
 
-def build(measured: aggregate.Measured, profile_parsers: dict[str, dict[str, Any]]) -> Tables:
+def build(
+    measured: aggregate.Measured, profile_parsers: dict[str, dict[str, Any]], detect_pct: float | None = None
+) -> Tables:
     configurations = measured.configurations
     runs = {name: [] for name in configurations} | measured.runs
     # the statistics rest on the runs that count; summary.csv counts the others, runs.csv lists every run
@@ -51,7 +53,7 @@ def build(measured: aggregate.Measured, profile_parsers: dict[str, dict[str, Any
         design.measured_configurations(configurations), design.merged_runs(configurations, counted)
     )
     return Tables(
-        summary=aggregate.summary_table(replace(measured, runs=runs), profile_parsers),
+        summary=aggregate.summary_table(replace(measured, runs=runs), profile_parsers, detect_pct=detect_pct),
         runs=aggregate.runs_table(runs, configurations),
         drift=drift.report(configurations, counted),
         costmodel=model,
