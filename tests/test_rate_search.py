@@ -205,3 +205,12 @@ def test_a_rate_search_record_states_its_format_and_a_newer_one_is_refused(tmp_p
     path.write_text(json.dumps({**written, "format": RECORD_FORMAT + 1}))
     with pytest.raises(NewerRecord, match=r"a rate search record of format"):
         read_rate_search(path)
+
+
+def test_the_run_eta_counts_the_probes_still_to_come():
+    from specsweep.plan.walltime import load_windows_left
+
+    load = {"requests_per_window": 10, "windows": 1, "warmup": True, "slo": SLO}
+    searching = {"max_tokens": 16, "load": {**load, "rate_search": {"low": 0.5, "high": 4, "steps": 3}}}
+    count, seconds = load_windows_left(searching, 2.0)
+    assert count == 2 * 4 and seconds == pytest.approx(2 * 4 * (10 / 0.5 + 2.0))  # warmup + probe, each at low

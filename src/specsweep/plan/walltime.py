@@ -288,11 +288,14 @@ def _search_phases(benchmark: dict[str, Any], request_s: float) -> list[Phase]:
 
 
 def load_windows_left(benchmark: dict[str, Any], request_s: float) -> tuple[int, float]:
-    """The load windows a session measures after its runs (warmup windows included) and their expected
-    seconds at the session's own pace (one request alone takes ``request_s``): the run ETA counts them."""
+    """The load windows a session measures after its runs (warmup windows and the rate search's probes at
+    most included) and their expected seconds at the session's own pace (one request alone takes
+    ``request_s``): the run ETA counts them."""
     phases = [p for level in levels_of(benchmark) for p in _level_phases(level, benchmark, [], request_s)]
     count = sum(1 if p.column == WARMUP_WINDOWS else int(benchmark["load"]["windows"]) for p in phases)
-    return count, sum(p.seconds for p in phases)
+    search, probes = _search_phases(benchmark, request_s), rate_search_of(benchmark)
+    count += len(search) * probes.probes if probes else 0
+    return count, sum(p.seconds for p in phases + search)
 
 
 def _assumed_window(level: LoadLevel, requests: int, request_s: float) -> tuple[float, str]:
