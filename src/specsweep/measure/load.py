@@ -47,10 +47,9 @@ def run_window(
     level: LoadLevel, requests: int, send: Callable[[int], Any], seed: int, arrivals: Arrivals = POISSON
 ) -> tuple[list[Sent], float]:
     """Send ``requests`` requests at ``level`` (an open loop's gaps shaped by ``arrivals``, a ramp's rate
-    rising along it); ``send(i)``
-    performs request i (blocking) and returns what it measured. Returns the requests in index order and the
-    window's duration (first send to last end). The first exception of any request is raised after every
-    thread has finished."""
+    rising along it); ``send(i)`` performs request i (blocking) and returns what it measured. Returns the
+    requests in index order and the window's duration (first send to last end). The first exception of any
+    request is raised after every thread has finished."""
     started = time.perf_counter()
     done: list[Sent] = []
     errors: list[BaseException] = []

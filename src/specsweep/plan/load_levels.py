@@ -1,11 +1,13 @@
 """Load levels: what ``benchmark.load`` asks for, the seeded schedules, and the checks before launch.
 
-Two kinds of level (``benchmark.load`` in the config):
+Three kinds of level (``benchmark.load`` in the config):
 
 * ``concurrency: N`` - closed loop: N requests in flight, the next sent as soon as one finishes;
 * ``request_rate: R`` - open loop: R requests/s on average from a seeded generator, so a rerun (and every
   configuration) sends the same schedule. The gaps follow ``arrivals`` (sweep-wide, so labels stay r<R>):
-  gamma gaps of shape ``burstiness`` as vLLM's ``--burstiness`` (1: Poisson), or ``constant`` ones.
+  gamma gaps of shape ``burstiness`` as vLLM's ``--burstiness`` (1: Poisson), or ``constant`` ones;
+* ``ramp_up: {strategy, start, end}`` - one open-loop level whose rate rises within each window, as vLLM's
+  ``--ramp-up-strategy``.
 
 A measured repetition is a window of ``requests_per_window`` requests (``specsweep.measure.load``),
 of which the steady interval counts; each level's windows follow one discarded warmup window.
@@ -27,6 +29,7 @@ CONCURRENCY = "concurrency"
 REQUEST_RATE = "request_rate"
 RAMP_UP = "ramp_up"
 LINEAR, EXPONENTIAL = "linear", "exponential"
+GAMMA, CONSTANT = "gamma", "constant"  # the open loop's arrival shapes (Arrivals)
 # A closed-loop window holds at least this many times its concurrency in requests: the opening burst
 # (C), a steady interval that holds whole requests (about C), and the drain (C).
 REQUESTS_PER_SLOT = 4
@@ -118,10 +121,6 @@ def check_slots(
                     ("engines", configuration.engine, "args", flag),
                 ),
             )
-
-
-GAMMA = "gamma"
-CONSTANT = "constant"
 
 
 @dataclass(frozen=True)
