@@ -31,6 +31,8 @@ Faults are chosen with ``STANDIN_MODE`` (comma-separated; the environment, as a 
 - ``overaccept``: the final ``timings`` claim 50 drafts accepted of 10 drafted.
 - ``tokens-per-event=K``: every event after the first carries K tokens (the last the rest), as a
   speculative burst does; the final count agrees with the stream.
+- ``capacity=R``: serve one ``/completion`` at a time, each taking 1/R s (its events spread evenly over it),
+  the rest waiting in turn: a server of exactly R requests/s whose queue grows above that rate.
 - ``overclaim=F``: the stream carries n // F of the n tokens asked for (4 of 16 with F=4), the final event
   claims all n (a count that disagrees with the stream).
 
@@ -50,6 +52,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -58,6 +61,7 @@ if os.environ.get("STANDIN_ONLY_IF") and not os.path.exists(os.environ["STANDIN_
     MODES = {}
 AFTER = int(os.environ.get("STANDIN_AFTER", "3"))
 COMPLETIONS = 0
+SERVING = threading.Lock()  # capacity=R: one completion at a time
 MODEL = ["standin.gguf"]  # the last -m/--model given, as llama-server's /props reports it
 NO_SLOTS = "--no-slots" in sys.argv
 STOPPING: list[int] = []  # term-stops-listening: the signals received
@@ -157,11 +161,17 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Connection", "close")
         self.end_headers()
-        sent: list[float] = []
         # the tokens each event carries: one, or the first alone and K per event after it; of n // F in all
         # with overclaim=F (the final event still claims n)
         burst, shown = int(MODES.get("tokens-per-event") or 1), n // int(MODES.get("overclaim") or 1)
         carried = [1] + [min(burst, shown - i) for i in range(1, shown, burst)] if shown else []
+        capacity = float(MODES.get("capacity") or 0)
+        with SERVING if capacity else contextlib.nullcontext():
+            self._stream(n, carried, 1.0 / capacity / max(len(carried), 1) if capacity else None)
+
+    def _stream(self, n: int, carried: list[int], event_s: float | None) -> None:
+        """The events of a completion, then its final one; ``event_s``: seconds per event (capacity=R)."""
+        sent: list[float] = []
         for i, tokens in enumerate(carried):
             if i == AFTER and "stall-mid-stream" in MODES and int(MODES["stall-mid-stream"] or 0) <= COMPLETIONS:
                 log("stalling mid-stream")
@@ -194,7 +204,8 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
             self.wfile.flush()
             sent.append(time.perf_counter())
-            time.sleep(tokens * float(MODES.get("token-delay") or 0.002))  # an event of K tokens takes K token times
+            # an event of K tokens takes K token times
+            time.sleep(event_s if event_s is not None else tokens * float(MODES.get("token-delay") or 0.002))
         # its own clock, as llama.cpp's: (n - 1) tokens from the first token to the last
         predicted_ms = 1000.0 * (sent[-1] - sent[0]) if len(sent) > 1 else 0.0
         final = {

@@ -171,3 +171,34 @@ def test_each_engine_reads_its_own_prompt_count():
     assert vllm.prompt_tokens({"usage": None}) is None and vllm.prompt_tokens({}) is None
     assert LlamaCpp({"kind": "llamacpp"}, resources).prompt_tokens({"tokens_evaluated": 4, "tokens_predicted": 16}) == 4
     assert SGLang({"kind": "sglang"}, resources).prompt_tokens({"meta_info": {"prompt_tokens": 73}}) == 73
+
+
+def test_burstiness_is_the_one_the_windows_were_sent_with():
+    """vLLM's `burstiness`: the open loop's gamma shape as each window recorded it, "inf" for constant gaps
+    (vLLM's constant arrivals), 1.0 for a closed loop or a record made before the shape was kept."""
+    one = window([request(0, [0.010, 0.020], 0.021)], 0.05)
+    rate = {"kind": "request_rate", "value": 2.0, "label": "r2"}
+    bursty = replace(one, level=rate, arrivals={"shape": "gamma", "burstiness": 0.5})
+    constant = replace(one, level=rate, arrivals={"shape": "constant", "burstiness": "inf"})
+    assert save_result([bursty], "b", {}, {})["burstiness"] == 0.5
+    assert save_result([constant], "b", {}, {})["burstiness"] == "inf"
+    assert save_result([one], "b", {}, {})["burstiness"] == 1.0
+    assert Window.from_json(json.loads(json.dumps(bursty.to_json()))).arrivals == bursty.arrivals
+
+
+def test_a_ramp_level_carries_vllms_ramp_up_keys_after_max_concurrency():
+    ramp = {"kind": "ramp_up", "value": 8.0, "label": "ramp1-8exp", "start": 1.0, "strategy": "exponential"}
+    level = replace(window([request(0, [0.010, 0.020], 0.021)], 0.05), level=ramp)
+    written = save_result([level], "b", {}, {})
+    keys = list(written)
+    assert keys[keys.index("max_concurrency") + 1 : keys.index("max_concurrency") + 4] == [
+        "ramp_up_strategy",
+        "ramp_up_start_rps",
+        "ramp_up_end_rps",
+    ]
+    assert (written["ramp_up_strategy"], written["ramp_up_start_rps"], written["ramp_up_end_rps"]) == (
+        "exponential",
+        1.0,
+        8.0,
+    )
+    assert written["request_rate"] == "inf" and written["max_concurrency"] is None  # as vLLM with a ramp

@@ -188,6 +188,20 @@ def _ancestors(key: str) -> list[str]:
         (lambda c: c["benchmark"].update(sessions=100000), "benchmark/sessions"),
         (lambda c: c["benchmark"].update(load={"concurrency": [10**9]}), "benchmark/load/concurrency/0"),
         (lambda c: c["benchmark"].update(load={"concurrency": [1], "windows": 10**7}), "benchmark/load/windows"),
+        (lambda c: c["benchmark"].update(load={"request_rate": [1.0], "burstiness": 0}), "benchmark/load/burstiness"),
+        (lambda c: c["benchmark"].update(load={"request_rate": [1.0], "burstiness": 1e6}), "benchmark/load/burstiness"),
+        (
+            lambda c: c["benchmark"].update(load={"request_rate": [1.0], "arrivals": "uniform"}),
+            "benchmark/load/arrivals",
+        ),
+        (
+            lambda c: c["benchmark"].update(load={"ramp_up": {"strategy": "step", "start": 1, "end": 2}}),
+            "benchmark/load/ramp_up/strategy",
+        ),
+        (
+            lambda c: c["benchmark"].update(load={"ramp_up": {"strategy": "linear", "start": 0, "end": 2}}),
+            "benchmark/load/ramp_up/start",
+        ),
     ],
 )
 def test_non_finite_numbers_and_absurd_sizes_are_refused_naming_the_key(default_config, edit, key):
@@ -195,3 +209,10 @@ def test_non_finite_numbers_and_absurd_sizes_are_refused_naming_the_key(default_
     gigabytes before a SystemError."""
     message = _bad(default_config, edit)
     assert f"invalid configuration at '{key}'" in message, message
+
+
+def test_a_misspelt_percentile_objective_is_named_in_words_not_a_regular_expression(default_config):
+    edit = lambda c: c["benchmark"].update(load={"request_rate": [1.0], "slo": {"ttft_p9x_ms": 3}})  # noqa: E731
+    message = _bad(default_config, edit)
+    assert "'ttft_p9x_ms' is not a key here: ttft_ms, tpot_ms, e2e_ms, or a percentile objective" in message
+    assert "regex" not in message and "\\d" not in message

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 import threading
 import time
 
@@ -8,16 +9,21 @@ import pytest
 
 from specsweep.engines import ADAPTERS
 from specsweep.measure.load import run_window, steady_interval
-from specsweep.plan.config import ConfigError, Configuration
 from specsweep.plan.load_levels import (
     CONCURRENCY,
+    RAMP_UP,
     REQUEST_RATE,
+    Arrivals,
     LoadLevel,
     arrival_times,
+    arrivals_of,
     check_load,
     levels_of,
+    schedule,
     window_seed,
 )
+from specsweep.record.configuration import Configuration
+from specsweep.record.errors import ConfigError
 
 
 def configuration(kind="llamacpp", **args) -> Configuration:
@@ -38,6 +44,87 @@ def test_arrivals_are_seeded_poisson():
     gaps = [b - a for a, b in itertools.pairwise(first)]
     assert sum(gaps) / len(gaps) == pytest.approx(0.25, rel=0.08)  # mean gap 1 / rate
     assert window_seed(1, 0) != window_seed(1, 1)
+
+
+def _gaps(times: list[float]) -> list[float]:
+    return [b - a for a, b in itertools.pairwise(times)]
+
+
+def _cv(gaps: list[float]) -> float:
+    mean = sum(gaps) / len(gaps)
+    return (sum((g - mean) ** 2 for g in gaps) / len(gaps)) ** 0.5 / mean
+
+
+@pytest.mark.parametrize("burstiness", [0.25, 1.0, 4.0, 100.0])
+def test_burstiness_shapes_gamma_gaps_of_mean_one_over_rate(burstiness):
+    """vLLM's --burstiness: gamma gaps of shape b and scale 1/(rate b), so the mean is 1/rate and the
+    coefficient of variation 1/sqrt(b) (1: Poisson; large: nearly constant)."""
+    arrivals = Arrivals(burstiness=burstiness)
+    times = arrival_times(4.0, 4000, 3, arrivals)
+    assert times == arrival_times(4.0, 4000, 3, arrivals) and times[0] == 0.0  # seeded
+    gaps = _gaps(times)
+    assert sum(gaps) / len(gaps) == pytest.approx(0.25, rel=0.06)
+    assert _cv(gaps) == pytest.approx(burstiness**-0.5, rel=0.08)
+
+
+def test_burstiness_one_keeps_the_earlier_poisson_schedule():
+    """Records made before burstiness existed were measured on expovariate gaps: the default keeps them."""
+    generator, times = random.Random(window_seed(1, 2)), [0.0]
+    for _ in range(9):
+        times.append(times[-1] + generator.expovariate(2.0))
+    assert arrival_times(2.0, 10, window_seed(1, 2), arrivals_of({"load": {"burstiness": 1.0}})) == times
+
+
+def test_constant_arrivals_every_one_over_rate_and_recorded_as_vllm_writes_them():
+    arrivals = arrivals_of({"load": {"arrivals": "constant"}})
+    assert arrival_times(4.0, 5, 9, arrivals) == pytest.approx([0.0, 0.25, 0.5, 0.75, 1.0])
+    assert arrivals.as_dict() == {"shape": "constant", "burstiness": "inf"}
+    assert arrivals_of({}).as_dict() == {"shape": "gamma", "burstiness": 1.0}
+    with pytest.raises(ConfigError, match=r"benchmark/load/burstiness: 2.0 shapes gamma gaps.*arrivals is constant"):
+        arrivals_of({"load": {"arrivals": "constant", "burstiness": 2.0}})
+
+
+@pytest.mark.quiet  # times its sends to 10 ms: beside other tests a thread may wait longer
+def test_open_loop_window_sends_on_the_shaped_schedule():
+    arrivals = Arrivals("constant")
+    sent, _ = run_window(LoadLevel(REQUEST_RATE, 50.0), 6, lambda i: None, seed=5, arrivals=arrivals)
+    assert [s.sent_s for s in sent] == pytest.approx([0.02 * i for i in range(6)], abs=0.01)
+
+
+def test_ramp_up_rates_are_vllms():
+    """vLLM's --ramp-up-strategy: at request i of n, progress i / (n - 1); linear start + (end - start) p,
+    exponential start (end / start)^p (vllm/benchmarks/serve.py _get_current_request_rate)."""
+    linear = LoadLevel(RAMP_UP, 9.0, 1.0, "linear")
+    exponential = LoadLevel(RAMP_UP, 8.0, 1.0, "exponential")
+    assert linear.rates(5) == pytest.approx([1, 3, 5, 7, 9]) and exponential.rates(4) == pytest.approx([1, 2, 4, 8])
+    assert (linear.label, exponential.label) == ("ramp1-9", "ramp1-8exp")
+    assert exponential.as_dict() == {
+        "kind": "ramp_up",
+        "value": 8.0,
+        "label": "ramp1-8exp",
+        "start": 1.0,
+        "strategy": "exponential",
+    }
+    assert levels_of({"load": {"request_rate": [2], "ramp_up": {"strategy": "linear", "start": 1, "end": 9}}}) == [
+        LoadLevel(REQUEST_RATE, 2.0),
+        linear,
+    ]
+    assert linear.in_flight is None
+
+
+def test_a_ramps_gaps_shrink_as_its_rate_rises():
+    """Each gap is drawn at the arriving request's rate: constant gaps 1/rate_i, gamma gaps of mean 1/rate_i."""
+    ramp = LoadLevel(RAMP_UP, 9.0, 1.0, "linear")
+    assert _gaps(schedule(ramp, 5, 1, Arrivals("constant"))) == pytest.approx([1 / 3, 1 / 5, 1 / 7, 1 / 9])
+    many = LoadLevel(RAMP_UP, 100.0, 1.0, "exponential")
+    gaps = _gaps(schedule(many, 3000, 2))
+    assert sum(gaps[:300]) / 300 > 5 * sum(gaps[-300:]) / 300  # the last tenth arrives far faster
+    assert schedule(LoadLevel(REQUEST_RATE, 4.0), 50, 3) == arrival_times(4.0, 50, 3)  # a level without a ramp
+
+
+def test_a_ramp_of_one_rate_is_refused():
+    with pytest.raises(ConfigError, match=r"benchmark/load/ramp_up/end: 2 equals start.*request_rate instead"):
+        check_load({"load": {"requests_per_window": 8, "ramp_up": {"strategy": "linear", "start": 2, "end": 2}}}, {})
 
 
 def test_closed_loop_keeps_exactly_n_in_flight():
@@ -146,3 +233,24 @@ def test_a_window_records_each_requests_end():
     sent, _ = run_window(LoadLevel(CONCURRENCY, 2), 6, lambda i: time.sleep(0.01 * (1 + i % 2)), seed=0)
     assert all(s.sent_s < s.ended_s for s in sent)
     assert sorted(round(s.ended_s, 2) for s in sent)[:2] == pytest.approx([0.01, 0.02], abs=0.01)
+
+
+def test_the_walltime_estimate_and_the_job_time_limit_follow_a_ramps_schedule():
+    from specsweep.measure.cluster import session_runtime_min
+    from specsweep.plan.walltime import estimate
+
+    benchmark = {
+        "runs": 1,
+        "max_tokens": 16,
+        "ready_timeout_s": 10,
+        "warmup_requests": 0,
+        "request_timeout_s": 60,
+        "stop_grace_s": 1,
+        "load": {"requests_per_window": 5, "windows": 1, "warmup": False},
+    }
+    ramp = {**benchmark, "load": {**benchmark["load"], "ramp_up": {"strategy": "linear", "start": 0.1, "end": 0.9}}}
+    (estimated,) = estimate({"c": configuration()}, ramp, {})
+    (window,) = [p for p in estimated.phases if p.name == "ramp0.1-0.9 windows (1)"]
+    request_s = next(p.seconds for p in estimated.phases if p.column == "runs")  # one run: one request alone
+    assert window.seconds == pytest.approx(1 / 0.3 + 1 / 0.5 + 1 / 0.7 + 1 / 0.9 + request_s)
+    assert session_runtime_min(ramp) - session_runtime_min(benchmark) >= (7.9 + 60) // 60

@@ -104,7 +104,12 @@ def bench_configuration(smk: Any) -> None:
             model_records,
             smk.config["benchmark"],
             Path(smk.input.prompts),
-            SessionPaths.of(configuration.name, len(smk.output.runs), list(smk.output.windows)),
+            SessionPaths.of(
+                configuration.name,
+                len(smk.output.runs),
+                list(smk.output.windows),
+                smk.output.get("rate_search"),
+            ),
             progress,
             policy_of(smk.config),
         )
@@ -190,7 +195,8 @@ def sweep_provenance(smk: Any) -> None:
 
 @sets_aside_damaged
 def load_tables(smk: Any) -> None:
-    """requests.csv and categories.csv always; load.csv with benchmark.load (docs/load.md)."""
+    """requests.csv and categories.csv always; load.csv with benchmark.load levels, slo_rate.csv with its
+    rate search (docs/load.md)."""
     from specsweep.analyse import loadsummary
 
     configurations = configurations_for(smk.config, smk.params.configurations.values())
@@ -204,6 +210,10 @@ def load_tables(smk: Any) -> None:
             progress,
             smk.config["benchmark"]["equivalence_pct"],
         )
+        if "slo_rate" in smk.output.keys():  # noqa: SIM118 (a Namedlist's `in` looks at values, not names)
+            from specsweep.analyse import slorate
+
+            slorate.write(configurations, results.load_rate_searches(smk.input.searches), smk.output.slo_rate, progress)
 
 
 @sets_aside_damaged

@@ -37,6 +37,7 @@ def drive(spec: dict[str, Any], progress: TextIO) -> None:
             label: [out / "load" / label / f"window_{w}.json" for w in range(count)]
             for label, count in spec.get("windows", {}).items()
         },
+        rate_search=out / "load" / "rate_search.json",  # written only with benchmark.load.rate_search
     )
     measure(Session(configuration, engine, spec["benchmark"], PROMPTS, spec["host"], spec["port"], paths), progress)
 

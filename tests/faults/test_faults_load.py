@@ -10,6 +10,7 @@ from conftest import failed_dirs, leftovers, run_session, session_spec, snakemak
 
 from specsweep.engines.server import ServerError
 from specsweep.measure.session import RunError
+from specsweep.plan.load_levels import Arrivals
 
 LOAD = {"requests_per_window": 2, "windows": 2, "seed": 1, "slo": {}}
 
@@ -43,6 +44,63 @@ def test_fewer_slots_than_the_concurrency_fail_before_the_first_window(tmp_path,
     assert "the server has 1 slot(s) (/props total_slots) but benchmark.load.concurrency asks for 2" in str(error)
     (kept,) = failed_dirs(spec)
     assert (kept / "runs" / "run_0.json").exists() and not (kept / "load").exists()
+    assert leftovers(standin) == []
+
+
+def test_an_open_loop_window_is_sent_and_recorded_with_its_burstiness(tmp_path, standin, model_file, monkeypatch):
+    """benchmark.load.burstiness: the window's sends follow the seeded gamma schedule of that shape, and its
+    record says which shape it was sent with (bench_serve's vLLM burstiness comes from there)."""
+    from specsweep.plan.load_levels import arrival_times, window_seed
+
+    load = {**LOAD, "request_rate": [10.0], "requests_per_window": 6, "windows": 1, "burstiness": 4.0}
+    spec = session_spec(tmp_path, standin, model_file, runs=1, load=load)
+    spec["windows"] = {"r10": 1}
+    error, progress = run_session(spec, monkeypatch)
+    assert error is None, progress
+    record = json.loads((tmp_path / "results" / "cfg" / "load" / "r10" / "window_0.json").read_text())
+    assert record["arrivals"] == {"shape": "gamma", "burstiness": 4.0}
+    planned = arrival_times(10.0, 6, window_seed(1, 0), Arrivals(burstiness=4.0))
+    assert [r["sent_s"] for r in record["requests"]] == pytest.approx(planned, abs=0.05)
+    assert planned != arrival_times(10.0, 6, window_seed(1, 0))  # not the Poisson schedule
+    assert leftovers(standin) == []
+
+
+def test_a_ramp_window_is_sent_along_its_ramp_and_is_a_row_of_the_load_table(
+    tmp_path, standin, model_file, monkeypatch
+):
+    """benchmark.load.ramp_up: one more open-loop level whose rate rises within the window (vLLM's
+    --ramp-up-strategy); its record keeps the ramp, load.csv has its row, the figures leave it out."""
+    from specsweep.analyse.loadsummary import load_table
+    from specsweep.plan.config import Configuration
+    from specsweep.plan.load_levels import RAMP_UP, LoadLevel, schedule, window_seed
+    from specsweep.record.results import load_windows
+    from specsweep.report import loadfigures
+
+    ramp = {"strategy": "linear", "start": 5.0, "end": 40.0}
+    load = {**LOAD, "requests_per_window": 8, "windows": 1, "arrivals": "constant", "ramp_up": ramp}
+    spec = session_spec(tmp_path, standin, model_file, runs=1, load=load)
+    spec["windows"] = {"ramp5-40": 1}
+    error, progress = run_session(spec, monkeypatch)
+    assert error is None, progress
+    path = tmp_path / "results" / "cfg" / "load" / "ramp5-40" / "window_0.json"
+    record = json.loads(path.read_text())
+    assert record["level"] == {
+        "kind": "ramp_up",
+        "value": 40.0,
+        "label": "ramp5-40",
+        "start": 5.0,
+        "strategy": "linear",
+    }
+    planned = schedule(LoadLevel(RAMP_UP, 40.0, 5.0, "linear"), 8, window_seed(1, 0), Arrivals("constant"))
+    assert [r["sent_s"] for r in record["requests"]] == pytest.approx(planned, abs=0.03)
+    assert record["arrivals"] == {"shape": "constant", "burstiness": "inf"}
+    base = Configuration(name="cfg", engine="e", kind="llamacpp", baseline=True, args={}, env={}, group="cfg")
+    table = load_table({"cfg": base}, load_windows([path]), {})
+    assert list(table["load"]) == ["ramp5-40"] and list(table["load_kind"]) == ["ramp_up"]
+    for figure in (loadfigures.load_speedup, loadfigures.load_latency):  # a ramp is no point on a load axis
+        made = figure(table)
+        assert made.axes  # made, without it
+        made.clf()
     assert leftovers(standin) == []
 
 

@@ -33,7 +33,7 @@ MISTAKES: list[tuple[tuple[str, ...], Any, str]] = [
     (("benchmark", "chat_template"), "yes", "not true or false"),
     (("benchmark", "load"), {"concurrency": [0]}, "minimum of 1"),
     (("benchmark", "load"), {"concurrency": [2], "requests_per_window": 4}, "set it to at least 8"),
-    (("benchmark", "load"), {"windows": 3}, "needs concurrency or request_rate"),
+    (("benchmark", "load"), {"windows": 3}, "needs concurrency, request_rate, rate_search or ramp_up"),
     (("benchmark", "load"), {"concurrency": 2}, "write [2]"),
     (("benchmark", "load"), {"concurrency": [1], "slo": {"ttft": 100}}, "did you mean 'ttft_ms'"),
     (("engines", "llama", "kind"), "llamacp", "did you mean 'llamacpp'"),
@@ -93,6 +93,7 @@ def test_every_worded_pattern_is_one_the_schema_uses():
     def walk(node: Any) -> None:
         if isinstance(node, dict):
             used.update(v for k, v in node.items() if k == "pattern" and isinstance(v, str))
+            used.update(node.get("patternProperties") or {})  # a key's pattern (slo's percentile objectives)
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):

@@ -32,7 +32,7 @@ def _refused(default_config, edit) -> str:
 
 def test_load_without_a_level_says_which_keys_make_one(default_config):
     said = _refused(default_config, lambda c: c["benchmark"].update(load=dict(LOAD)))
-    assert "'benchmark/load': needs concurrency or request_rate (or both)" in said
+    assert "'benchmark/load': needs concurrency, request_rate, rate_search or ramp_up (one or more)" in said
     assert "requests_per_window" not in said  # the value is not quoted back instead of the fix
 
 

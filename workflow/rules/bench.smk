@@ -6,6 +6,11 @@ rule bench:
         after=runs_before,
         same_node=same_node_input,
     output:
+        **(
+            {"rate_search": results_tree.rate_search_file("{cfg}")}
+            if RATE_SEARCH
+            else {}
+        ),
         launch=results_tree.launch_file("{cfg}"),
         log=results_tree.server_log("{cfg}"),
         runs=[results_tree.run_file("{cfg}", i) for i in RUNS],

@@ -50,6 +50,7 @@ from specsweep.plan import references as sweep_references
 from specsweep.plan import preflight
 from specsweep.engines import log_format_of as engine_log_format
 from specsweep.plan.load_levels import levels_of, warmup_windows
+from specsweep.plan.rate_search import rate_search_of
 from specsweep.plan.staleness import measurement_identity
 from specsweep.parsers.user import compile_parsers
 
@@ -112,6 +113,9 @@ WINDOWS = (
     if LOAD_LEVELS
     else []
 )
+
+# The SLO rate search (benchmark.load.rate_search): each session's record, found rate per configuration.
+RATE_SEARCH = rate_search_of(BENCH)
 
 # Measuring jobs must never overlap, whatever --cores says: each takes the whole of this
 # resource (and a node-local file lock, for separate Snakemake invocations). On a cluster each
@@ -238,6 +242,14 @@ def window_files(wildcards):
     ]
 
 
+def rate_search_files(wildcards):
+    return (
+        [results_tree.rate_search_file(name) for name in CONFIGURATIONS]
+        if RATE_SEARCH
+        else []
+    )
+
+
 def run_files(wildcards):
     return [results_tree.run_file(name, i) for name in CONFIGURATIONS for i in RUNS]
 
@@ -343,8 +355,14 @@ CONFIG_SHA256 = sweep_provenance.config_sha256(config)
 ARCHIVE_NAME = f"specsweep-{CONFIG_SHA256[:12]}"
 ARCHIVE = results_tree.archive_file(ARCHIVE_NAME)
 # The load and workload tables and figures (load.smk); the load ones only with benchmark.load.
-LOAD_TABLES = [results_tree.REQUESTS_TABLE, results_tree.CATEGORIES_TABLE] + (
-    [results_tree.LOAD_TABLE, results_tree.SPECULATION_SCHEDULE] if LOAD_LEVELS else []
+LOAD_TABLES = (
+    [results_tree.REQUESTS_TABLE, results_tree.CATEGORIES_TABLE]
+    + (
+        [results_tree.LOAD_TABLE, results_tree.SPECULATION_SCHEDULE]
+        if LOAD_LEVELS
+        else []
+    )
+    + ([results_tree.SLO_RATE_TABLE] if RATE_SEARCH else [])
 )
 LOAD_FIGURES = [
     results_tree.figure(name, fmt)
@@ -412,7 +430,8 @@ def archive_inputs(wildcards):
         "runs": [
             str(path) for path in results_tree.with_extra_runs(run_files(wildcards))
         ]
-        + window_files(wildcards),
+        + window_files(wildcards)
+        + rate_search_files(wildcards),
         "profiles": per_configuration(results_tree.profile_file),
         "provenance": [
             results_tree.PROVENANCE,

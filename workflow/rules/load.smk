@@ -9,6 +9,7 @@ LOAD_TABLE_OUTPUTS = {
         if LOAD_LEVELS
         else {}
     ),
+    **({"slo_rate": results_tree.SLO_RATE_TABLE} if RATE_SEARCH else {}),
 }
 LOAD_FIGURE_OUTPUTS = {
     "categories": results_tree.figure("categories", "png"),
@@ -48,6 +49,7 @@ rule load_tables:
     input:
         runs=run_files,
         windows=window_files,
+        searches=rate_search_files,
     output:
         **reported(LOAD_TABLE_OUTPUTS, REPORTED_TABLES),
     log:

@@ -56,9 +56,10 @@ PERCENTILE_INTERVAL = "sectioning"  # latency.sectioned_percentiles
 LOAD_COLUMNS: dict[str, str] = {
     "configuration": "configuration name",
     "baseline": "true for the baseline configuration",
-    "load": "load level: c<N> (closed loop, N requests in flight) or r<R> (open loop, R requests/s Poisson)",
-    "load_kind": "concurrency or request_rate",
-    "load_value": "the level's concurrency or request rate",
+    "load": "load level: c<N> (closed loop, N requests in flight), r<R> (open loop, R requests/s) or "
+    "ramp<S>-<E> (open loop rising from S to E requests/s)",
+    "load_kind": "concurrency, request_rate or ramp_up",
+    "load_value": "the level's concurrency or request rate (a ramp's end rate)",
     "replicate": "what the intervals and the speedup's pairs are over: session (benchmark.sessions >= 2: each "
     "session's windows averaged, session k paired with the baseline's session k) or, with one session, "
     f"'{WITHIN_LAUNCH}' (the windows of one launch: the intervals ignore launch-to-launch variation)",

@@ -14,6 +14,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from specsweep.plan.load_levels import RAMP_UP, levels_of
+from specsweep.plan.rate_search import rate_search_of
+
 # Minutes added to the estimate for Python start-up, imports and teardown of the job itself.
 RUNTIME_MARGIN_MIN = 5
 
@@ -40,13 +43,19 @@ def session_runtime_min(benchmark: dict[str, Any]) -> int:
 
 def _load_s(benchmark: dict[str, Any]) -> float:
     """The load windows' worst case: a closed-loop window's requests in ceil(n / concurrency) waves, an open-loop
-    one's arrivals over n / rate seconds and then the last request, each request its whole request timeout."""
+    one's arrivals over n / rate seconds (a ramp's over its mean gaps) and then the last request, each request
+    its whole request timeout;
+    the rate search's probes (and their warmup windows) as open-loop windows at its lowest rate."""
     load = benchmark.get("load") or {}
     n, timeout_s = int(load.get("requests_per_window", 16)), float(benchmark["request_timeout_s"])
     windows = int(load.get("windows", 3)) + (1 if load.get("warmup", True) else 0)
     per_window = [math.ceil(n / int(c)) * timeout_s for c in load.get("concurrency") or []]
     per_window += [n / float(r) + timeout_s for r in load.get("request_rate") or []]
-    return windows * sum(per_window)
+    ramps = [level for level in levels_of(benchmark) if level.kind == RAMP_UP]
+    per_window += [sum(1 / rate for rate in level.rates(n)[1:]) + timeout_s for level in ramps]
+    search = rate_search_of(benchmark)  # each probe an open-loop window, the slowest schedule at low
+    probes = search.probes * (2 if load.get("warmup", True) else 1) * (n / search.low + timeout_s) if search else 0.0
+    return windows * sum(per_window) + probes
 
 
 def engine_cpus(engine: dict[str, Any], default: int) -> int:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from specsweep.plan.load_levels import CONCURRENCY, LoadLevel, arrival_times
+from specsweep.plan.load_levels import CONCURRENCY, POISSON, Arrivals, LoadLevel, schedule
 
 
 @dataclass(frozen=True)
@@ -43,10 +43,13 @@ def steady_interval(level: LoadLevel, sent: list[float], ended: list[float]) -> 
     return sorted(ended)[turned_over - 1], max(sent)
 
 
-def run_window(level: LoadLevel, requests: int, send: Callable[[int], Any], seed: int) -> tuple[list[Sent], float]:
-    """Send ``requests`` requests at ``level``; ``send(i)`` performs request i (blocking) and returns what
-    it measured. Returns the requests in index order and the window's duration (first send to last end).
-    The first exception of any request is raised after every thread has finished."""
+def run_window(
+    level: LoadLevel, requests: int, send: Callable[[int], Any], seed: int, arrivals: Arrivals = POISSON
+) -> tuple[list[Sent], float]:
+    """Send ``requests`` requests at ``level`` (an open loop's gaps shaped by ``arrivals``, a ramp's rate
+    rising along it); ``send(i)`` performs request i (blocking) and returns what it measured. Returns the
+    requests in index order and the window's duration (first send to last end). The first exception of any
+    request is raised after every thread has finished."""
     started = time.perf_counter()
     done: list[Sent] = []
     errors: list[BaseException] = []
@@ -80,7 +83,7 @@ def run_window(level: LoadLevel, requests: int, send: Callable[[int], Any], seed
             thread.start()
     else:
         threads = []
-        for index, at in enumerate(arrival_times(level.value, requests, seed)):
+        for index, at in enumerate(schedule(level, requests, seed, arrivals)):
             delay = at - (time.perf_counter() - started)
             if delay > 0:
                 time.sleep(delay)  # the scheduler sleeps; requests in flight block on their sockets

@@ -47,10 +47,20 @@ from specsweep.measure.machine import snapshot as machine_snapshot
 from specsweep.measure.placement import physical_gpus, placement, select_gpus
 from specsweep.measure.progress import ReadyWait, eta
 from specsweep.measure.rate_check import DEFAULT_TOLERANCE_PCT, exclusion_reason
+from specsweep.measure.rate_search import judge, search
 from specsweep.plan import references
 from specsweep.plan.config import Configuration
 from specsweep.plan.environment import Policy
-from specsweep.plan.load_levels import LoadLevel, levels_of, window_seed
+from specsweep.plan.load_levels import (
+    CONCURRENCY,
+    REQUEST_RATE,
+    LoadLevel,
+    arrivals_of,
+    levels_of,
+    warmup_windows,
+    window_seed,
+)
+from specsweep.plan.rate_search import objectives_of, rate_search_of
 from specsweep.plan.walltime import load_windows_left
 from specsweep.plan.workload import Prompt, read_workload
 from specsweep.record import history, results
@@ -73,6 +83,7 @@ from specsweep.record.redact import (
 )
 from specsweep.record.results import (
     Launch,
+    RateProbe,
     Run,
     Window,
     WindowRequest,
@@ -100,6 +111,8 @@ class SessionPaths:
     windows: dict[str, list[Path]] = field(default_factory=dict)
     # this attempt's claim on the folder (claim.py), once taken
     claim: claims.Claim | None = None
+    # the SLO rate search's record (benchmark.load.rate_search; None without one)
+    rate_search: Path | None = None
 
     @property
     def shadow(self) -> Path:
@@ -120,7 +133,7 @@ class SessionPaths:
             self.claim.check()
 
     @classmethod
-    def of(cls, name: str, runs: int, windows: list[str] | None = None) -> SessionPaths:
+    def of(cls, name: str, runs: int, windows: list[str] | None = None, rate_search: str | None = None) -> SessionPaths:
         """A configuration's session files in the results tree (the bench rule's outputs and more)."""
         return cls(
             log=Path(results.server_log(name)),
@@ -131,6 +144,7 @@ class SessionPaths:
             stale_pgid=Path(results.stale_pgid_file(name)).with_suffix(f".{claims.this_node()}.pgid"),
             failed_root=Path(results.failed_dir(name)),
             windows=_by_level(windows or []),
+            rate_search=Path(rate_search) if rate_search else None,
         )
 
     def all_windows(self) -> list[Path]:
@@ -315,6 +329,7 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
             # After the last run (its trailing lines stay with it); each load window then gets its own.
             launch.log_segments.append(segment(LOAD, None, _log_position(process, paths.log)))
             _measure_load(session, prompts, base_url, launch, process, progress)
+            _search_rate(session, prompts, base_url, launch, process, progress)
             launch.log_segments.append(segment(TEARDOWN, None, _log_position(process, paths.log)))
             launch.status = "completed"
     finally:
@@ -735,6 +750,44 @@ def _measure_load(
                 raise ServerError(f"the server exited with status {process.returncode} during {label}")
 
 
+def _search_rate(
+    session: Session,
+    prompts: list[Prompt],
+    base_url: str,
+    launch: Launch,
+    process: subprocess.Popen[bytes],
+    progress: TextIO,
+) -> None:
+    """The SLO rate search (benchmark.load.rate_search), after the load levels, on the same server: each
+    probe one window at its rate (window 0's prompts and schedule), after a warmup window as a level's."""
+    spec, paths, name = rate_search_of(session.benchmark), session.paths, session.configuration.name
+    if spec is None or paths.rate_search is None:
+        return
+    objectives = objectives_of(session.benchmark["load"].get("slo") or {})
+
+    def probe(rate: float) -> RateProbe:
+        level = LoadLevel(REQUEST_RATE, rate)
+        for warmup in [True] * warmup_windows(session.benchmark) + [False]:
+            paths.check_claim()
+            label = f"rate search {level.label}{' warmup window' if warmup else ''}"
+            # the engine's log rows of a probe count in no table, as a warmup window's
+            launch.log_segments.append(segment(WARMUP, None, _log_position(process, paths.log), level.label))
+            requests = int(session.benchmark["load"]["requests_per_window"])
+            with (
+                _server_death_named(process, label, paths.log, base_url),
+                Ongoing(f"{name}: {label}", progress, total=requests) as ongoing,
+            ):
+                window = _measured_window(session, prompts, base_url, level, 0, ongoing.advance, warmup)
+        judged = judge(window, rate, objectives)
+        print(f"{name}: {label}: {judged.verdict} ({judged.why})", file=progress, flush=True)
+        return judged
+
+    record = search(spec, probe, arrivals_of(session.benchmark))
+    _write_evidence(paths, paths.rate_search, record.to_json())
+    found = f"{record.found_rate:g} requests/s" if record.found_rate is not None else f"none (below {spec.low:g})"
+    print(f"{name}: SLO rate {found}, to {spec.resolution:g} requests/s", file=progress, flush=True)
+
+
 def _measured_window(
     session: Session,
     prompts: list[Prompt],
@@ -784,7 +837,8 @@ def _measured_window(
     engine.flush_cache(base_url)
     before = engine.scrape_counters(base_url)
     started_at = now_iso()
-    sent, duration = run_window(level, requests, send, window_seed(int(load["seed"]), window))
+    arrivals = arrivals_of(benchmark)
+    sent, duration = run_window(level, requests, send, window_seed(int(load["seed"]), window), arrivals)
     after = engine.scrape_counters(base_url)
     recorded = [replace(s.result, sent_s=s.sent_s) for s in sent]
     # each request's end as its record says (its last token), not when its thread got back: the record
@@ -801,6 +855,7 @@ def _measured_window(
         steady_start_s=steady_start,
         steady_end_s=steady_end,
         warmup=warmup,
+        arrivals=arrivals.as_dict() if level.kind != CONCURRENCY else None,
     )
 
 
@@ -919,4 +974,5 @@ def _keep_for_post_mortem(paths: SessionPaths, error: BaseException, reserve: Er
 
 def _evidence(paths: SessionPaths) -> list[Path]:
     """Every file of a session that failed/ keeps: the server log, launch record, runs, load windows."""
-    return [paths.log, paths.launch, *with_extra_runs(paths.runs), *paths.all_windows()]
+    search = [paths.rate_search] if paths.rate_search else []
+    return [paths.log, paths.launch, *with_extra_runs(paths.runs), *paths.all_windows(), *search]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
+from specsweep.plan.rate_search import PER_REQUEST
 from specsweep.record.configuration import NOT_IDENTITY, Configuration
 from specsweep.record.redact import redact_mapping
 from specsweep.record.results import Launch
@@ -17,7 +18,8 @@ from specsweep.record.results import Launch
 # Benchmark settings a measurement does not depend on: when to give up (timeouts), checks around it that
 # change no number (the GPU memory check and its tolerance), what the tables make of it (the SLOs), and which
 # levels and how many windows are listed (a level or window added is a missing output, measured then; one
-# removed leaves the others valid). Editing one reruns no bench job (its params) and stales no run.
+# removed leaves the others valid). Editing one reruns no bench job (its params) and stales no run; the
+# rate search's percentile SLOs are the exception (its probes depend on them).
 NOT_MEASUREMENT = frozenset(
     {
         "ready_timeout_s",
@@ -35,8 +37,10 @@ def measurement_identity(benchmark: dict[str, Any]) -> dict[str, Any]:
     """The benchmark settings that identify a measurement: the bench rule's params, and what a launch record
     is compared on."""
     identity = {k: v for k, v in benchmark.items() if k not in NOT_MEASUREMENT}
-    if isinstance(identity.get("load"), dict):
-        identity["load"] = {k: v for k, v in identity["load"].items() if k not in NOT_LOAD_MEASUREMENT}
+    if isinstance(load := identity.get("load"), dict):
+        identity["load"] = {k: v for k, v in load.items() if k not in NOT_LOAD_MEASUREMENT}
+        if load.get("rate_search"):  # the search's probes follow its objectives: they are what it measured
+            identity["load"]["slo"] = {k: v for k, v in (load.get("slo") or {}).items() if k not in PER_REQUEST}
     return identity
 
 

@@ -2,7 +2,7 @@
 
 Per session (configuration-instance, ``design``) the seconds of each phase of measure/session.py: launch
 until ready, warmup requests, the single-request runs (runs x (TTFT + max_tokens / decode rate)), each
-load level's warmup window and measured windows, teardown. Each phase comes from the first of:
+load level's warmup window and measured windows, the rate search's probes, teardown. Each phase comes from the first of:
 
 1. the records of an earlier session of the same instance in the results tree (``results/<name>/``);
 2. those of the configuration's other sessions (``<name>-s<k>``, ``<baseline>-end``), their median;
@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from specsweep.plan.config import Configuration
-from specsweep.plan.load_levels import CONCURRENCY, LoadLevel, levels_of, warmup_windows
+from specsweep.plan.load_levels import CONCURRENCY, RAMP_UP, REQUEST_RATE, LoadLevel, levels_of, warmup_windows
+from specsweep.plan.rate_search import rate_search_of
 from specsweep.record import results
 from specsweep.record.clock import epoch_seconds
 
@@ -250,6 +251,7 @@ def _session_estimate(configuration: Configuration, benchmark: dict[str, Any], t
     ]
     for level in levels_of(benchmark):
         phases += _level_phases(level, benchmark, tiers, request_s)
+    phases += _search_phases(benchmark, request_s)
     phases.append(Phase(TEARDOWN, "teardown", *pick(lambda m: m.teardown_s, assumed.teardown_s)))
     return SessionEstimate(configuration.name, configuration.kind, tuple(phases))
 
@@ -269,12 +271,31 @@ def _level_phases(level: LoadLevel, benchmark: dict[str, Any], tiers: list[_Tier
     return phases
 
 
+def _search_phases(benchmark: dict[str, Any], request_s: float) -> list[Phase]:
+    """The rate search's probes (``benchmark.load.rate_search``), each after a warmup window where levels have
+    one: at most 1 + steps open-loop windows, each assumed at ``low`` (the longest schedule) since the
+    rates probed depend on what passes."""
+    search = rate_search_of(benchmark)
+    if search is None:
+        return []
+    level = LoadLevel(REQUEST_RATE, search.low)
+    window_s, source = _assumed_window(level, int(benchmark["load"]["requests_per_window"]), request_s)
+    source = f"{source}, each probe at low"
+    phases = [Phase(WINDOWS, f"rate search probes (at most {search.probes})", search.probes * window_s, source)]
+    if warmup_windows(benchmark):
+        phases.insert(0, Phase(WARMUP_WINDOWS, "rate search warmup windows", search.probes * window_s, source))
+    return phases
+
+
 def load_windows_left(benchmark: dict[str, Any], request_s: float) -> tuple[int, float]:
-    """The load windows a session measures after its runs (warmup windows included) and their expected
-    seconds at the session's own pace (one request alone takes ``request_s``): the run ETA counts them."""
+    """The load windows a session measures after its runs (warmup windows and the rate search's probes at
+    most included) and their expected seconds at the session's own pace (one request alone takes
+    ``request_s``): the run ETA counts them."""
     phases = [p for level in levels_of(benchmark) for p in _level_phases(level, benchmark, [], request_s)]
     count = sum(1 if p.column == WARMUP_WINDOWS else int(benchmark["load"]["windows"]) for p in phases)
-    return count, sum(p.seconds for p in phases)
+    search, probes = _search_phases(benchmark, request_s), rate_search_of(benchmark)
+    count += len(search) * probes.probes if probes else 0
+    return count, sum(p.seconds for p in phases + search)
 
 
 def _assumed_window(level: LoadLevel, requests: int, request_s: float) -> tuple[float, str]:
@@ -282,6 +303,8 @@ def _assumed_window(level: LoadLevel, requests: int, request_s: float) -> tuple[
     C**LOAD_SCALING that of one request); open loop, the schedule (requests / rate) and its last request."""
     if level.kind == CONCURRENCY:
         return requests * request_s / level.value**LOAD_SCALING, f"{ASSUMED_SOURCE}: throughput x C^{LOAD_SCALING}"
+    if level.kind == RAMP_UP:  # the mean gaps along the ramp
+        return sum(1 / r for r in level.rates(requests)[1:]) + request_s, f"{ASSUMED_SOURCE}: the ramp + one request"
     return requests / level.value + request_s, f"{ASSUMED_SOURCE}: requests / rate + one request"
 
 

@@ -27,12 +27,13 @@ UNCATEGORISED = "uncategorised"  # the category of a prompt the dataset gives no
 # The run, launch and window files' format, with its dated history. Each file states the format it was written
 # in ("format"; absent before 4): a later specsweep reads every earlier one (fields a record lacks read as "not
 # recorded") and refuses a newer one, naming the file and the fix, instead of misreading it.
-RECORD_FORMAT = 4
+RECORD_FORMAT = 5
 RECORD_FORMATS = {
     1: "2026-11-30: typed run and launch records (per-run speculation counts, counters_quantised)",
     2: "2026-12-01: token arrivals per run, load windows with their steady interval, telemetry",
     3: "2026-12-02: the engine's token count checked against the stream (streamed_tokens, exact_events)",
     4: "2026-12-03: the format stated; speculation_refused; a window request's prompt_tokens",
+    5: "2026-12-03: a window's arrival shape (arrivals), a ramp level's start and strategy; the rate search record",
 }
 
 
@@ -116,6 +117,8 @@ failed_dir = _in_configuration("failed")
 history_dir = _in_configuration("history")
 # load/<level>/window_<w>.json: the load windows of a session (benchmark.load).
 load_dir = _in_configuration("load")
+# load/rate_search.json: the session's SLO rate search (benchmark.load.rate_search)
+rate_search_file = _in_configuration("load", "rate_search.json")
 configuration_dir = _in_configuration()
 # .session/: hard links to a running session's files under names Snakemake does not know (Snakemake deletes
 # a failed job's outputs); a killed session leaves them behind, and history keeps them.
@@ -432,6 +435,7 @@ def configuration_of_window(path: str | Path) -> str:
 
 # Tables and figures of load levels and prompt categories (docs/load.md).
 LOAD_TABLE = _under("load.csv")
+SLO_RATE_TABLE = _under("slo_rate.csv")  # the rate search's found rate per configuration
 REQUESTS_TABLE = _under("requests.csv")
 CATEGORIES_TABLE = _under("categories.csv")
 # Hugging Face datasets exported once as prompt files (plan/workload.py hugging_face_file).
@@ -508,6 +512,9 @@ class Window:
     steady_end_s: float | None = None
     warmup: bool = False
     telemetry: dict[str, Any] | None = None  # sampled while the window was measured (measure/telemetry.py)
+    # an open-loop window's arrival shape (load_levels.Arrivals.as_dict); None: closed loop, or an older
+    # record (Poisson then)
+    arrivals: dict[str, Any] | None = None
 
     @property
     def label(self) -> str:
@@ -542,6 +549,7 @@ class Window:
         return {
             "format": RECORD_FORMAT,
             "level": self.level,
+            "arrivals": self.arrivals,
             "window": self.window,
             "warmup": self.warmup,
             "started_at": self.started_at,
@@ -568,6 +576,7 @@ class Window:
             steady_end_s=data.get("steady_end_s"),
             warmup=bool(data.get("warmup", False)),
             telemetry=data.get("telemetry"),
+            arrivals=data.get("arrivals"),
         )
         if not window.duration_s > 0:  # also NaN: every rate of the window divides by it
             raise ValueError(f"duration_s is {data['duration_s']!r}, not a positive number of seconds")
@@ -587,3 +596,65 @@ def load_windows(paths: Iterable[str | Path]) -> dict[str, list[Window]]:
     for path in paths:
         windows.setdefault(configuration_of_window(path), []).append(read_window(path))
     return windows
+
+
+@dataclass(frozen=True)
+class RateProbe:
+    """One window of the SLO rate search (measure/rate_search.py) at ``rate`` requests/s and its verdict."""
+
+    rate: float
+    verdict: str  # meets, misses or saturated
+    why: str
+    requests: int  # the requests judged: those sent within the window's steady interval
+    measured_ms: dict[str, float] = field(default_factory=dict)  # objective key -> the window's percentile
+    duration_s: float = 0.0
+
+    @property
+    def meets(self) -> bool:
+        return self.verdict == "meets"
+
+
+@dataclass(frozen=True)
+class RateSearchRecord:
+    """A session's SLO rate search: the range and resolution it bisected, its probes in order, and the
+    highest rate that met every objective (None: even ``low`` missed)."""
+
+    low: float
+    high: float
+    steps: int
+    resolution: float  # (high - low) / 2**steps: the answer lies this close below the boundary
+    probes: list[RateProbe]
+    found_rate: float | None
+    arrivals: dict[str, Any] | None = None  # the probes' arrival shape (load_levels.Arrivals.as_dict)
+
+    @property
+    def at_ceiling(self) -> bool:
+        """Every probe met the SLOs: the highest rate that does may lie above ``high``."""
+        return self.found_rate is not None and all(p.meets for p in self.probes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": RECORD_FORMAT, **asdict(self), "at_ceiling": self.at_ceiling}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RateSearchRecord:
+        return cls(
+            low=float(data["low"]),
+            high=float(data["high"]),
+            steps=int(data["steps"]),
+            resolution=float(data["resolution"]),
+            probes=[RateProbe(**p) for p in data["probes"]],
+            found_rate=None if data["found_rate"] is None else float(data["found_rate"]),
+            arrivals=data.get("arrivals"),
+        )
+
+
+def read_rate_search(path: str | Path) -> RateSearchRecord:
+    try:
+        return RateSearchRecord.from_json(_record(path, "rate search"))
+    except (AttributeError, KeyError, TypeError, ValueError) as error:
+        raise DamagedFile(Path(path), f"not a rate search record: {error!r}") from None
+
+
+def load_rate_searches(paths: Iterable[str | Path]) -> dict[str, RateSearchRecord]:
+    """results/<cfg>/load/rate_search.json records by configuration (session instance)."""
+    return {Path(path).parents[1].name: read_rate_search(path) for path in paths}

@@ -36,7 +36,7 @@ import numpy as np
 from specsweep.analyse.latency import PERCENTILES, request_latency
 from specsweep.engines.openai import counter_speculation
 from specsweep.engines.vllm import per_position_rates
-from specsweep.plan.load_levels import CONCURRENCY
+from specsweep.plan.load_levels import CONCURRENCY, RAMP_UP, REQUEST_RATE
 from specsweep.record.arrivals import decode_arrivals
 from specsweep.record.rates import END_TO_END_OUTPUT
 from specsweep.record.results import Window, WindowRequest
@@ -63,6 +63,7 @@ def level_result(
     duration = sum(w.duration_s for w in windows)
     samples: dict[str, list[float]] = {metric: [] for metric in METRICS}
     good = 0
+    goodput = {key: limit for key, limit in (slo or {}).items() if key in GOODPUT}  # not the rate search's
     for request in requests:
         latency = request_latency(request.arrivals_us, request.tokens, request.e2e_s)
         tpot = (latency.e2e_s - latency.ttft_s) / (request.tokens - 1) if request.tokens > 1 else None
@@ -72,7 +73,7 @@ def level_result(
         if tpot is not None:
             samples["tpot"].append(tpot)
         measured = {"ttft": latency.ttft_s, "tpot": tpot or 0.0, "e2el": latency.e2e_s}
-        good += all(measured[GOODPUT[key]] * 1000 <= limit for key, limit in (slo or {}).items())
+        good += all(measured[GOODPUT[key]] * 1000 <= limit for key, limit in goodput.items())
     output = sum(r.tokens for r in requests)
     prompt_counts = [r.prompt_tokens for r in requests]
     total_input = sum(prompt_counts) if None not in prompt_counts else None  # type: ignore[arg-type]
@@ -88,7 +89,7 @@ def level_result(
         "total_input_tokens": total_input,
         "total_output_tokens": output,
         "request_throughput": rate(len(requests)),
-        "request_goodput": rate(good) if slo else None,
+        "request_goodput": rate(good) if goodput else None,
         "output_throughput": rate(output),
         "total_token_throughput": rate(total_input + output) if total_input is not None else None,
         "latencies": samples["e2el"],
@@ -170,9 +171,21 @@ def save_result(windows: Sequence[Window], label: str, meta: dict[str, Any], slo
         "model_id": meta.get("model_id"),
         "tokenizer_id": meta.get("model_id"),  # the server's own tokenizer counts every token here
         "num_prompts": sum(len(w.requests) for w in windows),
-        "request_rate": level.get("value") if level.get("kind") != CONCURRENCY else "inf",
-        "burstiness": 1.0,  # Poisson arrivals (measure/load.py), vLLM's default
+        "request_rate": level.get("value") if level.get("kind") == REQUEST_RATE else "inf",  # vLLM: inf with a ramp
+        # the open loop's gamma shape as the window recorded it ("inf": constant gaps); 1.0 (vLLM's default,
+        # Poisson) for a closed loop or an older record
+        "burstiness": (windows[0].arrivals or {}).get("burstiness", 1.0),
         "max_concurrency": level.get("value") if level.get("kind") == CONCURRENCY else None,
+        # vLLM writes these only for a ramp (--ramp-up-strategy), after max_concurrency
+        **(
+            {
+                "ramp_up_strategy": level.get("strategy"),
+                "ramp_up_start_rps": level.get("start"),
+                "ramp_up_end_rps": level.get("value"),
+            }
+            if level.get("kind") == RAMP_UP
+            else {}
+        ),
         **level_result(windows, slo=slo or None),
     }
 

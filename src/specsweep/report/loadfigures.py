@@ -28,7 +28,8 @@ def load_speedup(table: pd.DataFrame) -> plt.Figure:
     """Speedup of steady output tok/s over the baseline's same windows at each level, 95 % paired interval,
     the crossover bracket shaded."""
     sns.set_theme(style="whitegrid", context="notebook")
-    kinds = [k for k in (CONCURRENCY, REQUEST_RATE) if k in set(table["load_kind"])]
+    # a ramp (its rate changes within the window) is no point on a load axis: load.csv and bench_serve have it
+    kinds = [k for k in (CONCURRENCY, REQUEST_RATE) if k in set(table["load_kind"])] or [CONCURRENCY]
     figure, panels = plt.subplots(1, len(kinds), figsize=(6.5 * len(kinds), 4.5), squeeze=False)
     speculative = table[~table["baseline"].astype(bool)]
     for axes, kind in zip(panels[0], kinds, strict=True):
