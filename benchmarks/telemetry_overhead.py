@@ -1,7 +1,7 @@
 """The telemetry sampler's overhead on the measured throughput, in one server session.
 
 One real llama-server (tests/data/config.yaml's baseline, its cached build and model), then ``PAIRS`` pairs
-of runs exactly as a sweep measures them (``session._measured_run``), one of each pair sampled at
+of runs exactly as a sweep measures them (``request.measured_run``), one of each pair sampled at
 ``benchmark.telemetry_hz`` and one not, the order within each pair seeded at random: launch-to-launch
 variation cancels, and drift within the session falls on both sides alike. The figure is the ratio of the
 median client decode rate with the sampler to without it (target 1 ± 0.01), with the engine's own rate
@@ -30,7 +30,7 @@ from common import REPO, run_child, snakemake_argv
 from specsweep.engines import adapter
 from specsweep.engines.base import EngineResources
 from specsweep.engines.server import StaleGroup, free_port, managed_server, wait_until_ready
-from specsweep.measure import session, telemetry
+from specsweep.measure import request, telemetry
 from specsweep.plan import config as sweep_config
 from specsweep.plan.workload import read_workload
 from specsweep.record.atomic import read_json
@@ -67,15 +67,15 @@ def measure(pairs: int = PAIRS, rate_hz: float = telemetry.RATE_HZ) -> dict:
     argv, stale = engine.command(configuration, "127.0.0.1", port), StaleGroup(workdir / "pgid")
     with managed_server(argv, dict(os.environ), log, stale, 10.0) as process:
         wait_until_ready(process, lambda: engine.is_ready(base_url), 120.0, log, port=port)
-        session._generate(engine, base_url, prompts[0].text, 8, benchmark)  # warmup
+        request.generate(engine, base_url, prompts[0].text, 8, benchmark)  # warmup
         for pair in range(pairs):
             for sampled in order.sample([True, False], 2):
                 index = 2 * pair + sampled
                 if sampled:
                     with watch.sampled():
-                        run = session._measured_run(engine, base_url, prompts, index, benchmark)
+                        run = request.measured_run(engine, base_url, prompts, index, benchmark)
                 else:
-                    run = session._measured_run(engine, base_url, prompts, index, benchmark)
+                    run = request.measured_run(engine, base_url, prompts, index, benchmark)
                 rates[sampled].append(run.decode_tokens_per_s)
                 engine_rates[sampled].append(run.engine_tokens_per_s)
     shutil.rmtree(workdir)  # the server stopped with the block above; nothing of it is kept

@@ -218,7 +218,7 @@ class Handler(BaseHTTPRequestHandler):
                 "predicted_n": n,
                 "predicted_ms": predicted_ms,
                 "predicted_per_second": 1000.0 * (n - 1) / predicted_ms if predicted_ms else None,
-                **({"draft_n": 30, "draft_n_accepted": 20} if "big-counters" in MODES else {}),
+                **({"draft_n": 12, "draft_n_accepted": 8} if "big-counters" in MODES else {}),
                 **({"draft_n": 10, "draft_n_accepted": 50} if "overaccept" in MODES else {}),
             },
         }

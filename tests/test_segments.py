@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from specsweep.analyse.aggregate import add_profile_columns
-from specsweep.measure.session import _redact_log
+from specsweep.measure.evidence import redact_log
+from specsweep.measure.hiding import Hidden
 from specsweep.parsers.profile import write_profile
 from specsweep.record.segments import Segments, segment
 
@@ -102,7 +103,7 @@ def test_redacting_a_secret_moves_the_recorded_offsets_with_it(tmp_path):
     text = log.read_bytes()
     log.write_bytes(b"argv --api-key sk-long-secret-value-123\n" + text)
     moved = [dict(s, start=s["start"] + len(b"argv --api-key sk-long-secret-value-123\n")) for s in segments]
-    _redact_log(log, ["sk-long-secret-value-123"], moved, [])
+    redact_log(log, Hidden(declared=[], by_name=["sk-long-secret-value-123"]), moved)
     redacted = log.read_bytes()
     assert b"sk-long-secret" not in redacted
     for entry in moved:  # each segment still starts where its first line starts
@@ -115,14 +116,14 @@ def test_a_segment_starts_after_the_previous_requests_trailing_lines(tmp_path):
     import threading
     import time
 
-    from specsweep.measure.session import _log_size
+    from specsweep.measure.evidence import log_size
 
     log = tmp_path / "server.log"
     log.write_bytes(b"request 0 streamed\n")
     late = threading.Timer(0.02, lambda: log.open("ab").write(b"request 0 print_timing (late)\n"))
     late.start()
     started = time.monotonic()
-    size = _log_size(log)
+    size = log_size(log)
     late.join()
     assert size == log.stat().st_size  # the late line is before the next segment's start
     assert time.monotonic() - started < 1.5

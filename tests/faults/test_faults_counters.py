@@ -34,7 +34,7 @@ def test_a_session_does_not_use_quantised_deltas_and_says_so(tmp_path, standin, 
     assert run["counters_quantised"] == sorted(LLAMACPP_COUNTERS)
     assert run["counter_delta"]["llamacpp:spec_decode_num_drafts_total"] in (150.0, 160.0)  # 155 steps, quantised
     assert run["speculation"]["source"] == "response timings" and run["speculation"]["verify_steps"] is None
-    assert (run["speculation"]["drafted"], run["speculation"]["accepted"]) == (30, 20)
+    assert (run["speculation"]["drafted"], run["speculation"]["accepted"]) == (12, 8)  # at most tokens - 1
     assert progress.count("past 10^6 with 6 significant digits: per-run differences are quantised") == 1
     launch = json.loads((results_of(spec) / "launch.json").read_text())
     assert any("quantised" in w for w in launch["warnings"])

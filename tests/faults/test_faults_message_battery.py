@@ -64,7 +64,11 @@ def checked(config: dict[str, Any]) -> None:
     preflight.check(valid, configurations)
 
 
-@pytest.mark.parametrize(("path", "value", "words"), MISTAKES, ids=["/".join(m[0]) + f"={m[1]!r}" for m in MISTAKES])
+@pytest.mark.parametrize(
+    ("path", "value", "words"),
+    MISTAKES,
+    ids=["/".join(m[0]) + ("-deleted" if m[1] is GONE else f"={m[1]!r}") for m in MISTAKES],
+)
 def test_a_mistake_is_refused_in_words_at_its_key(path, value, words, monkeypatch):
     monkeypatch.chdir(REPO)
     config = copy.deepcopy(yaml.safe_load(CONFIG.read_text()))
