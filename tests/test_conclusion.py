@@ -9,7 +9,8 @@ from support import listed_names
 
 from specsweep.analyse import conclusion
 
-GOLDEN = Path(__file__).parent / "fixtures" / "summary_golden.csv"
+# summary_golden.csv's numbers as a sweep of 2 sessions would give them verdicts (a one-session sweep declares nothing)
+GOLDEN = Path(__file__).parent / "fixtures" / "summary_verdicts.csv"
 
 
 def test_conclusion_matches_summary_csv():
@@ -18,10 +19,7 @@ def test_conclusion_matches_summary_csv():
     measured = table[(table["status"] == "ok") & table["decode_tok_s_mean"].notna()]
     assert text[0] == f"specsweep: {len(measured)} of {len(table)} configurations measured"
 
-    assert (
-        text[1]
-        == "  sessions: 1 per configuration: the intervals ignore launch-to-launch variation (benchmark.sessions)"
-    )
+    assert text[1] == "  sessions: 2 per configuration, the replicates of every interval and test"
     text = text[1:]
     base = table[table["baseline"]].iloc[0]
     assert text[1] == (

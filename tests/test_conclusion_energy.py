@@ -9,7 +9,7 @@ import pandas as pd
 
 from specsweep.analyse import conclusion
 
-GOLDEN = Path(__file__).parent / "fixtures" / "summary_golden.csv"
+GOLDEN = Path(__file__).parent / "fixtures" / "summary_verdicts.csv"
 NOT_MEASURED = "not measured: no GPU visible through NVML (NVMLError_LibraryNotFound); no RAPL energy counter"
 
 

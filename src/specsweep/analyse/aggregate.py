@@ -44,7 +44,8 @@ COLUMNS: dict[str, str] = {
     "interval and test",
     "prompts": "prompts in a pass (distinct prompts measured): the blocks a comparison is paired on",
     "interval_unit": "the replicate unit of the intervals and tests: session; pass (one session per "
-    "configuration: the intervals ignore launch-to-launch variation); empty when none is possible",
+    "configuration: the intervals are within one launch, and no test declares a difference); empty when "
+    "none is possible",
     "ci_df": "degrees of freedom of the pooled log-scale spread of the units (sum over configurations of units - 1)",
     "runs_excluded": "runs kept on disk but left out of the statistics: the engine's token count disagreed with "
     "its stream (docs/load.md), or the client's decode rate disagreed with the engine's own beyond "
@@ -71,9 +72,11 @@ COLUMNS: dict[str, str] = {
     "(empty when no interval is possible)",
     "speedup_ci95_high": "95 % interval of the speedup, upper bound",
     "speedup_p_value": "two-sided t-test of log speedup = 0 on the units, raw (not adjusted for multiplicity)",
-    "speedup_p_holm": "speedup_p_value adjusted by Holm over the comparisons against the same baseline",
+    "speedup_p_holm": "speedup_p_value adjusted by Holm over the comparisons against the same baseline (empty with one "
+    "session per configuration: a within-launch test declares nothing)",
     "comparisons": "comparisons in that family (configurations compared with the same baseline)",
-    "significant": "true when speedup_p_holm < 0.05 (empty for the baseline and when no test was possible)",
+    "significant": "true when speedup_p_holm < 0.05 (empty for the baseline, when no test was possible, and "
+    "with one session per configuration)",
     "speedup_sim95_low": "simultaneous 95 % interval of the speedup over the family's comparisons (Bonferroni), "
     "lower bound: the one to quote for a configuration selected as the best",
     "speedup_sim95_high": "simultaneous 95 % interval of the speedup, upper bound",
@@ -90,9 +93,9 @@ COLUMNS: dict[str, str] = {
     "Prometheus counter deltas, else the server log (profile.csv run rows; for vLLM its per-interval "
     "`SpecDecoding metrics` rows, warmup included, said as `server log (logging intervals, warmup included)`)",
     "text_matches_baseline": "true when every run's text equals the baseline's for the same prompt",
-    "warnings": "why not to trust the row at face value, '; '-separated: one session (intervals ignore "
-    "launch-to-launch variation), noise not estimable, CV above 10 %, a speedup CI that straddles 1, a profile "
-    "parser that matched no line, measured on another node or "
+    "warnings": "why not to trust the row at face value, '; '-separated: one session (launch-to-launch "
+    "variation not measured, nothing declared), noise not estimable, CV above 10 %, a speedup CI that "
+    "straddles 1, a profile parser that matched no line, measured on another node or "
     "GPU model than the baseline, and each session's launch record warnings (launch.json: re-measured after a "
     "failed attempt, a host beyond loopback, quantised counters, GPUs; prefixed `<session>: ` for a session "
     "k >= 2) (empty when none)",
@@ -125,6 +128,8 @@ def summarise(
         if against is not None
     }
     family = _families(compared, comparisons)
+    if not model.declares:  # within one launch a launch offset reads as a difference: no verdict
+        family = {name: (math.nan, size) for name, (_, size) in family.items()}
     merged = {name: [r for session in counted[name] for r in session] for name in measured}
     texts = {name: {r.prompt_index: r.text_sha256 for r in merged[name]} for name, a in compared.items() if a is None}
     rows = [

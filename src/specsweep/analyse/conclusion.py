@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from specsweep.analyse import power
-from specsweep.analyse.replicates import NOT_ESTIMABLE_NOTE
+from specsweep.analyse.replicates import NOT_ESTIMABLE_NOTE, ONE_SESSION_NOTE
 from specsweep.analyse.stats import ALPHA, CV_WARNING
 from specsweep.measure.claim import REMEASURED
 from specsweep.measure.placement import CROSS_MACHINE
@@ -60,10 +60,7 @@ def _sessions_line(measured: list[Row]) -> str | None:
     if unit == "session":
         return f"  sessions: {shown} per configuration, the replicates of every interval and test"
     if unit == "pass":
-        return (
-            f"  sessions: {shown} per configuration: the intervals ignore launch-to-launch variation "
-            + "(benchmark.sessions)"
-        )
+        return f"  sessions: {shown} per configuration: the intervals are within one launch (per pass)"
     return f"  sessions: {shown} per configuration: {NOT_ESTIMABLE_NOTE} (benchmark.sessions)"
 
 
@@ -101,6 +98,9 @@ def lines(rows: list[Row], results: str = "results", config_files: Sequence[str]
     comparable = [r for r in judged if r in baselines or not _cross_machine(r)]
     out.append(_best_line(comparable or judged, baselines))
     others = [r for r in comparable if r not in baselines]
+    if any(r.get("interval_unit") == "pass" for r in others):  # within-launch tests declare nothing
+        out.append(f"  differences: {ONE_SESSION_NOTE}")
+        return [*out, *_closing(rows, results, config_files, measured, judged, touched)]
     faster = [_change(r) for r in others if r.get("significant") == "True" and _number(r, "speedup") > 1]
     slower = [_change(r) for r in others if r.get("significant") == "True" and _number(r, "speedup") < 1]
     unclear = [r["configuration"] for r in others if r.get("significant") != "True"]
@@ -112,11 +112,22 @@ def lines(rows: list[Row], results: str = "results", config_files: Sequence[str]
     out.extend(power.conclusion_lines(others))
     if across:
         out.append(f"  baseline measured on another machine (no speedup claimed): {', '.join(across)}")
+    return [*out, *_closing(rows, results, config_files, measured, judged, touched)]
+
+
+def _closing(
+    rows: list[Row],
+    results: str,
+    config_files: Sequence[str],
+    measured: list[Row],
+    judged: list[Row],
+    touched: dict[str, str],
+) -> list[str]:
+    """The lines after the verdicts: noisy configurations, contention, energy, files."""
     shaky = [f"{r['configuration']} ({reason})" for r in measured if (reason := noisy(r))]
-    out.append(f"  noisy: {', '.join(shaky) or 'none'}")
     fastest = max(judged, key=lambda r: _number(r, "decode_tok_s_mean"))
     return [
-        *out,
+        f"  noisy: {', '.join(shaky) or 'none'}",
         *contention_lines(touched),
         *energy_lines(judged, fastest),
         *_closing_lines(rows, results, config_files),
@@ -242,6 +253,8 @@ def _cross_machine(row: Row) -> bool:
 
 
 def _verdict(row: Row) -> str:
+    if row.get("interval_unit") == "pass":
+        return "one session: nothing declared"
     p, holm = _number(row, "speedup_p_value"), _number(row, "speedup_p_holm")
     if math.isnan(p):
         return "no test possible"
@@ -252,7 +265,7 @@ def _verdict(row: Row) -> str:
 def _selected_verdict(row: Row) -> str:
     """The test of the quoted simultaneous interval: p x comparisons (Bonferroni), so that both say the same."""
     p, comparisons = _number(row, "speedup_p_value"), _number(row, "comparisons")
-    if math.isnan(p) or math.isnan(comparisons):
+    if math.isnan(p) or math.isnan(comparisons) or row.get("interval_unit") == "pass":
         return _verdict(row)
     adjusted = min(1.0, p * comparisons)
     text = f"p = {p:.2g}, x {comparisons:.0f} comparisons = {adjusted:.2g} (the interval's test), "

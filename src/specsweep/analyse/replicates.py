@@ -17,7 +17,8 @@ pooling the within-configuration spread of the session log-rates (``Pooled``, ``
 of freedom). Intervals are ``exp(mean ± t·sigma/√S)``; a speedup's is ``exp(Δ ± t·sigma·√(1/S_c + 1/S_b))``
 with its two-sided t-test. With one session per configuration the unit falls back to a pass over the
 prompts within the session (when a session holds several), and the intervals ignore launch-to-launch
-variation (``Pooled.note``); with one pass too, no interval is possible.
+variation (``Pooled.note``): a launch offset is then indistinguishable from a difference between
+configurations, so no test declares anything (``Pooled.declares``); with one pass too, no interval is possible.
 
 **Multiplicity.** The comparisons against one baseline are one family: ``stats.holm`` adjusts their
 p-values, and the configuration that looks best is given a simultaneous (Bonferroni) interval, which
@@ -36,7 +37,9 @@ from specsweep.analyse import stats
 from specsweep.record.results import Run
 
 SESSION, PASS = "session", "pass"
-ONE_SESSION_NOTE = "one session per configuration: intervals ignore launch-to-launch variation"
+ONE_SESSION_NOTE = (
+    "one session per configuration: launch-to-launch variation not measured; nothing declared (benchmark.sessions >= 2)"
+)
 NOT_ESTIMABLE_NOTE = "one session and one pass over the prompts: noise not estimable, no interval"
 
 
@@ -97,6 +100,11 @@ class Pooled:
     @property
     def note(self) -> str:
         return {SESSION: "", PASS: ONE_SESSION_NOTE}.get(self.unit, NOT_ESTIMABLE_NOTE)
+
+    @property
+    def declares(self) -> bool:
+        """Whether a test may declare a difference: only across launches (a pass interval is within one)."""
+        return self.unit == SESSION
 
     def t(self, confidence: float = stats.CONFIDENCE) -> float:
         return stats.t_critical(self.df, confidence) if self.df else math.nan
