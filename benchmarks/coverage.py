@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from specsweep.analyse import aggregate, loadsummary
+from specsweep.report import compare
 from specsweep.plan import design
 from specsweep.plan.config import Configuration
 from specsweep.record.results import Run
@@ -183,6 +184,31 @@ def one_session_false_positive(sweeps: int, launch_sd: float, passes: int = 3, s
     return {"launch_sd": launch_sd, "passes": passes, "familywise_false_positive": false_positive / sweeps}
 
 
+def _result_set(rng: np.random.Generator, launch_sd: float, sessions: int) -> compare.ResultSet:
+    """One unchanged sweep as compare reads it: the A/A configurations' session folders and run rates."""
+    configurations, runs = sweep(rng, {"base": 1.0, "a": 1.0, "b": 1.0, "c": 1.0}, launch_sd, sessions)
+    rates = {name: [r.decode_tokens_per_s for r in found] for name, found in runs.items()}
+    result = compare.ResultSet("sim", rates, {})
+    if hasattr(result, "sessions"):  # the configuration's sessions as launch.json's session_of groups them
+        result.sessions = design.sessions_of(configurations) if has_sessions() else {n: [n] for n in rates}
+    return result
+
+
+def compare_false_positive(sweeps: int, launch_sd: float, seed: int = 29) -> dict[str, Any]:
+    """An unchanged rerun (both sweeps of DEFAULT_SESSIONS sessions): the share of compared rows called
+    different (significant), and the coverage of the true ratio 1 by their intervals."""
+    rng = np.random.default_rng(seed)
+    called = covered = rows = 0
+    for _ in range(sweeps):
+        sessions = DEFAULT_SESSIONS if has_sessions() else 1
+        frame = compare.compare(_result_set(rng, launch_sd, sessions), _result_set(rng, launch_sd, sessions))
+        compared = frame[frame["status"] == "compared"]
+        rows += len(compared)
+        called += int(compared["significant"].eq(True).sum())
+        covered += int(((compared["ratio_ci95_low"] <= 1) & (compared["ratio_ci95_high"] >= 1)).sum())
+    return {"false_positive": called / rows, "coverage": covered / rows}
+
+
 def verdicts(sweeps: int) -> list[dict[str, Any]]:
     """The verdicts beside summary.csv's headline ones, each a row of make bench: what, figure, goal."""
     return [
@@ -192,6 +218,14 @@ def verdicts(sweeps: int) -> list[dict[str, Any]]:
             "goal": "≤ 5 %",
         }
         for sd in (0.03, 0.10)
+    ] + [
+        {
+            "row": f"compare, unchanged rerun, {100 * sd:.0f} % launch offsets: {key.replace('_', ' ')}",
+            "value": value,
+            "goal": "≤ 5 %" if key == "false_positive" else "95 ± 2 %",
+        }
+        for sd in (0.03, 0.10)
+        for key, value in compare_false_positive(sweeps, sd).items()
     ]
 
 

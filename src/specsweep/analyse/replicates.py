@@ -238,3 +238,20 @@ def category_spread(matrices: Iterable[np.ndarray]) -> tuple[float, float]:
         return 0.0, session_df + residual_df
     df = variance**2 / (between**2 / session_df + within**2 / residual_df)
     return math.sqrt(variance), df
+
+
+def paired(candidate: Sequence[float], baseline: Sequence[float]) -> Comparison:
+    """Candidate unit k against baseline unit k, both log rates (session k of two sweeps): the ratio
+    exp(mean difference) with its paired t interval and two-sided test, on len - 1 degrees of freedom."""
+    d = np.asarray(candidate, dtype=float) - np.asarray(baseline, dtype=float)
+    delta = float(d.mean()) if len(d) else math.nan
+    if len(d) < 2:
+        return Comparison(math.exp(delta), math.nan, math.nan, math.nan, delta, math.nan, 0)
+    se, df = float(d.std(ddof=1)) / math.sqrt(len(d)), len(d) - 1
+    if se == 0:  # every pair moved alike (a deterministic stand-in): the ratio is exact
+        return Comparison(
+            math.exp(delta), math.exp(delta), math.exp(delta), math.nan if delta == 0 else 0.0, delta, 0, 0
+        )
+    half = stats.t_critical(df) * se
+    p = 2 * float(stats.t_sf(abs(delta) / se, df))
+    return Comparison(math.exp(delta), math.exp(delta - half), math.exp(delta + half), p, delta, se, df)
