@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 from specsweep.analyse import aggregate, loadsummary
-from specsweep.report import compare
 from specsweep.plan import design
 from specsweep.plan.config import Configuration
 from specsweep.record.results import Run
+from specsweep.report import compare
 
 CATEGORIES = np.array([0.86, 0.93, 1.0, 1.07, 1.14, 0.9, 1.1])  # a prompt's rate relative to the mean
 TOKENS = 300
