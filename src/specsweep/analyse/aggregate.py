@@ -72,9 +72,10 @@ COLUMNS: dict[str, str] = {
     "(empty when no interval is possible)",
     "speedup_ci95_high": "95 % interval of the speedup, upper bound",
     "speedup_p_value": "two-sided t-test of log speedup = 0 on the units, raw (not adjusted for multiplicity)",
-    "speedup_p_holm": "speedup_p_value adjusted by Holm over the comparisons against the same baseline (empty with one "
-    "session per configuration: a within-launch test declares nothing)",
-    "comparisons": "comparisons in that family (configurations compared with the same baseline)",
+    "speedup_p_holm": "speedup_p_value adjusted by Holm over the sweep's comparisons, whatever their baseline "
+    "(empty with one session per configuration: a within-launch test declares nothing)",
+    "comparisons": "comparisons in that family: every configuration of the sweep compared with a baseline and "
+    "tested (a factorial sweep's several baselines included)",
     "significant": "true when speedup_p_holm < 0.05 (empty for the baseline, when no test was possible, and "
     "with one session per configuration)",
     "speedup_sim95_low": "simultaneous 95 % interval of the speedup over the family's comparisons (Bonferroni), "
@@ -181,15 +182,14 @@ def summarise(
 def _families(
     compared: dict[str, str | None], comparisons: dict[str, replicates.Comparison]
 ) -> dict[str, tuple[float, int]]:
-    """Per compared configuration: its Holm-adjusted p within the family of its baseline, and the family's
-    number of comparisons (those with a p-value)."""
-    found: dict[str, tuple[float, int]] = {}
-    for reference in {a for a in compared.values() if a is not None}:
-        members = [n for n, a in compared.items() if a == reference]
-        raw = [comparisons[n].p_value for n in members]
-        tested = sum(not math.isnan(p) for p in raw)
-        found.update({n: (p, tested) for n, p in zip(members, stats.holm(raw), strict=True)})
-    return found
+    """Per compared configuration: its Holm-adjusted p and the family's number of comparisons (those with a
+    p-value). The family is the sweep: a factorial sweep compares each configuration with its own baseline,
+    but asks one question of them all; a family per baseline held each to 5 % (families of one, 16 % A/A
+    false positives over a sweep)."""
+    members = [n for n, a in compared.items() if a is not None]
+    raw = [comparisons[n].p_value for n in members]
+    tested = sum(not math.isnan(p) for p in raw)
+    return {n: (p, tested) for n, p in zip(members, stats.holm(raw), strict=True)}
 
 
 def replicates_warnings(
@@ -470,11 +470,17 @@ def warning_lines(frame: pd.DataFrame) -> list[str]:
     lines = [
         f"statistics: unit = {unit}; tok/s = decode tokens / decode time of a pass over the prompts; CIs = 95 % "
         f"t-intervals on the log scale with the pooled spread of the units; p = t-test against the baseline, "
-        f"Holm-adjusted over each baseline's comparisons (raw p in speedup_p_value)"
+        f"Holm-adjusted over the sweep's {_family_size(frame)} comparisons (raw p in speedup_p_value)"
     ]
     for name, text in zip(frame["configuration"], frame["warnings"], strict=True):
         lines += [f"WARNING {name}: {w}" for w in str(text).split("; ") if text and str(text) != "nan"]
     return lines
+
+
+def _family_size(frame: pd.DataFrame) -> int:
+    """The comparisons of the sweep's one Holm family (0 when none was tested)."""
+    sizes = frame["comparisons"].dropna() if "comparisons" in frame else pd.Series(dtype=float)
+    return int(sizes.max()) if len(sizes) else 0
 
 
 # Per-request draft counts a log parser puts in profile.csv: (drafted column, accepted column).

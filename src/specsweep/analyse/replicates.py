@@ -20,7 +20,7 @@ prompts within the session (when a session holds several), and the intervals ign
 variation (``Pooled.note``): a launch offset is then indistinguishable from a difference between
 configurations, so no test declares anything (``Pooled.declares``); with one pass too, no interval is possible.
 
-**Multiplicity.** The comparisons against one baseline are one family: ``stats.holm`` adjusts their
+**Multiplicity.** The sweep's comparisons, whatever their baseline, are one family: ``stats.holm`` adjusts their
 p-values, and the configuration that looks best is given a simultaneous (Bonferroni) interval, which
 holds for whichever configuration is selected.
 """
