@@ -248,6 +248,54 @@ def effects_false_positive(sweeps: int, launch_sd: float, seed: int = 37) -> flo
     return called / sweeps
 
 
+TOKENS_PER_JOULE = 3.5
+
+
+def _with_energy(run: Run, tokens_per_joule: float) -> Run:
+    """The run with a GPU energy counter that moved by its tokens / ``tokens_per_joule``."""
+    millijoules = round(1000 * run.tokens / tokens_per_joule)
+    counter = {"energy_mj": [10**9, 10**9 + millijoules], "power_mw": [millijoules, millijoules]}
+    telemetry = {"duration_s": 1.0, "t_ms": [0, 1000], "gpus": {"0": counter}, "rapl": {}, "contention": None}
+    return Run.from_json({**run.to_json(), "telemetry": telemetry})
+
+
+def energy_coverage(sweeps: int, launch_sd: float, seed: int = 41) -> float:
+    """The share of sweeps (DEFAULT_LIKE, DEFAULT_SESSIONS sessions) whose tokens_per_joule interval of the
+    baseline holds its value at the median launch; each launch moves energy per token by ``launch_sd``."""
+    rng = np.random.default_rng(seed)
+    sessions = DEFAULT_SESSIONS if has_sessions() else 1
+    truth = TOKENS_PER_JOULE * float(CATEGORIES.mean())
+    covered = scored = 0
+    for _ in range(sweeps):
+        configurations, runs = sweep(rng, DEFAULT_LIKE, launch_sd, sessions)
+        for name, found in runs.items():
+            launch = math.exp(rng.normal(0, launch_sd))
+            noise = np.exp(RUN_SD * rng.standard_normal(len(found)))
+            runs[name] = [
+                _with_energy(r, TOKENS_PER_JOULE * launch * CATEGORIES[r.prompt_index] * e)
+                for r, e in zip(found, noise, strict=True)
+            ]
+        frame = aggregate.summary_table(aggregate.Measured(configurations, runs, {}, {}), {}).set_index("configuration")
+        low, high = frame.loc["base", ["tokens_per_joule_ci95_low", "tokens_per_joule_ci95_high"]]
+        if not (math.isnan(low) or math.isnan(high)):
+            scored += 1
+            covered += low <= truth <= high
+    return covered / scored if scored else math.nan
+
+
+def noisy_called(sweeps: int, launch_sd: float, seed: int = 43) -> float:
+    """The share of configurations (DEFAULT_LIKE, DEFAULT_SESSIONS sessions) summary.csv calls noisy (CV above
+    10 %) when their true launch-to-launch CV is ``launch_sd``: below the limit, a call is a false alarm."""
+    rng = np.random.default_rng(seed)
+    sessions = DEFAULT_SESSIONS if has_sessions() else 1
+    called = rows = 0
+    for _ in range(sweeps):
+        frame = aggregate.summarise(*sweep(rng, DEFAULT_LIKE, launch_sd, sessions), {})
+        rows += len(frame)
+        called += int(frame["warnings"].str.contains("noisy: CV").sum())
+    return called / rows
+
+
 VERDICT_OFFSETS = (0.03, 0.10)  # the documented launch offsets
 
 
@@ -268,12 +316,21 @@ def verdicts(sweeps: int) -> list[dict[str, Any]]:
             lambda sd: factorial_false_positive(sweeps, sd),
         ),
         ("effects.csv, null main effect: p < 0.05", "≤ 5 %", lambda sd: effects_false_positive(sweeps, sd)),
+        ("summary.csv tokens/J interval: coverage", "95 ± 2 %", lambda sd: energy_coverage(sweeps, sd)),
     )
-    return [
+    found = [
         {"row": f"{what}, {100 * sd:.0f} % launch offsets", "value": value(sd), "goal": goal}
         for what, goal, value in checks
         for sd in VERDICT_OFFSETS
     ]
+    found.append(
+        {
+            "row": "2 sessions, true launch CV 5 %: configurations called noisy (> 10 %)",
+            "value": noisy_called(sweeps, 0.05),
+            "goal": "0 %",
+        }
+    )
+    return found
 
 
 def _category_intervals(

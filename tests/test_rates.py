@@ -58,6 +58,7 @@ def test_compare_names_the_rate():
                 "delta_pct": 10.0,
                 "ratio_ci95_low": 1.05,
                 "ratio_ci95_high": 1.15,
+                "sessions_paired": 2,
                 "p_value": 0.01,
                 "significant": True,
                 "warnings": "",

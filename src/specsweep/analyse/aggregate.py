@@ -54,8 +54,9 @@ COLUMNS: dict[str, str] = {
     "decode_tok_s_mean": f"{SINGLE_REQUEST_DECODE.label} of the workload, client-measured, first token excluded: "
     "decode tokens / decode time of one pass over the prompts, geometric mean over the units (docs/summary.md)",
     "decode_tok_s_std": "standard deviation of the units' throughput (tokens/s)",
-    "decode_tok_s_cv": "the variation 'noisy' is judged on: decode_tok_s_between_session_cv with >= 2 sessions, else "
-    "decode_tok_s_within_session_cv; empty when not estimable",
+    "decode_tok_s_cv": "the variation 'noisy' is judged on: decode_tok_s_between_session_cv with >= 3 sessions (2 "
+    "give it one degree of freedom), else decode_tok_s_within_session_cv; empty when not estimable (with 2 sessions "
+    "the conclusion says 'noisy not judged')",
     "decode_tok_s_between_session_cv": "standard deviation of the log throughput of this configuration's sessions "
     "(≈ CV; launch-to-launch variation plus the noise of a session's mean; empty with one session)",
     "decode_tok_s_within_session_cv": "pooled standard deviation of the log decode rate of a prompt's repeated runs "
@@ -103,6 +104,9 @@ COLUMNS: dict[str, str] = {
     **energy.SUMMARY_COLUMNS,  # energy per token, clocks, throttling, contention (analyse/energy.py)
     **power.SUMMARY_COLUMNS,  # the smallest detectable speedup, sessions for benchmark.detect_pct (analyse/power.py)
 }
+
+
+JUDGED_SESSIONS = 3  # sessions from which the between-session CV judges 'noisy' (2 leave it 1 degree of freedom)
 
 
 def summarise(
@@ -285,9 +289,9 @@ def launch_warnings(sessions: list[str], launches: dict[str, Launch]) -> list[st
 
 def _of_every_session(
     sessions: dict[str, list[str]], measured: Measured
-) -> tuple[dict[str, list[Run]], dict[str, Launch]]:
-    """Per configuration, the runs of all its sessions and its first session's launch (the machine it ran on)."""
-    runs = {name: [r for s in names for r in measured.runs.get(s, [])] for name, names in sessions.items()}
+) -> tuple[dict[str, list[list[Run]]], dict[str, Launch]]:
+    """Per configuration, the runs of each of its sessions and its first session's launch (the machine it ran on)."""
+    runs = {name: [measured.runs.get(s, []) for s in names] for name, names in sessions.items()}
     launches = {name: measured.launches[names[0]] for name, names in sessions.items() if names[0] in measured.launches}
     return runs, launches
 
@@ -425,7 +429,8 @@ def _row(
         "tokens_per_run": runs[0].tokens if runs else None,
         "decode_tok_s_mean": level.rate,
         "decode_tok_s_std": spread.std,
-        "decode_tok_s_cv": between if between is not None else _known(within),
+        # two sessions' spread has one degree of freedom: too few to call a configuration noisy
+        "decode_tok_s_cv": between if len(sessions) >= JUDGED_SESSIONS else _known(within),
         "decode_tok_s_between_session_cv": between,
         "decode_tok_s_within_session_cv": _known(within),
         "decode_tok_s_min": spread.minimum,

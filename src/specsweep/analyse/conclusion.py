@@ -50,6 +50,14 @@ def noisy(row: Row) -> str | None:
     return None
 
 
+NOT_JUDGED = "(2 sessions, whose spread has 1 degree of freedom; benchmark.sessions >= 3)"
+
+
+def not_judged(row: Row) -> bool:
+    """Whether 'noisy' could not be judged: 2 sessions (one degree of freedom) and no within-session spread."""
+    return _number(row, "sessions") == 2 and math.isnan(_number(row, "decode_tok_s_cv")) and not noisy(row)
+
+
 def _sessions_line(measured: list[Row]) -> str | None:
     """How many sessions the intervals rest on, and whether they ignore launch-to-launch variation."""
     counts = sorted({int(_number(r, "sessions")) for r in measured if not math.isnan(_number(r, "sessions"))})
@@ -125,9 +133,11 @@ def _closing(
 ) -> list[str]:
     """The lines after the verdicts: noisy configurations, contention, energy, files."""
     shaky = [f"{r['configuration']} ({reason})" for r in measured if (reason := noisy(r))]
+    unjudged = [r["configuration"] for r in measured if not_judged(r)]
     fastest = max(judged, key=lambda r: _number(r, "decode_tok_s_mean"))
     return [
         f"  noisy: {', '.join(shaky) or 'none'}",
+        *([f"  noisy not judged {NOT_JUDGED}: {', '.join(unjudged)}"] if unjudged else []),
         *contention_lines(touched),
         *energy_lines(judged, fastest),
         *_closing_lines(rows, results, config_files),
@@ -238,7 +248,7 @@ def energy_lines(rows: list[Row], fastest: Row | None) -> list[str]:
     best = max(measured, key=lambda r: _number(r, "tokens_per_joule_mean"))
     text = (
         f"  most efficient: {best['configuration']}, {_number(best, 'tokens_per_joule_mean'):.3g} output tokens/J "
-        f"({_interval(best, 'tokens_per_joule_ci95', '.3g')}; {best.get('energy_source')})"
+        f"({_energy_interval(best)}; {best.get('energy_source')})"
     )
     if fastest is not None and fastest["configuration"] != best["configuration"]:
         per_joule = _number(fastest, "tokens_per_joule_mean")
@@ -246,6 +256,12 @@ def energy_lines(rows: list[Row], fastest: Row | None) -> list[str]:
     elif fastest is not None:
         text += ", also the fastest"
     return [text]
+
+
+def _energy_interval(row: Row) -> str:
+    """tokens/J's interval, over sessions as the throughput's: with one session there is none, and why."""
+    shown = _interval(row, "tokens_per_joule_ci95", ".3g")
+    return "no CI: one session" if shown == "no CI" and _number(row, "sessions") == 1 else shown
 
 
 def _cross_machine(row: Row) -> bool:
