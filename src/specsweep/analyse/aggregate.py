@@ -15,7 +15,7 @@ import pandas as pd
 
 from specsweep.analyse import energy, power, replicates, stats
 from specsweep.analyse.stats import describe
-from specsweep.measure import placement
+from specsweep.measure import placement, telemetry
 from specsweep.measure.rate_check import kept_and_excluded
 from specsweep.plan import design
 from specsweep.plan.config import Configuration, parameter_value, swept_parameters
@@ -125,7 +125,13 @@ def summarise(
         name: [kept for s in names if (kept := kept_and_excluded(runs.get(s, []))[0])]
         for name, names in sessions.items()
     }
-    model = replicates.pooled(counted)
+    # a session with a contended run is reported, but left out of the spread every interval shares
+    busy = {
+        name: [s for s in names if _contended(kept_and_excluded(runs.get(s, []))[0])]
+        for name, names in sessions.items()
+    }
+    quiet = {name: [runs for runs in found if not _contended(runs)] for name, found in counted.items()}
+    model = replicates.pooled(counted, quiet)
     levels = {name: replicates.level(counted[name], model) for name in measured}
     comparisons = {
         name: replicates.compare(counted[name], counted[against], model)
@@ -170,6 +176,7 @@ def summarise(
         "; ".join(
             replicates_warnings(levels[name], comparisons.get(name), model, len(counted[name]), cv)
             + ([f"{excluded[name]} run(s) excluded: client and engine rates disagree"] if excluded.get(name) else [])
+            + ([f"contended session(s) left out of the pooled spread: {', '.join(busy[name])}"] if busy[name] else [])
             + [
                 w
                 for w in [placement.cross_machine_warning(where.get(name, {}), where.get(compared[name] or name, {}))]
@@ -181,6 +188,10 @@ def summarise(
     ordered = [c for c in COLUMNS if c in frame.columns]
     ordered[ordered.index("status") + 1 : ordered.index("status") + 1] = swept
     return frame[ordered]
+
+
+def _contended(runs: list[Run]) -> bool:
+    return any(telemetry.contended((r.telemetry or {}).get("contention")) for r in runs)
 
 
 def _families(

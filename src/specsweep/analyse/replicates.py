@@ -129,13 +129,18 @@ def units(sessions: Sequence[Sequence[Run]], unit: str, prompts: Iterable[int] |
     return [workload_rate(runs, prompts) for runs in sessions if runs]
 
 
-def pooled(sessions: Mapping[str, Sequence[Sequence[Run]]]) -> Pooled:
+def pooled(
+    sessions: Mapping[str, Sequence[Sequence[Run]]], spread_from: Mapping[str, Sequence[Sequence[Run]]] | None = None
+) -> Pooled:
     """The replicate unit of a sweep (sessions when some configuration has two, else passes when some
-    session has two) with the pooled spread of its log rates (see the module doc)."""
+    session has two) with the pooled spread of its log rates (see the module doc), taken from
+    ``spread_from`` (the quiet sessions: another process's load is no launch-to-launch noise of the engine)
+    where that leaves a spread in the unit."""
     for unit in (SESSION, PASS):
         sd, df = pooled_sd(units(runs, unit) for runs in sessions.values())
         if df:
-            return Pooled(unit, sd, df)
+            quiet_sd, quiet_df = pooled_sd(units(runs, unit) for runs in (spread_from or {}).values())
+            return Pooled(unit, quiet_sd, quiet_df) if quiet_df else Pooled(unit, sd, df)
     return Pooled("", math.nan, 0)
 
 
