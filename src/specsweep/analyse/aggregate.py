@@ -46,7 +46,8 @@ COLUMNS: dict[str, str] = {
     "interval_unit": "the replicate unit of the intervals and tests: session; pass (one session per "
     "configuration: the intervals are within one launch, and no test declares a difference); empty when "
     "none is possible",
-    "ci_df": "degrees of freedom of the pooled log-scale spread of the units (sum over configurations of units - 1)",
+    "ci_df": "degrees of freedom of the pooled log-scale spread of the units (sum over configurations of "
+    "units - 1; contended sessions left out)",
     "runs_excluded": "runs kept on disk but left out of the statistics: the engine's token count disagreed with "
     "its stream (docs/load.md), or the client's decode rate disagreed with the engine's own beyond "
     "benchmark.rate_tolerance_pct, or could not be timed",
@@ -95,12 +96,12 @@ COLUMNS: dict[str, str] = {
     "Prometheus counter deltas, else the server log (profile.csv run rows; for vLLM its per-interval "
     "`SpecDecoding metrics` rows, warmup included, said as `server log (logging intervals, warmup included)`)",
     "text_matches_baseline": "true when every run's text equals the baseline's for the same prompt",
-    "warnings": "why not to trust the row at face value, '; '-separated: one session (launch-to-launch "
-    "variation not measured, nothing declared), noise not estimable, CV above 10 %, a speedup CI that "
-    "straddles 1, a profile parser that matched no line, measured on another node or "
-    "GPU model than the baseline, and each session's launch record warnings (launch.json: re-measured after a "
-    "failed attempt, a host beyond loopback, quantised counters, GPUs; prefixed `<session>: ` for a session "
-    "k >= 2) (empty when none)",
+    "warnings": "why not to trust the row at face value, '; '-separated: one session (launch-to-launch variation not "
+    "measured, nothing declared), noise not estimable, CV above 10 %, a speedup CI that straddles 1, "
+    "contended sessions left out of the pooled spread, a profile parser that matched no line, measured on "
+    "another node or GPU model than the baseline, and each session's launch record warnings (launch.json: "
+    "re-measured after a failed attempt, a host beyond loopback, quantised counters, GPUs; prefixed "
+    "`<session>: ` for a session k >= 2) (empty when none)",
     **energy.SUMMARY_COLUMNS,  # energy per token, clocks, throttling, contention (analyse/energy.py)
     **power.SUMMARY_COLUMNS,  # the smallest detectable speedup, sessions for benchmark.detect_pct (analyse/power.py)
 }
