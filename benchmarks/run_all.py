@@ -110,6 +110,8 @@ def table(result: dict) -> str:
                 _percent(c["aa_test_false_alarm"]),
                 "≤ 0.3 %",
             )
+    for v in result.get("verdicts") or []:
+        row(v["row"], _percent(v["value"]), v["goal"])
     for name, figure, target in power.lines(result["power"]) + level_choice.lines(result["level_choice"]):
         lines.append(f"{name:<84} {figure:>18} {target:>14}")
     if tel := result.get("telemetry"):
@@ -196,6 +198,8 @@ def main() -> None:
         "coverage": finished(
             "coverage", lambda: [coverage.measure(1000, sd, first_boost=boost) for sd, boost in coverage.SCENARIOS]
         ),
+        # compare, one-session, factorial, effects and energy verdicts (benchmarks/coverage.py verdicts)
+        "verdicts": finished("verdicts", lambda: coverage.verdicts(1000)),
         # the smallest detectable difference against simulation (benchmarks/power.py, a few seconds)
         "power": finished("power", power.measure_all),
         # the setting per load level's wrong verdicts (benchmarks/level_choice.py, about 10 s)

@@ -51,11 +51,13 @@ def test_statistics_speedup_and_acceptance(default_config):
     assert base["decode_tok_s_ci95_high"] == pytest.approx(math.exp(logs.mean() + half), rel=1e-9)
     assert base["decode_tok_s_ci95_low"] == pytest.approx(math.exp(logs.mean() - half), rel=1e-9)
     assert base["interval_unit"] == "pass" and base["ci_df"] == df
-    assert "intervals ignore launch-to-launch variation" in base["warnings"]
+    assert "launch-to-launch variation not measured; nothing declared" in base["warnings"]
     ngram = summary.loc["ngram-m8"]
     assert ngram["speedup"] == pytest.approx(math.exp(ngram_logs.mean() - logs.mean()))
     assert ngram["speedup_pct"] == pytest.approx((ngram["speedup"] - 1) * 100)
-    assert ngram["comparisons"] == 5 and ngram["speedup_p_holm"] >= ngram["speedup_p_value"]
+    # one session: the within-launch test is reported raw, and declares nothing
+    assert ngram["comparisons"] == 5 and ngram["speedup_p_value"] < 0.05
+    assert math.isnan(ngram["speedup_p_holm"]) and pd.isna(ngram["significant"])
     assert ngram["acceptance_rate"] == pytest.approx(0.75)
     assert ngram["accept_length"] == pytest.approx(1 + 1500 / 500)
     assert bool(ngram["text_matches_baseline"]) and not bool(summary.loc["draft-model", "text_matches_baseline"])

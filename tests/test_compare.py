@@ -52,14 +52,14 @@ def test_matches_by_name_and_parameters(tmp_path):
         frame.loc["retuned", "ratio"]
     )
     ngram = frame.loc["ngram"]
-    assert ngram["status"] == "compared" and bool(ngram["significant"])
+    # one session on each side: the within-launch test is given, and declares nothing
+    assert ngram["status"] == "compared" and ngram["p_value"] < 0.05 and pd.isna(ngram["significant"])
     assert ngram["ratio_ci95_low"] < ngram["ratio"] < ngram["ratio_ci95_high"]
     assert ngram["ratio"] == pytest.approx(ngram["decode_tok_s_after"] / ngram["decode_tok_s_before"])
-    assert not bool(frame.loc["baseline", "significant"])
     assert "straddles 1" in frame.loc["baseline", "warnings"]
     assert compare.ONE_LAUNCH_EACH in ngram["warnings"]  # the interval's replicate is a run, and it says so
     lines = compare.describe(frame.reset_index(), str(a), str(b))
-    assert "Fieller" in lines[2] and any(line.startswith("ngram:") and "(significant)" in line for line in lines)
+    assert "Fieller" in lines[3] and any(line.startswith("ngram:") and "nothing declared" in line for line in lines)
 
 
 def test_reads_an_archive_like_a_folder(tmp_path):
@@ -99,7 +99,7 @@ def test_match_by_name_compares_pairs_whose_parameters_differ_on_purpose(tmp_pat
     frame = compare.compare(compare.load(a), compare.load(b), match="name").set_index("configuration")
     retuned = frame.loc["retuned"]
     assert retuned["status"] == "compared" and retuned["differences"] == "args -t: 2 -> 1"
-    assert retuned["ratio"] == pytest.approx(71.0 / 51.0) and bool(retuned["significant"])
+    assert retuned["ratio"] == pytest.approx(71.0 / 51.0) and retuned["p_value"] < 0.05
     assert frame.loc["ngram", "status"] == "compared" and frame.loc["ngram", "differences"] == ""
     lines = compare.describe(frame.reset_index(), str(a), str(b))
     assert any(line.startswith("retuned:") and line.endswith("; parameters differ: args -t: 2 -> 1") for line in lines)
@@ -210,3 +210,52 @@ def test_a_damaged_record_is_named_with_the_fix(tmp_path, file, content, why):
 def test_a_missing_result_set_names_the_path_and_what_to_give(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"missing: .*\(no such path\); give compare's before and after"):
         compare.load(tmp_path / "missing")
+
+
+def _write_sessions(root, name, sessions):
+    """A configuration measured in several sessions (server launches): ``name``, ``name-s2``, ..."""
+    for k, rates in enumerate(sessions, start=1):
+        folder = name if k == 1 else f"{name}-s{k}"
+        configuration = {"name": folder, "kind": "llamacpp", "args": {"-t": 2}, "env": {}, "draft_model": None}
+        configuration["session_of"] = None if k == 1 else name
+        write_session(root / "results" / folder, configuration, rates)
+    return root
+
+
+def test_sessions_are_paired_and_are_the_replicate(tmp_path):
+    """Issue 36 item 5: compare tested runs of one launch against runs of another, so a rerun whose launches
+    sat 5 % apart was 'significant'. Session k after is paired with session k before, each session's mean
+    log rate the unit: the launches' own spread decides, and a configuration is one row."""
+    tight = [0.0, 0.1, -0.1, 0.05]
+    before = _write_sessions(tmp_path / "a", "base", [[60 + e for e in tight], [66 + e for e in tight]])
+    after = _write_sessions(tmp_path / "b", "base", [[63 + e for e in tight], [57 + e for e in tight]])
+    frame = compare.compare(compare.load(before), compare.load(after))
+    [row] = frame.to_dict("records")
+    assert row["configuration"] == "base" and row["sessions_paired"] == 2 and row["runs_after"] == 8
+    assert row["significant"] is False or row["significant"] == False  # noqa: E712
+    ratio = ((63 / 60) * (57 / 66)) ** 0.5
+    assert row["ratio"] == pytest.approx(ratio, rel=1e-4)
+    assert row["ratio"] == pytest.approx(row["decode_tok_s_after"] / row["decode_tok_s_before"])
+    assert row["ratio_ci95_low"] < ratio < row["ratio_ci95_high"]
+    assert compare.ONE_LAUNCH_EACH not in row["warnings"]
+
+
+def test_a_change_over_paired_sessions_is_declared(tmp_path):
+    before = _write_sessions(tmp_path / "a", "ngram", [[90.0, 91.0], [93.0, 92.0], [89.0, 90.0]])
+    after = _write_sessions(tmp_path / "b", "ngram", [[120.0, 121.0], [124.0, 123.0], [118.0, 119.0]])
+    [row] = compare.compare(compare.load(before), compare.load(after)).to_dict("records")
+    assert row["sessions_paired"] == 3 and bool(row["significant"]) and row["p_value"] < 0.05
+    lines = compare.describe(pd.DataFrame([row]), "a", "b")
+    assert any(line.startswith("ngram:") and "(significant)" in line for line in lines)
+
+
+def test_one_session_each_declares_nothing(tmp_path):
+    """Runs of one launch on each side: the within-launch interval is given, no difference declared."""
+    before = _write_sessions(tmp_path / "a", "base", [[60.0, 60.1, 59.9, 60.05]])
+    after = _write_sessions(tmp_path / "b", "base", [[63.0, 63.1, 62.9, 63.05]])
+    [row] = compare.compare(compare.load(before), compare.load(after)).to_dict("records")
+    assert row["sessions_paired"] == 1 and pd.isna(row["significant"]) and row["p_value"] < 0.05
+    assert compare.ONE_LAUNCH_EACH in row["warnings"]
+    lines = compare.describe(pd.DataFrame([row]), "a", "b")
+    (finding,) = [line for line in lines if line.startswith("base:")]
+    assert "nothing declared" in finding and "(significant)" not in finding

@@ -9,7 +9,8 @@ from support import listed_names
 
 from specsweep.analyse import conclusion
 
-GOLDEN = Path(__file__).parent / "fixtures" / "summary_golden.csv"
+# summary_golden.csv's numbers as a sweep of 2 sessions would give them verdicts (a one-session sweep declares nothing)
+GOLDEN = Path(__file__).parent / "fixtures" / "summary_verdicts.csv"
 
 
 def test_conclusion_matches_summary_csv():
@@ -18,10 +19,7 @@ def test_conclusion_matches_summary_csv():
     measured = table[(table["status"] == "ok") & table["decode_tok_s_mean"].notna()]
     assert text[0] == f"specsweep: {len(measured)} of {len(table)} configurations measured"
 
-    assert (
-        text[1]
-        == "  sessions: 1 per configuration: the intervals ignore launch-to-launch variation (benchmark.sessions)"
-    )
+    assert text[1] == "  sessions: 2 per configuration, the replicates of every interval and test"
     text = text[1:]
     base = table[table["baseline"]].iloc[0]
     assert text[1] == (
@@ -46,6 +44,12 @@ def test_conclusion_matches_summary_csv():
     assert listed_names(text[4]) == set(others[~significant]["configuration"])
     noisy = measured[measured["decode_tok_s_ci95_low"].isna() | (measured["decode_tok_s_cv"] > 0.10)]
     assert listed_names(text[5]) == set(noisy["configuration"])
+    # 2 sessions and no repeated prompt: one degree of freedom, so 'noisy' is not judged, and said
+    unjudged = measured[measured["decode_tok_s_cv"].isna() & measured["decode_tok_s_ci95_low"].notna()]
+    assert text[6].startswith("  noisy not judged (2 sessions") and listed_names(text[6]) == set(
+        unjudged["configuration"]
+    )
+    text = text[:6] + text[7:]
     assert listed_names(text[6]) == set(table[table["status"] != "ok"]["configuration"])
     assert "results/summary.csv" in text[7] and "results/figures/" in text[7]
     # the fixture covers each kind of finding, so no list above is trivially empty

@@ -12,7 +12,7 @@ from specsweep.analyse import conclusion
 from specsweep.measure import claim as claims
 from specsweep.measure import placement
 
-GOLDEN = Path(__file__).parent / "fixtures" / "summary_golden.csv"
+GOLDEN = Path(__file__).parent / "fixtures" / "summary_verdicts.csv"
 
 
 def test_a_cross_node_best_is_no_speedup_and_is_neither_faster_nor_slower(tmp_path):

@@ -9,7 +9,7 @@ import pandas as pd
 
 from specsweep.analyse import conclusion
 
-GOLDEN = Path(__file__).parent / "fixtures" / "summary_golden.csv"
+GOLDEN = Path(__file__).parent / "fixtures" / "summary_verdicts.csv"
 NOT_MEASURED = "not measured: no GPU visible through NVML (NVMLError_LibraryNotFound); no RAPL energy counter"
 
 
@@ -72,4 +72,20 @@ def test_the_most_efficient_configuration_is_named_beside_the_fastest(tmp_path):
     assert _line(lines, "  most efficient:") == (
         "  most efficient: b, 2.6 output tokens/J (95 % CI 2.5-2.7; nvml energy counter); "
         "the fastest, a, gives 1.5 tokens/J"
+    )
+
+
+def test_one_session_says_why_tokens_per_joule_has_no_interval(tmp_path):
+    source = "nvml energy counter"
+    lines = _lines(
+        tmp_path,
+        energy_source=source,
+        tokens_per_joule_mean={"a": 3.46},
+        tokens_per_joule_ci95_low=None,
+        tokens_per_joule_ci95_high=None,
+        sessions=1,
+        interval_unit="pass",
+    )
+    assert _line(lines, "  most efficient:").startswith(
+        f"  most efficient: a, 3.46 output tokens/J (no CI: one session; {source})"
     )

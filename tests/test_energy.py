@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 from run_records import run_record
@@ -75,28 +76,47 @@ def test_runs_csv_gives_each_runs_energy_per_token_and_contention():
     assert second["contended"] == "other processes used 40 % of the CPUs (cc1plus 4 s)"
 
 
-def _summary(runs: dict[str, list[Run]], launches: dict | None = None):
+def _summary(runs: dict[str, list[Run] | list[list[Run]]], launches: dict | None = None):
+    """summary.csv's energy columns; a configuration's runs are one session unless given as sessions."""
+    sessions = {name: found if found and isinstance(found[0], list) else [found] for name, found in runs.items()}
     frame = pd.DataFrame({"configuration": list(runs)})
-    return energy.summary_columns(frame, runs, launches or {})
+    return energy.summary_columns(frame, sessions, launches or {})
 
 
-def test_summary_gives_tokens_per_joule_with_a_t_interval_over_runs():
-    seconds = [2.0, 2.2, 1.9, 2.1]
-    frame, warnings = _summary({"a": [run(i, sampled(300.0, s)) for i, s in enumerate(seconds)]})
+def test_summary_gives_tokens_per_joule_with_a_t_interval_over_sessions():
+    """Issue 36 item 5: the interval was over runs while the throughput beside it was over sessions ("588.8 tok/s
+    (no CI)" next to "3.46 tokens/J (95 % CI 3.42-3.51)"). The session's mean tokens/J is the unit, the spread
+    pooled over the configurations' sessions on the log scale, as the throughput's."""
+    seconds = {"a": [[2.0, 2.2], [1.9, 2.1], [2.3, 2.2]], "b": [[1.0, 1.1], [1.2, 1.0], [0.9, 1.0]]}
+    runs = {
+        name: [[run(i, sampled(300.0, s)) for i, s in enumerate(session)] for session in found]
+        for name, found in seconds.items()
+    }
+    frame, warnings = _summary(runs)
     row = frame.iloc[0]
-    per_joule = [500 / (300.0 * s) for s in seconds]
-    expected = stats.describe(per_joule)
+    units = {n: [np.log(np.mean([500 / (300.0 * s) for s in session])) for session in f] for n, f in seconds.items()}
+    squares = sum(((np.array(u) - np.mean(u)) ** 2).sum() for u in units.values())
+    half = stats.t_critical(4) * math.sqrt(squares / 4) / math.sqrt(3)
+    mean = np.mean(units["a"])
     assert row["energy_source"] == telemetry.NVML_COUNTER
-    assert row["tokens_per_joule_mean"] == pytest.approx(sum(per_joule) / 4)
+    assert row["tokens_per_joule_mean"] == pytest.approx(math.exp(mean))
     assert (row["tokens_per_joule_ci95_low"], row["tokens_per_joule_ci95_high"]) == pytest.approx(
-        (expected.ci_low, expected.ci_high)
+        (math.exp(mean - half), math.exp(mean + half))
     )
-    assert row["tokens_per_joule_ci95_low"] < row["tokens_per_joule_mean"] < row["tokens_per_joule_ci95_high"]
-    assert row["joules_per_token_mean"] == pytest.approx(sum(300.0 * s / 500 for s in seconds) / 4)
+    per_token = [np.log(np.mean([300.0 * s / 500 for s in session])) for session in seconds["a"]]
+    assert row["joules_per_token_mean"] == pytest.approx(math.exp(np.mean(per_token)))
+    assert row["joules_per_token_ci95_low"] < row["joules_per_token_mean"] < row["joules_per_token_ci95_high"]
     assert row["power_w_mean"] == pytest.approx(300.0)
     assert (row["sm_clock_mhz_mean"], row["mem_clock_mhz_mean"]) == (1980, 3201)
     assert (row["throttled_runs"], row["contended_runs"]) == (0, 0)
-    assert warnings == {"a": []}
+    assert warnings == {"a": [], "b": []}
+
+
+def test_one_session_gives_no_energy_interval_and_says_so():
+    frame, warnings = _summary({"a": [run(i, sampled(300.0, s)) for i, s in enumerate([2.0, 2.2, 1.9])]})
+    row = frame.iloc[0]
+    assert row["tokens_per_joule_mean"] > 0 and pd.isna(row["tokens_per_joule_ci95_low"])
+    assert warnings["a"] == [energy.ONE_SESSION_NOTE]
 
 
 def test_throttling_and_contention_are_counted_and_warned_of():
@@ -129,9 +149,9 @@ def _launch(limit: str) -> Launch:
 def test_a_power_limit_that_differs_between_configurations_is_warned_of():
     runs = {"a": [run(0, sampled(300.0, 2.0))], "b": [run(0, sampled(300.0, 2.0))]}
     _, warnings = _summary(runs, {"a": _launch("700.00 W"), "b": _launch("500.00 W")})
-    assert warnings["a"] == ["GPU power limit 700.00 W differs from b 500.00 W"]
+    assert warnings["a"] == ["GPU power limit 700.00 W differs from b 500.00 W", energy.ONE_SESSION_NOTE]
     _, same = _summary(runs, {"a": _launch("700.00 W"), "b": _launch("700.00 W")})
-    assert same == {"a": [], "b": []}
+    assert same == {"a": [energy.ONE_SESSION_NOTE], "b": [energy.ONE_SESSION_NOTE]}
 
 
 def _window(w: int, watts: float, seconds: float, tokens: int = 1000) -> Window:

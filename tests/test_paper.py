@@ -191,7 +191,7 @@ def test_names_that_spell_alike_are_reached_through_the_accessor(summary):
 
 
 def test_the_golden_summary_gives_valid_macros():
-    table = pd.read_csv(Path(__file__).parent / "fixtures" / "summary_golden.csv")
+    table = pd.read_csv(Path(__file__).parent / "fixtures" / "summary_verdicts.csv")
     names = check_latex_macros(paper.macros(table), "specsweep")
     assert sum(n.startswith("specsweep@") for n in names) == len(table) * len(paper.CONFIGURATION_FIELDS)
 

@@ -13,7 +13,7 @@ from specsweep.record.rates import END_TO_END_OUTPUT, PER_REQUEST_DECODE, RATES,
 from specsweep.report import benchserve, compare
 
 ROOT = Path(__file__).parent.parent
-GOLDEN = Path(__file__).parent / "fixtures" / "summary_golden.csv"
+GOLDEN = Path(__file__).parent / "fixtures" / "summary_verdicts.csv"
 
 
 def test_the_four_rates_have_four_names():
@@ -58,6 +58,7 @@ def test_compare_names_the_rate():
                 "delta_pct": 10.0,
                 "ratio_ci95_low": 1.05,
                 "ratio_ci95_high": 1.15,
+                "sessions_paired": 2,
                 "p_value": 0.01,
                 "significant": True,
                 "warnings": "",

@@ -15,7 +15,7 @@ import pandas as pd
 
 from specsweep.analyse import energy, power, replicates, stats
 from specsweep.analyse.stats import describe
-from specsweep.measure import placement
+from specsweep.measure import placement, telemetry
 from specsweep.measure.rate_check import kept_and_excluded
 from specsweep.plan import design
 from specsweep.plan.config import Configuration, parameter_value, swept_parameters
@@ -44,8 +44,10 @@ COLUMNS: dict[str, str] = {
     "interval and test",
     "prompts": "prompts in a pass (distinct prompts measured): the blocks a comparison is paired on",
     "interval_unit": "the replicate unit of the intervals and tests: session; pass (one session per "
-    "configuration: the intervals ignore launch-to-launch variation); empty when none is possible",
-    "ci_df": "degrees of freedom of the pooled log-scale spread of the units (sum over configurations of units - 1)",
+    "configuration: the intervals are within one launch, and no test declares a difference); empty when "
+    "none is possible",
+    "ci_df": "degrees of freedom of the pooled log-scale spread of the units (sum over configurations of "
+    "units - 1; contended sessions left out)",
     "runs_excluded": "runs kept on disk but left out of the statistics: the engine's token count disagreed with "
     "its stream (docs/load.md), or the client's decode rate disagreed with the engine's own beyond "
     "benchmark.rate_tolerance_pct, or could not be timed",
@@ -53,8 +55,9 @@ COLUMNS: dict[str, str] = {
     "decode_tok_s_mean": f"{SINGLE_REQUEST_DECODE.label} of the workload, client-measured, first token excluded: "
     "decode tokens / decode time of one pass over the prompts, geometric mean over the units (docs/summary.md)",
     "decode_tok_s_std": "standard deviation of the units' throughput (tokens/s)",
-    "decode_tok_s_cv": "the variation 'noisy' is judged on: decode_tok_s_between_session_cv with >= 2 sessions, else "
-    "decode_tok_s_within_session_cv; empty when not estimable",
+    "decode_tok_s_cv": "the variation 'noisy' is judged on: decode_tok_s_between_session_cv with >= 3 sessions (2 "
+    "give it one degree of freedom), else decode_tok_s_within_session_cv; empty when not estimable (with 2 sessions "
+    "the conclusion says 'noisy not judged')",
     "decode_tok_s_between_session_cv": "standard deviation of the log throughput of this configuration's sessions "
     "(≈ CV; launch-to-launch variation plus the noise of a session's mean; empty with one session)",
     "decode_tok_s_within_session_cv": "pooled standard deviation of the log decode rate of a prompt's repeated runs "
@@ -71,9 +74,12 @@ COLUMNS: dict[str, str] = {
     "(empty when no interval is possible)",
     "speedup_ci95_high": "95 % interval of the speedup, upper bound",
     "speedup_p_value": "two-sided t-test of log speedup = 0 on the units, raw (not adjusted for multiplicity)",
-    "speedup_p_holm": "speedup_p_value adjusted by Holm over the comparisons against the same baseline",
-    "comparisons": "comparisons in that family (configurations compared with the same baseline)",
-    "significant": "true when speedup_p_holm < 0.05 (empty for the baseline and when no test was possible)",
+    "speedup_p_holm": "speedup_p_value adjusted by Holm over the sweep's comparisons, whatever their baseline "
+    "(empty with one session per configuration: a within-launch test declares nothing)",
+    "comparisons": "comparisons in that family: every configuration of the sweep compared with a baseline and "
+    "tested (a factorial sweep's several baselines included)",
+    "significant": "true when speedup_p_holm < 0.05 (empty for the baseline, when no test was possible, and "
+    "with one session per configuration)",
     "speedup_sim95_low": "simultaneous 95 % interval of the speedup over the family's comparisons (Bonferroni), "
     "lower bound: the one to quote for a configuration selected as the best",
     "speedup_sim95_high": "simultaneous 95 % interval of the speedup, upper bound",
@@ -90,15 +96,18 @@ COLUMNS: dict[str, str] = {
     "Prometheus counter deltas, else the server log (profile.csv run rows; for vLLM its per-interval "
     "`SpecDecoding metrics` rows, warmup included, said as `server log (logging intervals, warmup included)`)",
     "text_matches_baseline": "true when every run's text equals the baseline's for the same prompt",
-    "warnings": "why not to trust the row at face value, '; '-separated: one session (intervals ignore "
-    "launch-to-launch variation), noise not estimable, CV above 10 %, a speedup CI that straddles 1, a profile "
-    "parser that matched no line, measured on another node or "
-    "GPU model than the baseline, and each session's launch record warnings (launch.json: re-measured after a "
-    "failed attempt, a host beyond loopback, quantised counters, GPUs; prefixed `<session>: ` for a session "
-    "k >= 2) (empty when none)",
+    "warnings": "why not to trust the row at face value, '; '-separated: one session (launch-to-launch variation not "
+    "measured, nothing declared), noise not estimable, CV above 10 %, a speedup CI that straddles 1, "
+    "contended sessions left out of the pooled spread, a profile parser that matched no line, measured on "
+    "another node or GPU model than the baseline, and each session's launch record warnings (launch.json: "
+    "re-measured after a failed attempt, a host beyond loopback, quantised counters, GPUs; prefixed "
+    "`<session>: ` for a session k >= 2) (empty when none)",
     **energy.SUMMARY_COLUMNS,  # energy per token, clocks, throttling, contention (analyse/energy.py)
     **power.SUMMARY_COLUMNS,  # the smallest detectable speedup, sessions for benchmark.detect_pct (analyse/power.py)
 }
+
+
+JUDGED_SESSIONS = 3  # sessions from which the between-session CV judges 'noisy' (2 leave it 1 degree of freedom)
 
 
 def summarise(
@@ -117,7 +126,13 @@ def summarise(
         name: [kept for s in names if (kept := kept_and_excluded(runs.get(s, []))[0])]
         for name, names in sessions.items()
     }
-    model = replicates.pooled(counted)
+    # a session with a contended run is reported, but left out of the spread every interval shares
+    busy = {
+        name: [s for s in names if _contended(kept_and_excluded(runs.get(s, []))[0])]
+        for name, names in sessions.items()
+    }
+    quiet = {name: [runs for runs in found if not _contended(runs)] for name, found in counted.items()}
+    model = replicates.pooled(counted, quiet)
     levels = {name: replicates.level(counted[name], model) for name in measured}
     comparisons = {
         name: replicates.compare(counted[name], counted[against], model)
@@ -125,6 +140,8 @@ def summarise(
         if against is not None
     }
     family = _families(compared, comparisons)
+    if not model.declares:  # within one launch a launch offset reads as a difference: no verdict
+        family = {name: (math.nan, size) for name, (_, size) in family.items()}
     merged = {name: [r for session in counted[name] for r in session] for name in measured}
     texts = {name: {r.prompt_index: r.text_sha256 for r in merged[name]} for name, a in compared.items() if a is None}
     rows = [
@@ -160,6 +177,7 @@ def summarise(
         "; ".join(
             replicates_warnings(levels[name], comparisons.get(name), model, len(counted[name]), cv)
             + ([f"{excluded[name]} run(s) excluded: client and engine rates disagree"] if excluded.get(name) else [])
+            + ([f"contended session(s) left out of the pooled spread: {', '.join(busy[name])}"] if busy[name] else [])
             + [
                 w
                 for w in [placement.cross_machine_warning(where.get(name, {}), where.get(compared[name] or name, {}))]
@@ -173,18 +191,21 @@ def summarise(
     return frame[ordered]
 
 
+def _contended(runs: list[Run]) -> bool:
+    return any(telemetry.contended((r.telemetry or {}).get("contention")) for r in runs)
+
+
 def _families(
     compared: dict[str, str | None], comparisons: dict[str, replicates.Comparison]
 ) -> dict[str, tuple[float, int]]:
-    """Per compared configuration: its Holm-adjusted p within the family of its baseline, and the family's
-    number of comparisons (those with a p-value)."""
-    found: dict[str, tuple[float, int]] = {}
-    for reference in {a for a in compared.values() if a is not None}:
-        members = [n for n, a in compared.items() if a == reference]
-        raw = [comparisons[n].p_value for n in members]
-        tested = sum(not math.isnan(p) for p in raw)
-        found.update({n: (p, tested) for n, p in zip(members, stats.holm(raw), strict=True)})
-    return found
+    """Per compared configuration: its Holm-adjusted p and the family's number of comparisons (those with a
+    p-value). The family is the sweep: a factorial sweep compares each configuration with its own baseline,
+    but asks one question of them all; a family per baseline held each to 5 % (families of one, 16 % A/A
+    false positives over a sweep)."""
+    members = [n for n, a in compared.items() if a is not None]
+    raw = [comparisons[n].p_value for n in members]
+    tested = sum(not math.isnan(p) for p in raw)
+    return {n: (p, tested) for n, p in zip(members, stats.holm(raw), strict=True)}
 
 
 def replicates_warnings(
@@ -280,9 +301,9 @@ def launch_warnings(sessions: list[str], launches: dict[str, Launch]) -> list[st
 
 def _of_every_session(
     sessions: dict[str, list[str]], measured: Measured
-) -> tuple[dict[str, list[Run]], dict[str, Launch]]:
-    """Per configuration, the runs of all its sessions and its first session's launch (the machine it ran on)."""
-    runs = {name: [r for s in names for r in measured.runs.get(s, [])] for name, names in sessions.items()}
+) -> tuple[dict[str, list[list[Run]]], dict[str, Launch]]:
+    """Per configuration, the runs of each of its sessions and its first session's launch (the machine it ran on)."""
+    runs = {name: [measured.runs.get(s, []) for s in names] for name, names in sessions.items()}
     launches = {name: measured.launches[names[0]] for name, names in sessions.items() if names[0] in measured.launches}
     return runs, launches
 
@@ -420,7 +441,8 @@ def _row(
         "tokens_per_run": runs[0].tokens if runs else None,
         "decode_tok_s_mean": level.rate,
         "decode_tok_s_std": spread.std,
-        "decode_tok_s_cv": between if between is not None else _known(within),
+        # two sessions' spread has one degree of freedom: too few to call a configuration noisy
+        "decode_tok_s_cv": between if len(sessions) >= JUDGED_SESSIONS else _known(within),
         "decode_tok_s_between_session_cv": between,
         "decode_tok_s_within_session_cv": _known(within),
         "decode_tok_s_min": spread.minimum,
@@ -465,11 +487,17 @@ def warning_lines(frame: pd.DataFrame) -> list[str]:
     lines = [
         f"statistics: unit = {unit}; tok/s = decode tokens / decode time of a pass over the prompts; CIs = 95 % "
         f"t-intervals on the log scale with the pooled spread of the units; p = t-test against the baseline, "
-        f"Holm-adjusted over each baseline's comparisons (raw p in speedup_p_value)"
+        f"Holm-adjusted over the sweep's {_family_size(frame)} comparisons (raw p in speedup_p_value)"
     ]
     for name, text in zip(frame["configuration"], frame["warnings"], strict=True):
         lines += [f"WARNING {name}: {w}" for w in str(text).split("; ") if text and str(text) != "nan"]
     return lines
+
+
+def _family_size(frame: pd.DataFrame) -> int:
+    """The comparisons of the sweep's one Holm family (0 when none was tested)."""
+    sizes = frame["comparisons"].dropna() if "comparisons" in frame else pd.Series(dtype=float)
+    return int(sizes.max()) if len(sizes) else 0
 
 
 # Per-request draft counts a log parser puts in profile.csv: (drafted column, accepted column).

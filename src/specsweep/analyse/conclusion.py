@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from specsweep.analyse import power
-from specsweep.analyse.replicates import NOT_ESTIMABLE_NOTE
+from specsweep.analyse.replicates import NOT_ESTIMABLE_NOTE, ONE_SESSION_NOTE
 from specsweep.analyse.stats import ALPHA, CV_WARNING
 from specsweep.measure.claim import REMEASURED
 from specsweep.measure.placement import CROSS_MACHINE
@@ -50,6 +50,14 @@ def noisy(row: Row) -> str | None:
     return None
 
 
+NOT_JUDGED = "(2 sessions, whose spread has 1 degree of freedom; benchmark.sessions >= 3)"
+
+
+def not_judged(row: Row) -> bool:
+    """Whether 'noisy' could not be judged: 2 sessions (one degree of freedom) and no within-session spread."""
+    return _number(row, "sessions") == 2 and math.isnan(_number(row, "decode_tok_s_cv")) and not noisy(row)
+
+
 def _sessions_line(measured: list[Row]) -> str | None:
     """How many sessions the intervals rest on, and whether they ignore launch-to-launch variation."""
     counts = sorted({int(_number(r, "sessions")) for r in measured if not math.isnan(_number(r, "sessions"))})
@@ -60,10 +68,7 @@ def _sessions_line(measured: list[Row]) -> str | None:
     if unit == "session":
         return f"  sessions: {shown} per configuration, the replicates of every interval and test"
     if unit == "pass":
-        return (
-            f"  sessions: {shown} per configuration: the intervals ignore launch-to-launch variation "
-            + "(benchmark.sessions)"
-        )
+        return f"  sessions: {shown} per configuration: the intervals are within one launch (per pass)"
     return f"  sessions: {shown} per configuration: {NOT_ESTIMABLE_NOTE} (benchmark.sessions)"
 
 
@@ -101,6 +106,9 @@ def lines(rows: list[Row], results: str = "results", config_files: Sequence[str]
     comparable = [r for r in judged if r in baselines or not _cross_machine(r)]
     out.append(_best_line(comparable or judged, baselines))
     others = [r for r in comparable if r not in baselines]
+    if any(r.get("interval_unit") == "pass" for r in others):  # within-launch tests declare nothing
+        out.append(f"  differences: {ONE_SESSION_NOTE}")
+        return [*out, *_closing(rows, results, config_files, measured, judged, touched)]
     faster = [_change(r) for r in others if r.get("significant") == "True" and _number(r, "speedup") > 1]
     slower = [_change(r) for r in others if r.get("significant") == "True" and _number(r, "speedup") < 1]
     unclear = [r["configuration"] for r in others if r.get("significant") != "True"]
@@ -112,11 +120,24 @@ def lines(rows: list[Row], results: str = "results", config_files: Sequence[str]
     out.extend(power.conclusion_lines(others))
     if across:
         out.append(f"  baseline measured on another machine (no speedup claimed): {', '.join(across)}")
+    return [*out, *_closing(rows, results, config_files, measured, judged, touched)]
+
+
+def _closing(
+    rows: list[Row],
+    results: str,
+    config_files: Sequence[str],
+    measured: list[Row],
+    judged: list[Row],
+    touched: dict[str, str],
+) -> list[str]:
+    """The lines after the verdicts: noisy configurations, contention, energy, files."""
     shaky = [f"{r['configuration']} ({reason})" for r in measured if (reason := noisy(r))]
-    out.append(f"  noisy: {', '.join(shaky) or 'none'}")
+    unjudged = [r["configuration"] for r in measured if not_judged(r)]
     fastest = max(judged, key=lambda r: _number(r, "decode_tok_s_mean"))
     return [
-        *out,
+        f"  noisy: {', '.join(shaky) or 'none'}",
+        *([f"  noisy not judged {NOT_JUDGED}: {', '.join(unjudged)}"] if unjudged else []),
         *contention_lines(touched),
         *energy_lines(judged, fastest),
         *_closing_lines(rows, results, config_files),
@@ -227,7 +248,7 @@ def energy_lines(rows: list[Row], fastest: Row | None) -> list[str]:
     best = max(measured, key=lambda r: _number(r, "tokens_per_joule_mean"))
     text = (
         f"  most efficient: {best['configuration']}, {_number(best, 'tokens_per_joule_mean'):.3g} output tokens/J "
-        f"({_interval(best, 'tokens_per_joule_ci95', '.3g')}; {best.get('energy_source')})"
+        f"({_energy_interval(best)}; {best.get('energy_source')})"
     )
     if fastest is not None and fastest["configuration"] != best["configuration"]:
         per_joule = _number(fastest, "tokens_per_joule_mean")
@@ -237,11 +258,19 @@ def energy_lines(rows: list[Row], fastest: Row | None) -> list[str]:
     return [text]
 
 
+def _energy_interval(row: Row) -> str:
+    """tokens/J's interval, over sessions as the throughput's: with one session there is none, and why."""
+    shown = _interval(row, "tokens_per_joule_ci95", ".3g")
+    return "no CI: one session" if shown == "no CI" and _number(row, "sessions") == 1 else shown
+
+
 def _cross_machine(row: Row) -> bool:
     return CROSS_MACHINE in (row.get("warnings") or "")
 
 
 def _verdict(row: Row) -> str:
+    if row.get("interval_unit") == "pass":
+        return "one session: nothing declared"
     p, holm = _number(row, "speedup_p_value"), _number(row, "speedup_p_holm")
     if math.isnan(p):
         return "no test possible"
@@ -252,7 +281,7 @@ def _verdict(row: Row) -> str:
 def _selected_verdict(row: Row) -> str:
     """The test of the quoted simultaneous interval: p x comparisons (Bonferroni), so that both say the same."""
     p, comparisons = _number(row, "speedup_p_value"), _number(row, "comparisons")
-    if math.isnan(p) or math.isnan(comparisons):
+    if math.isnan(p) or math.isnan(comparisons) or row.get("interval_unit") == "pass":
         return _verdict(row)
     adjusted = min(1.0, p * comparisons)
     text = f"p = {p:.2g}, x {comparisons:.0f} comparisons = {adjusted:.2g} (the interval's test), "

@@ -14,12 +14,18 @@ reference level (its baseline level, else its first):
   additive scale two independent multiplicative effects read as a "significant interaction" in 91 %
   of simulated sweeps. Acceptance, a proportion, stays additive.
 
-Every session of a configuration (plan/design.py) is pooled into its cell.
+**Unit.** For tok/s the session (server launch, plan/design.py) is the replicate, as in summary.csv: a
+launch shifts every run of it alike, so runs of two sessions pooled into a cell as independent gave
+p < 0.05 for a null main effect in a third of sweeps at 10 % launch offsets. When every cell has two
+sessions, a cell's values are its sessions' mean log rates (the log cells) and their exponentials, with
+one spread pooled over the cells (``Cell.pooled``, Σ(sessions - 1) degrees of freedom), as
+analyse/replicates.py pools it. With one session per configuration the runs are the unit: the effects
+are then within-launch, and a note says so. Acceptance stays per run.
 
-The statistics are those of the speedup columns (stats.py): cells are independent samples with
-their own variances, so a difference has a Student-t interval with Welch-Satterthwaite degrees of
-freedom and a two-sided Welch p-value, and a ratio of marginal means has Fieller's interval with
-Welch-Satterthwaite degrees of freedom. NaN when a cell has fewer than ``stats.MIN_RUNS_FOR_CI`` runs.
+With runs as the unit the cells are independent samples with their own variances, so a difference
+has a Student-t interval with Welch-Satterthwaite degrees of freedom and a two-sided Welch p-value, and
+a ratio of marginal means has Fieller's interval with Welch-Satterthwaite degrees of freedom. NaN when
+a cell has fewer than ``stats.MIN_RUNS_FOR_CI`` runs.
 A response is analysed on the levels where every cell has it: acceptance is undefined without
 speculation, so its effects are those of the speculative levels only.
 """
@@ -43,8 +49,17 @@ from specsweep.record.results import Run
 LOG_RESPONSES = ("decode_tok_s",)  # responses whose interactions are ratios of ratios (module doc)
 RESPONSES = {"decode_tok_s": "client decode tok/s of each run", "acceptance_rate": "accepted / drafted of each run"}
 
+SESSION, RUN = "session", "run"
+ONE_SESSION_NOTE = (
+    "one session per configuration: decode_tok_s effects are over runs of one launch (within-launch); "
+    "launch-to-launch variation not measured (benchmark.sessions >= 2)"
+)
+
 COLUMNS: dict[str, str] = {
     "response": "decode_tok_s (client decode tokens/s) or acceptance_rate (accepted / drafted), per run",
+    "unit": "the replicate of the interval and test: session (decode_tok_s with >= 2 sessions in every cell: "
+    "each session's mean log rate, one spread pooled over the cells) or run (acceptance_rate; decode_tok_s "
+    "with one session per configuration: within-launch)",
     "term": "main (one factor) or interaction (two factors)",
     "factor": "the factor, or the two factors of an interaction joined by ' x '",
     "level": "the level compared with the reference level (interaction: one level of each factor, ' x ')",
@@ -56,33 +71,44 @@ COLUMNS: dict[str, str] = {
     "ci95_high": "95 % Student-t interval of the estimate, upper bound",
     "p_value": "two-sided t-test of estimate = 0 with those degrees of freedom (Welch); with identical runs in "
     "every cell (a deterministic response) the interval has zero width and p is 0, or empty for no effect",
-    "df": "Welch-Satterthwaite degrees of freedom",
+    "df": "Welch-Satterthwaite degrees of freedom (unit run), or those of the pooled spread (unit session)",
     "ratio": "main: marginal mean at the level / marginal mean at the reference; tok_s interaction: the ratio "
     "of ratios exp(estimate) (1 when the effects multiply)",
     "ratio_ci95_low": "95 % interval of the ratio, lower bound (main: Fieller, Welch-Satterthwaite df; "
     "interaction: exp of the estimate's bounds)",
     "ratio_ci95_high": "95 % interval of the ratio, upper bound",
     "cells": "level combinations the contrast uses",
-    "runs": "runs in those cells",
+    "runs": "runs in those cells (all sessions)",
 }
 
 
 @dataclass(frozen=True)
 class Cell:
-    """The runs of one level combination: mean, variance of the mean, runs."""
+    """The units of one level combination: mean, variance of the mean, units, and the runs behind them;
+    ``df`` the degrees of freedom of a spread pooled over cells (NaN: the cell's own, Welch)."""
 
     mean: float
     var_mean: float
     n: int
+    runs: int
+    df: float = math.nan
 
     @classmethod
     def of(cls, values: Sequence[float]) -> Cell:
         data = np.asarray([v for v in values if v is not None and not math.isnan(v)], dtype=float)
         if len(data) < stats.MIN_RUNS_FOR_CI:
-            return cls(float(data.mean()) if len(data) else math.nan, math.nan, len(data))
+            return cls(float(data.mean()) if len(data) else math.nan, math.nan, len(data), len(data))
         if np.ptp(data) == 0:  # identical runs (greedy acceptance of one prompt): exactly no spread
-            return cls(float(data[0]), 0.0, len(data))
-        return cls(float(data.mean()), float(data.var(ddof=1) / len(data)), len(data))
+            return cls(float(data[0]), 0.0, len(data), len(data))
+        return cls(float(data.mean()), float(data.var(ddof=1) / len(data)), len(data), len(data))
+
+    @staticmethod
+    def pooled(units: Mapping[Any, tuple[Sequence[float], int]]) -> dict[Any, Cell]:
+        """Cells of session units (key -> (values, runs behind them)) with one spread pooled over them."""
+        squares = sum(float(((np.asarray(v) - np.mean(v)) ** 2).sum()) for v, _ in units.values())
+        df = sum(len(v) - 1 for v, _ in units.values())
+        variance = squares / df if df else math.nan
+        return {key: Cell(float(np.mean(v)), variance / len(v), len(v), runs, df) for key, (v, runs) in units.items()}
 
 
 @dataclass(frozen=True)
@@ -105,7 +131,9 @@ def contrast(cells: Sequence[Cell], weights: Sequence[float]) -> Contrast:
         return Contrast(estimate, math.nan, math.nan, math.nan, math.nan)
     if variance == 0:  # identical runs in every cell: the estimate is exact (p as stats.welch_p_value gives it)
         return Contrast(estimate, estimate, estimate, math.nan if estimate == 0 else 0.0, math.nan)
-    df = variance**2 / sum(p * p / (c.n - 1) for p, c in zip(parts, used, strict=True))
+    df = _pooled_df(used)
+    if math.isnan(df):
+        df = variance**2 / sum(p * p / (c.n - 1) for p, c in zip(parts, used, strict=True))
     half = _t(df) * math.sqrt(variance)
     t = estimate / math.sqrt(variance)
     return Contrast(estimate, estimate - half, estimate + half, 2 * float(_scipy().t.sf(abs(t), df)), df)
@@ -127,7 +155,9 @@ def fieller(
     spread = sum(p * p / (c.n - 1) for p, (_, c) in zip(px, numerator, strict=True)) + ratio**4 * sum(
         p * p / (c.n - 1) for p, (_, c) in zip(py, denominator, strict=True)
     )
-    df = (vx + ratio**2 * vy) ** 2 / spread if spread > 0 else math.inf
+    df = _pooled_df([c for _, c in [*numerator, *denominator]])
+    if math.isnan(df):
+        df = (vx + ratio**2 * vy) ** 2 / spread if spread > 0 else math.inf
     t2 = _t(df) ** 2
     a = my * my - t2 * vy
     disc = (mx * my) ** 2 - a * (mx * mx - t2 * vx)
@@ -135,6 +165,12 @@ def fieller(
         return ratio, math.nan, math.nan
     root = math.sqrt(disc)
     return ratio, (mx * my - root) / a, (mx * my + root) / a
+
+
+def _pooled_df(cells: Sequence[Cell]) -> float:
+    """The degrees of freedom of the spread the cells share, or NaN when each has its own (Welch)."""
+    found = {c.df for c in cells}
+    return found.pop() if len(found) == 1 and not math.isnan(next(iter(found))) else math.nan
 
 
 def _scipy() -> Any:
@@ -269,7 +305,7 @@ def _row(
         "ratio_ci95_low": ratio[1],
         "ratio_ci95_high": ratio[2],
         "cells": len({id(c) for c in cells}),
-        "runs": sum({id(c): c.n for c in cells}.values()),
+        "runs": sum({id(c): c.runs for c in cells}.values()),
     }
 
 
@@ -280,12 +316,17 @@ class Analysis:
     factors: str
     response: str
     crossing: Crossing
+    unit: str = RUN
 
 
 def analyses(
     configurations: Mapping[str, Configuration], runs: Mapping[str, Sequence[Run]]
 ) -> tuple[list[Analysis], list[str]]:
     """Every crossed design and response that can be analysed, and notes on what could not."""
+    sessions = {
+        name: [found for s in names if (found := runs.get(s))]
+        for name, names in design.sessions_of(configurations).items()
+    }
     runs = design.merged_runs(configurations, dict(runs))
     configurations = design.measured_configurations(configurations)
     found, notes = [], []
@@ -297,7 +338,15 @@ def analyses(
                 f"every combination (a full crossing)"
             )
             continue
+        units = {key: session_units(sessions.get(name, [])) for key, name in names.items()}
+        by_session = all(len(values) >= 2 for values, _ in units.values())
+        if by_session:
+            found.append(_by_session(described, levels, units))
+        elif any(values for values, _ in units.values()):
+            notes.append(f"{described}: {ONE_SESSION_NOTE}")
         for response in RESPONSES:
+            if response == "decode_tok_s" and by_session:
+                continue
             cells = {key: Cell.of(response_values(runs.get(name, []), response)) for key, name in names.items()}
             usable = {f: v for f, v in restrict(levels, cells).items() if len(v) >= 2}
             crossing = _collapse(levels, usable, cells) if usable else None
@@ -318,9 +367,25 @@ def analyses(
     return found, notes
 
 
+def session_units(sessions: Sequence[Sequence[Run]]) -> tuple[list[float], int]:
+    """Each session's mean log decode rate (sessions with a rate), and the runs behind them."""
+    rates = [[v for v in response_values(runs, "decode_tok_s") if v and v > 0] for runs in sessions]
+    return [float(np.mean(np.log(r))) for r in rates if r], sum(map(len, rates))
+
+
+def _by_session(
+    described: str, levels: dict[str, list[str]], units: Mapping[tuple[str, ...], tuple[list[float], int]]
+) -> Analysis:
+    """The tok/s analysis with sessions as the unit: log cells of the sessions' mean log rates, and cells of
+    their exponentials (the marginal means and ratios), each with one pooled spread."""
+    cells = Cell.pooled({key: ([math.exp(v) for v in values], runs) for key, (values, runs) in units.items()})
+    crossing = Crossing(levels, cells, Cell.pooled(units))
+    return Analysis(described, "decode_tok_s", crossing, SESSION)
+
+
 def table(found: Sequence[Analysis]) -> pd.DataFrame:
     """results/effects.csv: one row per main effect and per two-factor interaction of each analysis."""
-    rows = [{"response": a.response, **row} for a in found for row in estimate(a.crossing)]
+    rows = [{"response": a.response, "unit": a.unit, **row} for a in found for row in estimate(a.crossing)]
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 

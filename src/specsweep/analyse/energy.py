@@ -1,9 +1,12 @@
 """What a token costs, and what else used the machine: energy, clocks and contention of each run and window
 (their ``telemetry``, measure/telemetry.py) as columns of runs.csv, summary.csv and load.csv.
 
-Intervals are over the same units as the throughput's beside them: runs in summary.csv, windows in load.csv
-(95 % Student-t). Where energy is not measured (no GPU visible, no readable RAPL counter, an older record)
-``energy_source`` says so in words and the numeric columns are empty. Column meanings: docs/energy.md.
+Intervals are over the same units as the throughput's beside them: in summary.csv the session (each
+session's mean tokens/J and J/token; geometric mean over sessions, 95 % t-interval on the log scale with the
+spread pooled over the configurations, as analyse/replicates.py; with one session, no interval, said in the
+warnings), windows in load.csv (95 % Student-t). Where energy is not measured (no GPU visible, no readable
+RAPL counter, an older record) ``energy_source`` says so in words and the numeric columns are empty.
+Column meanings: docs/energy.md.
 
 ``python -m specsweep.analyse.energy [results]`` prints, per run and window, how far integrated GPU power is
 from the GPU's energy counter (the 2 % check of docs/energy.md) and exits 1 when any differ by more.
@@ -11,19 +14,22 @@ from the GPU's energy counter (the 2 % check of docs/energy.md) and exits 1 when
 
 from __future__ import annotations
 
+import math
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from specsweep.analyse import stats
+from specsweep.analyse import replicates, stats
 from specsweep.measure import machine, telemetry
 from specsweep.measure.rate_check import kept_and_excluded
 from specsweep.record import results
 from specsweep.record.results import Launch, Run, Window
 
+ONE_SESSION_NOTE = "energy: one session: no interval for tokens/J (launch-to-launch variation not measured)"
 AGREEMENT_LIMIT = 0.02  # integrated power and the energy counter must agree within 2 % over each measurement
 
 RUN_COLUMNS: dict[str, str] = {
@@ -45,11 +51,15 @@ SUMMARY_COLUMNS: dict[str, str] = {
     "energy_source": "where energy_j comes from (nvml energy counter, nvml integrated power, rapl (<zones>)), "
     "or 'not measured: <why>' in words",
     "energy_j_mean": "energy per run, mean over runs (J)",
-    "joules_per_token_mean": "energy per output token, mean over runs of energy_j / tokens (J)",
-    "joules_per_token_ci95_low": "95 % Student-t interval of that mean over runs, lower bound",
+    "joules_per_token_mean": "energy per output token (J): geometric mean over sessions of each session's mean "
+    "of energy_j / tokens",
+    "joules_per_token_ci95_low": "95 % interval of that mean over sessions, lower bound: exp(mean log ± t·s/√sessions) "
+    "with the log spread of the sessions pooled over the configurations (empty with one session)",
     "joules_per_token_ci95_high": "upper bound",
-    "tokens_per_joule_mean": "output tokens per joule, mean over runs of tokens / energy_j",
-    "tokens_per_joule_ci95_low": "95 % Student-t interval of that mean over runs, lower bound",
+    "tokens_per_joule_mean": "output tokens per joule: geometric mean over sessions of each session's mean of "
+    "tokens / energy_j",
+    "tokens_per_joule_ci95_low": "95 % interval of that mean over sessions, lower bound (as joules_per_token's; "
+    "empty with one session)",
     "tokens_per_joule_ci95_high": "upper bound",
     "power_w_mean": "mean power over runs (W)",
     "sm_clock_mhz_mean": "SM clock, mean over every sample of every run (MHz)",
@@ -144,25 +154,58 @@ def measurement_columns(records: Sequence[dict[str, Any] | None], tokens: Sequen
     }
 
 
+# each session's unit of a per-token quantity, from its runs' joules and tokens
+PER_TOKEN = {"joules_per_token": lambda j, n: j / n, "tokens_per_joule": lambda j, n: n / j}
+
+
+def session_intervals(sessions: Mapping[str, Sequence[Sequence[Run]]]) -> dict[str, dict[str, float]]:
+    """Per configuration whose every run has energy, PER_TOKEN's columns over sessions (the module doc)."""
+    units: dict[str, dict[str, list[float]]] = {}
+    for name, found in sessions.items():
+        energies = [[(telemetry.energy_of(r.telemetry).joules, r.tokens) for r in runs] for runs in found if runs]
+        if energies and all(j is not None and j > 0 for runs in energies for j, _ in runs):
+            units[name] = {
+                column: [float(np.mean([unit(j, n) for j, n in runs])) for runs in energies]
+                for column, unit in PER_TOKEN.items()
+            }
+    out: dict[str, dict[str, float]] = {name: {} for name in units}
+    for column in PER_TOKEN:
+        sd, df = replicates.pooled_sd(found[column] for found in units.values())
+        t = stats.t_critical(df) if df else math.nan
+        for name, found in units.items():
+            mean = float(np.mean(np.log(found[column])))
+            half = t * sd / math.sqrt(len(found[column]))
+            out[name] |= {
+                f"{column}_mean": math.exp(mean),
+                f"{column}_ci95_low": math.exp(mean - half),
+                f"{column}_ci95_high": math.exp(mean + half),
+            }
+    return out
+
+
 def summary_columns(
-    frame: pd.DataFrame, runs: dict[str, list[Run]], launches: dict[str, Launch]
+    frame: pd.DataFrame, sessions: Mapping[str, Sequence[Sequence[Run]]], launches: dict[str, Launch]
 ) -> tuple[pd.DataFrame, dict[str, list[str]]]:
-    """summary.csv with SUMMARY_COLUMNS appended, and per configuration its throttling, contention and
-    power-limit warnings."""
+    """summary.csv with SUMMARY_COLUMNS appended from each configuration's sessions of runs, and per
+    configuration its throttling, contention, power-limit and one-session warnings."""
 
     rows, warnings = [], {}
     limits = {name: machine.power_limits(launch.machine) for name, launch in launches.items() if launch}
+    counted = {name: [kept_and_excluded(runs)[0] for runs in found] for name, found in sessions.items()}
+    intervals = session_intervals(counted)
     for name in frame["configuration"]:
-        kept = kept_and_excluded(runs.get(name, []))[0]
+        kept = [r for runs in counted.get(name, []) for r in runs]
         found = measurement_columns([r.telemetry for r in kept], [r.tokens for r in kept])
         rows.append(
             {
                 **{c: found.get(c) for c in SUMMARY_COLUMNS},
+                **intervals.get(name, {}),
                 "throttled_runs": found["throttled"],
                 "contended_runs": found["contended"],
             }
         )
-        warnings[name] = _warnings(kept, limits, name)
+        one_session = name in intervals and math.isnan(intervals[name]["tokens_per_joule_ci95_low"])
+        warnings[name] = _warnings(kept, limits, name) + ([ONE_SESSION_NOTE] if one_session else [])
     added = pd.DataFrame(rows, index=frame.index, columns=list(SUMMARY_COLUMNS))
     return pd.concat([frame, added], axis=1), warnings
 

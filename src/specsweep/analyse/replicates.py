@@ -17,9 +17,10 @@ pooling the within-configuration spread of the session log-rates (``Pooled``, ``
 of freedom). Intervals are ``exp(mean ± t·sigma/√S)``; a speedup's is ``exp(Δ ± t·sigma·√(1/S_c + 1/S_b))``
 with its two-sided t-test. With one session per configuration the unit falls back to a pass over the
 prompts within the session (when a session holds several), and the intervals ignore launch-to-launch
-variation (``Pooled.note``); with one pass too, no interval is possible.
+variation (``Pooled.note``): a launch offset is then indistinguishable from a difference between
+configurations, so no test declares anything (``Pooled.declares``); with one pass too, no interval is possible.
 
-**Multiplicity.** The comparisons against one baseline are one family: ``stats.holm`` adjusts their
+**Multiplicity.** The sweep's comparisons, whatever their baseline, are one family: ``stats.holm`` adjusts their
 p-values, and the configuration that looks best is given a simultaneous (Bonferroni) interval, which
 holds for whichever configuration is selected.
 """
@@ -36,7 +37,9 @@ from specsweep.analyse import stats
 from specsweep.record.results import Run
 
 SESSION, PASS = "session", "pass"
-ONE_SESSION_NOTE = "one session per configuration: intervals ignore launch-to-launch variation"
+ONE_SESSION_NOTE = (
+    "one session per configuration: launch-to-launch variation not measured; nothing declared (benchmark.sessions >= 2)"
+)
 NOT_ESTIMABLE_NOTE = "one session and one pass over the prompts: noise not estimable, no interval"
 
 
@@ -98,6 +101,11 @@ class Pooled:
     def note(self) -> str:
         return {SESSION: "", PASS: ONE_SESSION_NOTE}.get(self.unit, NOT_ESTIMABLE_NOTE)
 
+    @property
+    def declares(self) -> bool:
+        """Whether a test may declare a difference: only across launches (a pass interval is within one)."""
+        return self.unit == SESSION
+
     def t(self, confidence: float = stats.CONFIDENCE) -> float:
         return stats.t_critical(self.df, confidence) if self.df else math.nan
 
@@ -121,13 +129,18 @@ def units(sessions: Sequence[Sequence[Run]], unit: str, prompts: Iterable[int] |
     return [workload_rate(runs, prompts) for runs in sessions if runs]
 
 
-def pooled(sessions: Mapping[str, Sequence[Sequence[Run]]]) -> Pooled:
+def pooled(
+    sessions: Mapping[str, Sequence[Sequence[Run]]], spread_from: Mapping[str, Sequence[Sequence[Run]]] | None = None
+) -> Pooled:
     """The replicate unit of a sweep (sessions when some configuration has two, else passes when some
-    session has two) with the pooled spread of its log rates (see the module doc)."""
+    session has two) with the pooled spread of its log rates (see the module doc), taken from
+    ``spread_from`` (the quiet sessions: another process's load is no launch-to-launch noise of the engine)
+    where that leaves a spread in the unit."""
     for unit in (SESSION, PASS):
         sd, df = pooled_sd(units(runs, unit) for runs in sessions.values())
         if df:
-            return Pooled(unit, sd, df)
+            quiet_sd, quiet_df = pooled_sd(units(runs, unit) for runs in (spread_from or {}).values())
+            return Pooled(unit, quiet_sd, quiet_df) if quiet_df else Pooled(unit, sd, df)
     return Pooled("", math.nan, 0)
 
 
@@ -230,3 +243,20 @@ def category_spread(matrices: Iterable[np.ndarray]) -> tuple[float, float]:
         return 0.0, session_df + residual_df
     df = variance**2 / (between**2 / session_df + within**2 / residual_df)
     return math.sqrt(variance), df
+
+
+def paired(candidate: Sequence[float], baseline: Sequence[float]) -> Comparison:
+    """Candidate unit k against baseline unit k, both log rates (session k of two sweeps): the ratio
+    exp(mean difference) with its paired t interval and two-sided test, on len - 1 degrees of freedom."""
+    d = np.asarray(candidate, dtype=float) - np.asarray(baseline, dtype=float)
+    delta = float(d.mean()) if len(d) else math.nan
+    if len(d) < 2:
+        return Comparison(math.exp(delta), math.nan, math.nan, math.nan, delta, math.nan, 0)
+    se, df = float(d.std(ddof=1)) / math.sqrt(len(d)), len(d) - 1
+    if se == 0:  # every pair moved alike (a deterministic stand-in): the ratio is exact
+        return Comparison(
+            math.exp(delta), math.exp(delta), math.exp(delta), math.nan if delta == 0 else 0.0, delta, 0, 0
+        )
+    half = stats.t_critical(df) * se
+    p = 2 * float(stats.t_sf(abs(delta) / se, df))
+    return Comparison(math.exp(delta), math.exp(delta - half), math.exp(delta + half), p, delta, se, df)

@@ -5,10 +5,16 @@ model, and every benchmark setting that changes what a run measures, as recorded
 ``launch.json``): a configuration whose name matches but whose
 parameters differ is listed as such and not compared, because its delta would not mean what it
 says, unless ``match="name"`` asks to compare such pairs on purpose (a CPU sweep against a GPU one):
-then they are compared and ``differences`` says what differs. For each matched configuration: the
-ratio of mean decode tok/s (after / before) with its 95 % Fieller interval, the bootstrap interval
-beside it, and Welch's t-test p-value (see stats.py for why these), over the runs the summary counts
-(``rate_check.kept_and_excluded``: a run the session excluded is kept on disk, never averaged in).
+then they are compared and ``differences`` says what differs. A configuration's sessions (server launches,
+``<name>-s<k>``, grouped by ``session_of`` as the summary groups them) are one row.
+
+The replicate is the session, as in summary.csv: a launch shifts throughput by a few percent, so two sets of
+runs of one launch each differ beyond their own noise (an unchanged rerun was called different in 37-100 % of
+simulated ones). Session k after is paired with session k before, each session's mean log rate the unit: the
+ratio is exp(mean difference), with its paired t interval and test (``replicates.paired``). With one session
+on a side the launch-to-launch variation is not measured: the row gives the runs' ratio of means with its
+Fieller and bootstrap intervals and Welch's p (within one launch each, stats.py), and declares nothing. Runs
+are those the summary counts (``rate_check.kept_and_excluded``: an excluded run is kept on disk, never used).
 
 A pair measured on two machines (host or GPU models, from each side's launch record) is compared, but the
 ratio mixes the change with the machine: the console says so first, naming both machines, and no difference
@@ -18,23 +24,27 @@ is declared (``significant`` empty). Neither is one resting on a run measured un
 from __future__ import annotations
 
 import json
+import math
 import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
 
+import numpy as np
 import pandas as pd
 
-from specsweep.analyse import stats
+from specsweep.analyse import replicates, stats
 from specsweep.measure import placement, telemetry
 from specsweep.measure.rate_check import kept_and_excluded
 from specsweep.record.rates import SINGLE_REQUEST_DECODE
 from specsweep.record.results import LAUNCH_PATH, ROOT, RUN_PATH, Launch, Run
 
 MATCHED_KEYS = ("kind", "args", "env", "draft_model")
-# Every compared row says so: each side's runs come from one launch (a session instance ``<name>-s<k>`` of a
-# sweep with sessions is a row of its own), so the interval is conditional on those two launches.
-ONE_LAUNCH_EACH = "runs of one server launch on each side: the interval ignores launch-to-launch variation"
+# A row with one session on a side says so: its interval is conditional on those launches, so nothing is declared.
+ONE_LAUNCH_EACH = (
+    "one session (server launch) on a side: the interval is within-launch; launch-to-launch variation not "
+    "measured; nothing declared (benchmark.sessions >= 2)"
+)
 # Benchmark settings that change no run's number: how many runs there are (the statistics say), how long to wait
 # for a server or a request, the GPU memory check, and the load SLOs (goodput only, not tok/s). Every other
 # setting (max_tokens, prompts, chat_template, temperature, seed, warm-up, order, load levels, ...) is matched.
@@ -61,30 +71,44 @@ COLUMNS: dict[str, str] = {
     "pairs are compared",
     "runs_before": "runs counted in the first result set (as in summary.csv: excluded runs left out)",
     "runs_after": "runs counted in the second result set",
-    "decode_tok_s_before": f"mean {SINGLE_REQUEST_DECODE.label} in the first result set",
-    "decode_tok_s_after": f"mean {SINGLE_REQUEST_DECODE.label} in the second result set",
+    "sessions_paired": "sessions (server launches) paired, session k after with session k before: the replicates "
+    "of the interval and test; 1 when a side has one session (within-launch: nothing declared)",
+    "decode_tok_s_before": f"{SINGLE_REQUEST_DECODE.label} in the first result set: geometric mean over the paired "
+    "sessions of each session's geometric mean run rate (one session on a side: the runs' mean)",
+    "decode_tok_s_after": f"{SINGLE_REQUEST_DECODE.label} in the second result set, as decode_tok_s_before",
     "ratio": "decode_tok_s_after / decode_tok_s_before",
     "delta_pct": "(ratio - 1) * 100",
-    "ratio_ci95_low": f"95 % {stats.SPEEDUP_CI_METHOD} interval of the ratio of means, lower bound",
-    "ratio_ci95_high": f"95 % {stats.SPEEDUP_CI_METHOD} interval of the ratio of means, upper bound",
-    "ratio_boot95_low": "95 % percentile-bootstrap interval of the ratio of means, lower bound (seeded)",
-    "ratio_boot95_high": "95 % percentile-bootstrap interval of the ratio of means, upper bound",
-    "p_value": f"two-sided {stats.TEST_METHOD} p-value, after vs before",
-    "significant": "true when p_value < 0.05; empty when no test was possible, or when nothing is declared: the "
-    "two sides ran on different machines, or a counted run was contended (warnings names them)",
+    "ratio_ci95_low": "95 % interval of the ratio, lower bound: paired t on the sessions' mean log rates, "
+    f"exp(mean d ± t·s_d/√n); one session on a side: the {stats.SPEEDUP_CI_METHOD} interval of the runs' "
+    "ratio of means (within-launch)",
+    "ratio_ci95_high": "95 % interval of the ratio, upper bound",
+    "ratio_boot95_low": "one session on a side: 95 % percentile-bootstrap interval of the runs' ratio of means, "
+    "lower bound (seeded); empty when sessions are paired",
+    "ratio_boot95_high": "the bootstrap interval's upper bound",
+    "p_value": "two-sided paired t-test of the sessions' log ratio; one session on a side: the runs' "
+    f"{stats.TEST_METHOD} (within-launch)",
+    "significant": "true when p_value < 0.05; empty when no test was possible, or when nothing is declared: one "
+    "session on a side, the two sides ran on different machines, or a counted run was contended (warnings names "
+    "them)",
     "warnings": "reasons not to trust the row (across machines: both named; runs measured under contention, by "
-    "side and index; its interval is over the runs of one server launch on each side, so "
-    "it ignores launch-to-launch variation; fewer than 3 runs, CV > 10 %, CI straddles 1)",
+    "side and session run; one session on a side (a within-launch interval, nothing declared); sessions left "
+    "unpaired; fewer than 3 runs, CV > 10 %, CI straddles 1)",
 }
 
 
 @dataclass
 class ResultSet:
     source: str
-    rates: dict[str, list[float]]  # configuration -> decode tok/s per run, in run order
+    rates: dict[str, list[float]]  # session folder -> decode tok/s per run, in run order
     parameters: dict[str, dict[str, Any]]  # configuration -> matched parameters
     places: dict[str, dict[str, Any]] = field(default_factory=dict)  # configuration -> where it ran (placement)
-    contended: dict[str, list[int]] = field(default_factory=dict)  # configuration -> counted runs under contention
+    contended: dict[str, list[int]] = field(default_factory=dict)  # session folder -> counted runs under contention
+    sessions: dict[str, list[str]] = field(default_factory=dict)  # configuration -> its session folders, in order
+
+    def sessions_of(self) -> dict[str, list[str]]:
+        """Configuration -> session folders; a folder no launch record groups is a configuration of its own."""
+        grouped = {folder for folders in self.sessions.values() for folder in folders}
+        return self.sessions | {name: [name] for name in self.rates if name not in grouped}
 
 
 def load(path: str | Path) -> ResultSet:
@@ -115,6 +139,7 @@ def load(path: str | Path) -> ResultSet:
     parameters: dict[str, dict[str, Any]] = {}
     places: dict[str, dict[str, Any]] = {}
     contended: dict[str, list[int]] = {}
+    session_of: dict[str, str] = {}
     for name, data in sorted(files.items()):
         if match := RUN_PATH.search(name):
             record = _record(Run, data, where[name], "run")
@@ -129,6 +154,7 @@ def load(path: str | Path) -> ResultSet:
                 launch.benchmark or {}
             )
             places[match[1]] = placement.of_launch(launch)
+            session_of[match[1]] = launch.configuration.get("session_of") or match[1]
     if not runs:
         raise ValueError(f"{path}: no results/<configuration>/runs/run_<i>.json found")
     return ResultSet(
@@ -137,7 +163,21 @@ def load(path: str | Path) -> ResultSet:
         parameters,
         places,
         {n: sorted(v) for n, v in contended.items()},
+        _sessions(session_of),
     )
+
+
+def _sessions(session_of: dict[str, str]) -> dict[str, list[str]]:
+    """Configuration -> its session folders: its own first, then <name>-s<k> by k (design.session_name)."""
+    found: dict[str, list[str]] = {}
+    for folder, name in session_of.items():
+        found.setdefault(name, []).append(folder)
+
+    def order(name: str, folder: str) -> tuple[float, str]:
+        k = folder.removeprefix(f"{name}-s")
+        return (1 if folder == name else int(k) if k.isdigit() else math.inf), folder
+
+    return {name: sorted(folders, key=lambda f: order(name, f)) for name, folders in found.items()}
 
 
 def _record(kind: type[Run] | type[Launch], data: bytes, where: str, what: str) -> Any:
@@ -179,50 +219,40 @@ def compare(before: ResultSet, after: ResultSet, match: str = "parameters") -> p
     if match not in MATCH_MODES:
         raise ValueError(f"compare/match: {match!r}; use one of {', '.join(MATCH_MODES)}")
     rows = []
-    names = list(dict.fromkeys([*before.rates, *after.rates]))
-    for name in names:
+    sessions_before, sessions_after = before.sessions_of(), after.sessions_of()
+    for name in dict.fromkeys([*sessions_before, *sessions_after]):
         row: dict[str, Any] = {"configuration": name}
-        if name not in after.rates or name not in before.rates:
-            row["status"] = "only in before" if name in before.rates else "only in after"
+        if name not in sessions_after or name not in sessions_before:
+            row["status"] = "only in before" if name in sessions_before else "only in after"
             rows.append(row)
             continue
-        if not before.rates[name] or not after.rates[name]:
-            row["status"] = f"no run counts in {'before' if not before.rates[name] else 'after'} (all excluded)"
+        # each side's sessions with counted runs, in session order
+        y = [before.rates[f] for f in sessions_before[name] if before.rates.get(f)]
+        x = [after.rates[f] for f in sessions_after[name] if after.rates.get(f)]
+        if not y or not x:
+            row["status"] = f"no run counts in {'before' if not y else 'after'} (all excluded)"
             rows.append(row)
             continue
-        differ = _differences(before.parameters.get(name, {}), after.parameters.get(name, {}))
-        x, y = after.rates[name], before.rates[name]
-        row.update(
-            runs_before=len(y),
-            runs_after=len(x),
-            decode_tok_s_before=sum(y) / len(y),
-            decode_tok_s_after=sum(x) / len(x),
-            differences="; ".join(differ),
-        )
+        first_before, first_after = sessions_before[name][0], sessions_after[name][0]
+        differ = _differences(before.parameters.get(first_before, {}), after.parameters.get(first_after, {}))
+        row.update(runs_before=sum(map(len, y)), runs_after=sum(map(len, x)), differences="; ".join(differ))
         if differ and match == "parameters":
             row["status"] = f"parameters differ ({', '.join(differ)})"
-            rows.append(row)
+            levels = _session_ratio(x, y)[0]
+            rows.append(row | {k: levels[k] for k in ("decode_tok_s_before", "decode_tok_s_after")})
             continue
-        ratio = stats.ratio(x, y)
+        numbers, warnings = _session_ratio(x, y)
         undeclared = [
-            *([across] if (across := across_machines(before.places.get(name), after.places.get(name))) else []),
-            *contended_runs(before.contended.get(name), after.contended.get(name)),
+            *(
+                [across]
+                if (across := across_machines(before.places.get(first_before), after.places.get(first_after)))
+                else []
+            ),
+            *contended_runs(_contended(before, sessions_before[name]), _contended(after, sessions_after[name])),
         ]
-        warnings = [*undeclared, ONE_LAUNCH_EACH, *stats.warnings_for(stats.describe(x), ratio)] + [
-            f"before: {w}" for w in stats.warnings_for(stats.describe(y))
-        ]
-        row.update(
-            status="compared",
-            ratio=ratio.ratio,
-            delta_pct=100 * (ratio.ratio - 1),
-            ratio_ci95_low=ratio.ci_low,
-            ratio_ci95_high=ratio.ci_high,
-            ratio_boot95_low=ratio.boot_low,
-            ratio_boot95_high=ratio.boot_high,
-            p_value=ratio.p_value,
-            significant=None if undeclared else ratio.significant,  # no verdict across machines or contention
-            warnings="; ".join(warnings),
-        )
+        if undeclared:  # no verdict across machines or contention
+            numbers["significant"] = None
+        row.update(status="compared", **numbers, warnings="; ".join(undeclared + warnings))
         rows.append(row)
     frame = pd.DataFrame(rows)
     return frame.reindex(columns=list(COLUMNS))
@@ -240,10 +270,63 @@ def across_machines(before: dict[str, Any] | None, after: dict[str, Any] | None)
     return f"{ACROSS}: before on {placement.machine_label(before)}, after on {placement.machine_label(after)}"
 
 
-def contended_runs(before: list[int] | None, after: list[int] | None) -> list[str]:
+def _session_ratio(x: list[list[float]], y: list[list[float]]) -> tuple[dict[str, Any], list[str]]:
+    """The row's numbers from each side's sessions' run rates (after ``x``, before ``y``), and its warnings:
+    sessions paired when both sides have two, else the runs within one launch each, declaring nothing."""
+    runs_x, runs_y = [r for s in x for r in s], [r for s in y for r in s]
+    noise_before = [f"before: {w}" for w in stats.warnings_for(stats.describe(runs_y))]
+    paired = min(len(x), len(y))
+    if paired < 2:
+        ratio = stats.ratio(runs_x, runs_y)
+        numbers = {
+            "sessions_paired": paired,
+            "decode_tok_s_before": sum(runs_y) / len(runs_y),
+            "decode_tok_s_after": sum(runs_x) / len(runs_x),
+            "ratio": ratio.ratio,
+            "ratio_ci95_low": ratio.ci_low,
+            "ratio_ci95_high": ratio.ci_high,
+            "ratio_boot95_low": ratio.boot_low,
+            "ratio_boot95_high": ratio.boot_high,
+            "p_value": ratio.p_value,
+            "significant": None,
+        }
+        warnings = [ONE_LAUNCH_EACH, *stats.warnings_for(stats.describe(runs_x), ratio), *noise_before]
+        return numbers | {"delta_pct": 100 * (ratio.ratio - 1)}, warnings
+    units_x = [float(np.mean(np.log(s))) for s in x[:paired]]
+    units_y = [float(np.mean(np.log(s))) for s in y[:paired]]
+    found = replicates.paired(units_x, units_y)
+    warnings = [*stats.warnings_for(stats.describe(runs_x)), *noise_before]
+    if max(len(x), len(y)) > paired:
+        warnings.append(f"sessions {paired + 1}+ of {'before' if len(y) > paired else 'after'} unpaired: left out")
+    if not math.isnan(found.ci_low) and found.ci_low <= 1.0 <= found.ci_high:
+        warnings.append(f"ratio CI [{found.ci_low:.3f}, {found.ci_high:.3f}] straddles 1: no demonstrated difference")
+    numbers = {
+        "sessions_paired": paired,
+        "decode_tok_s_before": math.exp(float(np.mean(units_y))),
+        "decode_tok_s_after": math.exp(float(np.mean(units_x))),
+        "ratio": found.ratio,
+        "delta_pct": 100 * (found.ratio - 1),
+        "ratio_ci95_low": found.ci_low,
+        "ratio_ci95_high": found.ci_high,
+        "p_value": found.p_value,
+        "significant": None if math.isnan(found.p_value) else bool(found.p_value < stats.ALPHA),
+    }
+    return numbers, warnings
+
+
+def _contended(result: ResultSet, folders: list[str]) -> list[str]:
+    """The contended counted runs of a configuration's sessions: ``2`` in its first, ``<session> run 2`` after."""
+    return [
+        str(run) if k == 0 else f"{folder} run {run}"
+        for k, folder in enumerate(folders)
+        for run in result.contended.get(folder, [])
+    ]
+
+
+def contended_runs(before: list[str] | None, after: list[str] | None) -> list[str]:
     """``before: run 2, 3 contended`` per side with contended runs (runs.csv's contended says why)."""
     return [
-        f"{side}: run {', '.join(map(str, runs))} {CONTENDED} (runs.csv contended)"
+        f"{side}: run {', '.join(runs)} {CONTENDED} (runs.csv contended)"
         for side, runs in (("before", before), ("after", after))
         if runs
     ]
@@ -307,9 +390,10 @@ def describe(frame: pd.DataFrame, before: str, after: str) -> list[str]:
         *([machines] if (machines := _machines(frame)) else []),
         f"compare: after = {after}",
         f"         before = {before}",
-        f"ratio = mean {SINGLE_REQUEST_DECODE.name} after / before; 95 % {stats.SPEEDUP_CI_METHOD} CI; "
-        f"p = {stats.TEST_METHOD}",
-        f"replicates: {ONE_LAUNCH_EACH}",
+        f"ratio = {SINGLE_REQUEST_DECODE.name} after / before; replicates: sessions, session k after paired with "
+        "session k before (each session's mean log rate); 95 % paired-t CI; p = paired t-test",
+        f"  where a side has one session: the runs' ratio of means, {stats.SPEEDUP_CI_METHOD} CI, "
+        f"{stats.TEST_METHOD} p: {ONE_LAUNCH_EACH}",
     ]
     if (why := nothing_compared(frame)) is not None:
         lines.append(f"WARNING: {why}")
@@ -324,6 +408,8 @@ def describe(frame: pd.DataFrame, before: str, after: str) -> list[str]:
         ]
         if undeclared:
             verdict = f"no significance declared: {'; '.join(undeclared)}"
+        elif row.sessions_paired == 1:
+            verdict = "one session on a side: within-launch, nothing declared"
         else:
             verdict = (
                 "no test possible"

@@ -324,7 +324,7 @@ def comparison(
         )
     names = list(rows["configuration"])
     delta = rows["delta_pct"].to_numpy(dtype=float)
-    colors = ["tab:blue" if s else "0.6" for s in rows["significant"].fillna(False).astype(bool)]
+    colors = ["tab:blue" if s else "0.6" for s in rows["significant"].eq(True)]
     axes.barh(names, delta, color=colors)
     percent = 100 * (rows[["ratio_ci95_low", "ratio_ci95_high"]].to_numpy(dtype=float) - 1)
     _interval_bars(axes, delta, percent[:, 0], percent[:, 1], "95 % CI (sessions, log scale)")
