@@ -206,7 +206,7 @@ def measure(trials: int = 400) -> dict:
         "goodput_3_windows": goodput_coverage(trials, windows=3, requests=64),
         "speedup_3_windows": speedup_coverage(4 * trials, windows=3),
         "crossover_3_windows": crossover_coverage(trials, windows=3),
-        **{f"across_launches_{pct}": across_launches(2 * trials, pct / 100) for pct in (3, 10)},
+        **{f"across_launches_{pct}": across_launches(8 * trials, pct / 100) for pct in (3, 10)},
         "memory": percentile_memory(),
     }
 

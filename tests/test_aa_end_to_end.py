@@ -42,7 +42,8 @@ def test_nothing_differs_beyond_chance(sweep):
     printed = (sweep / "snakemake.stderr").read_text()
     summary = pd.read_csv(sweep / "results" / "summary.csv").set_index("configuration")
     assert problems(summary, printed, (sweep / "results" / "paper" / "macros.tex").read_text()) == []
-    assert "over 3 comparisons)" in printed
+    if not summary.loc["baseline", "contended_runs"]:  # else the conclusion judges nothing (aa_verdict checks it)
+        assert "over 3 comparisons)" in printed
     assert "  sessions: 2 per configuration, the replicates of every interval and test" in printed
 
 
@@ -50,7 +51,10 @@ def test_summary_shows_sessions_and_between_session_variation(sweep):
     summary = pd.read_csv(sweep / "results" / "summary.csv").set_index("configuration")
     assert list(summary.index) == ["baseline", "same-a", "same-b", "same-c"]  # one row per configuration
     assert (summary["sessions"] == 2).all() and (summary["runs"] == 14).all()
-    assert (summary["interval_unit"] == "session").all() and (summary["ci_df"] == 4).all()
+    assert (summary["interval_unit"] == "session").all()
+    # 4 configurations x (2 - 1): a session with a contended run leaves the pooled spread (and says so)
+    contended = int((summary["contended_runs"] > 0).sum())
+    assert (summary["ci_df"] == 4).all() if not contended else (summary["ci_df"] < 4).all()
     assert (
         summary["decode_tok_s_between_session_cv"].notna().all()
         and (summary["decode_tok_s_between_session_cv"] > 0).all()
