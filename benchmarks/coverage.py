@@ -81,11 +81,13 @@ def sweep(
     first_boost: float = 0.0,
     passes: int = 1,
     compared: dict[str, str | None] | None = None,
+    noisier: dict[str, float] | None = None,
 ) -> tuple[dict[str, Configuration], dict[str, list[Run]]]:
     """One simulated sweep: configuration -> true speedup (the first is the baseline). ``first_boost``: the
     sweep's first session (in the design's order) is that much faster, as measured on a shared VM;
     ``passes``: passes over the prompts in each session; ``compared``: each configuration's baseline (None for
-    a baseline; default: the first is the only baseline)."""
+    a baseline; default: the first is the only baseline); ``noisier``: configurations whose launch offset is
+    that many times ``launch_sd``."""
     against = compared or {name: None if i == 0 else next(iter(effects)) for i, name in enumerate(effects)}
     base = {name: _configuration(name, against[name] is None, against[name] if compared else None) for name in effects}
     configurations = design.with_sessions(base, sessions) if has_sessions() else base
@@ -93,9 +95,11 @@ def sweep(
     profile = np.tile(CATEGORIES if category_effects else np.ones_like(CATEGORIES), passes)
     runs = {}
     for name, configuration in configurations.items():
-        launch = math.exp(rng.normal(0, launch_sd)) * (1 + first_boost if name == first else 1)
+        own = getattr(configuration, "session_of", None) or name
+        launch = math.exp(rng.normal(0, launch_sd * (noisier or {}).get(own, 1.0)))
+        launch *= 1 + first_boost if name == first else 1
         noise = np.exp(RUN_SD * rng.standard_t(3, len(profile)) / math.sqrt(3))
-        rates = BASE_RATE * effects[getattr(configuration, "session_of", None) or name] * launch * profile * noise
+        rates = BASE_RATE * effects[own] * launch * profile * noise
         runs[name] = [_run(i, float(r)) for i, r in enumerate(rates)]
     return configurations, runs
 
@@ -328,6 +332,30 @@ def contended_session(sweeps: int, launch_sd: float, seed: int = 47) -> dict[str
     return {"power": detected / sweeps, "coverage": covered / sweeps}
 
 
+NOISIER = 3.0  # a noisy configuration's launch offset: 3 x the others' (9 x the variance)
+
+
+@functools.cache
+def noisy_configuration(sweeps: int, launch_sd: float, seed: int = 53) -> dict[str, float]:
+    """One configuration with NOISIER x the others' launch offset: the coverage of its x1.10 speedup interval
+    (DEFAULT_LIKE, the candidate noisy), and the family-wise false positives of an A/A sweep whose baseline is
+    the noisy one."""
+    rng = np.random.default_rng(seed)
+    sessions = DEFAULT_SESSIONS if has_sessions() else 1
+    truth = _truths(1.10, True) / _truths(1.0, True)
+    covered = scored = false_positive = 0
+    for _ in range(sweeps):
+        frame = aggregate.summarise(*sweep(rng, DEFAULT_LIKE, launch_sd, sessions, noisier={"cand": NOISIER}), {})
+        low, high = frame.set_index("configuration").loc["cand", ["speedup_ci95_low", "speedup_ci95_high"]]
+        if not (math.isnan(low) or math.isnan(high)):
+            scored += 1
+            covered += bool(low <= truth <= high)
+        aa = {"base": 1.0, "a": 1.0, "b": 1.0, "c": 1.0}
+        frame = aggregate.summarise(*sweep(rng, aa, launch_sd, sessions, noisier={"base": NOISIER}), {})
+        false_positive += bool(frame["significant"].eq(True).any())
+    return {"coverage": covered / scored if scored else math.nan, "false_positive": false_positive / sweeps}
+
+
 VERDICT_OFFSETS = (0.03, 0.10)  # the documented launch offsets
 
 
@@ -358,6 +386,16 @@ def verdicts(sweeps: int) -> list[dict[str, Any]]:
             "a contended session elsewhere: power for x1.10",
             "as quiet",
             lambda sd: contended_session(sweeps, sd)["power"],
+        ),
+        (
+            "a configuration with 9 x the launch variance: its x1.10 speedup coverage",
+            "95 ± 2 %",
+            lambda sd: noisy_configuration(sweeps, sd)["coverage"],
+        ),
+        (
+            "a baseline with 9 x the launch variance: A/A family-wise false positives",
+            "≤ 5 %",
+            lambda sd: noisy_configuration(sweeps, sd)["false_positive"],
         ),
     )
     found = [
