@@ -89,7 +89,7 @@ def interleaved(
     a drift of the server (two identical back-to-back windows differed by 10-13 % on the H200) then falls on
     both clients alike instead of on whichever runs second. ``fresh()`` runs before every window: the engine's
     prefix-cache flush, since both clients send the same prompts and the second window of each pair found
-    them cached (SGLang on the H200: the second window 12 % faster whichever client sent it).
+    them cached (SGLang on the H200: the second window 10-18 % faster whichever client sent it).
     ``ours(level, pair)``/``theirs(level, pair)`` measure one window each; returns each level's
     (specsweep, other) results, pair by pair."""
     found: dict[int, list[tuple[dict, dict]]] = {}
