@@ -110,15 +110,26 @@ class Lifecycle:
         self.step("description", "-n", str(SUMMARY))
 
         # 5. parameters changed for two configurations, and the first relaunch (in the design's seeded
-        #    order) fails at start: the previous sessions are kept in history/, the one not reached is `stale`
-        self.relaunched = [n for n in design.session_order(configurations_in(workdir)) if n in ("other", "dies")]
-        first, second = self.relaunched
+        #    order) fails at start: the previous sessions are kept in history/, the one not reached is `stale`.
+        #    The order is seeded by the edited config's content (and its paths, which differ between test
+        #    workers), so the failing one is chosen where it comes first in the order of the edited config.
+        def change(failing: str, changed: str):
+            def edit(config):
+                config["configurations"][failing]["env"] = {"STANDIN_MODE": "exit-at-start"}
+                config["configurations"][changed]["args"] = {"--spec-draft-n-max": 8}
 
-        def change(config):
-            config["configurations"][first]["env"] = {"STANDIN_MODE": "exit-at-start"}
-            config["configurations"][second]["args"] = {"--spec-draft-n-max": 8}
+            return edit
 
-        edit_config(workdir, change)
+        original = (workdir / "config.yaml").read_text()
+        for first, second in (("other", "dies"), ("dies", "other")):
+            (workdir / "config.yaml").write_text(original)
+            edit_config(workdir, change(first, second))
+            order = [n for n in design.session_order(configurations_in(workdir)) if n in ("other", "dies")]
+            if order == [first, second]:
+                break
+        else:
+            raise AssertionError("neither edit puts its failing configuration first in the seeded order")
+        self.relaunched = [first, second]
         self.step("changed", str(SUMMARY))
         self.seen["stale"] = pd.read_csv(workdir / SUMMARY)
 
