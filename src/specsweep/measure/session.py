@@ -75,6 +75,7 @@ from specsweep.record.redact import (
 from specsweep.record.results import (
     Launch,
     RateProbe,
+    Window,
     extra_run_file,
     extra_runs_dir,
 )
@@ -560,26 +561,16 @@ def _measure_load(
             f"{wanted}; set -np {wanted} (or more) in the configuration's args"
         )
     watch = telemetry.watch(session.benchmark, session.configuration.env)
+    sent = _SentWindow(session, prompts, base_url, launch, process, progress)
     for level in levels:
         measured = [path for path in paths.windows[level.label] if not results.is_warmup_window(path)]
         for path in sorted(paths.windows[level.label], key=lambda p: p in measured):  # the warmup window first
-            paths.check_claim()
             warmup = path not in measured
             # the warmup window sends window 0's prompts on its schedule, and is kept but in no table
             window = 0 if warmup else measured.index(path)
             label = f"load {level.label} {'warmup window' if warmup else f'window {window + 1}/{len(measured)}'}"
             phase, index = (WARMUP, None) if warmup else (LOAD, window)  # the warmup window's log rows count nowhere
-            launch.log_segments.append(segment(phase, index, evidence.log_position(process, paths.log), level.label))
-            requests = int(session.benchmark["load"]["requests_per_window"])
-            with (
-                _server_death_named(process, label, paths.log, base_url),
-                watch.sampled() as sampler,
-                Ongoing(f"{name}: {label}", progress, total=requests) as ongoing,  # a window may last minutes
-            ):
-                record = request.measured_window(
-                    session.engine, session.benchmark, prompts, base_url, level, window, ongoing.advance, warmup
-                )
-            record = replace(record, telemetry=telemetry.sampled_record(sampler))
+            record = sent.measure(level, window, warmup, label, (phase, index), watch)
             _warn_of_telemetry(name, label, record.telemetry, progress)
             evidence.write_evidence(paths, path, record.to_json())
             start, end = record.steady
@@ -594,6 +585,44 @@ def _measure_load(
             )
             if process.poll() is not None:
                 raise ServerError(f"the server exited with status {process.returncode} during {label}")
+
+
+@dataclass(frozen=True)
+class _SentWindow:
+    """One window of requests on the running server, as the load levels and the rate search's probes send
+    them: its log segment recorded first, a server that dies named, a progress line while it lasts (a window
+    may last minutes), and the telemetry sampled when a watch is given."""
+
+    session: Session
+    prompts: list[Prompt]
+    base_url: str
+    launch: Launch
+    process: subprocess.Popen[bytes]
+    progress: TextIO
+
+    def measure(
+        self,
+        level: LoadLevel,
+        window: int,
+        warmup: bool,
+        label: str,
+        segment_of: tuple[str, int | None],
+        watch: telemetry.Watch | None = None,
+    ) -> Window:
+        session, paths = self.session, self.session.paths
+        paths.check_claim()
+        start = evidence.log_position(self.process, paths.log)
+        self.launch.log_segments.append(segment(*segment_of, start, level.label))
+        requests = int(session.benchmark["load"]["requests_per_window"])
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(_server_death_named(self.process, label, paths.log, self.base_url))
+            sampler = stack.enter_context(watch.sampled()) if watch is not None else None
+            name = session.configuration.name
+            ongoing = stack.enter_context(Ongoing(f"{name}: {label}", self.progress, total=requests))
+            record = request.measured_window(
+                session.engine, session.benchmark, self.prompts, self.base_url, level, window, ongoing.advance, warmup
+            )
+        return record if sampler is None else replace(record, telemetry=telemetry.sampled_record(sampler))
 
 
 def _search_rate(
@@ -613,19 +642,11 @@ def _search_rate(
 
     def probe(rate: float) -> RateProbe:
         level = LoadLevel(REQUEST_RATE, rate)
+        sent = _SentWindow(session, prompts, base_url, launch, process, progress)
         for warmup in [True] * warmup_windows(session.benchmark) + [False]:
-            paths.check_claim()
             label = f"rate search {level.label}{' warmup window' if warmup else ''}"
             # the engine's log rows of a probe count in no table, as a warmup window's
-            launch.log_segments.append(segment(WARMUP, None, evidence.log_position(process, paths.log), level.label))
-            requests = int(session.benchmark["load"]["requests_per_window"])
-            with (
-                _server_death_named(process, label, paths.log, base_url),
-                Ongoing(f"{name}: {label}", progress, total=requests) as ongoing,
-            ):
-                window = request.measured_window(
-                    session.engine, session.benchmark, prompts, base_url, level, 0, ongoing.advance, warmup
-                )
+            window = sent.measure(level, 0, warmup, label, (WARMUP, None))
         judged = judge(window, rate, objectives)
         print(f"{name}: {label}: {judged.verdict} ({judged.why})", file=progress, flush=True)
         return judged
