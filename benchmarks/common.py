@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,3 +102,20 @@ def machine() -> str:
         f"{os.cpu_count()} vCPU {cpu}, {memory / 2**20:.0f} GiB RAM, {platform.system()} "
         f"{platform.release()}, Python {platform.python_version()}"
     )
+
+
+def simulation_main(
+    doc: str,
+    default_sweeps: int,
+    measure_all: Callable[[int], list[dict]],
+    lines: Callable[[list[dict]], list[tuple[str, str, str]]],
+) -> None:
+    """The command line of a simulation benchmark: ``--sweeps``, its results as JSON, then its make bench rows."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=doc)
+    parser.add_argument("--sweeps", type=int, default=default_sweeps)
+    results = measure_all(parser.parse_args().sweeps)
+    print(json.dumps(results, indent=1))
+    for name, figure, target in lines(results):
+        print(f"{name:<84} {figure:>18} {target:>14}")

@@ -7,11 +7,14 @@ below the truly best) and how often the level is resolved, with log-normal sessi
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import simulation_main
 
 from specsweep.analyse import loadbest
 
@@ -64,12 +67,7 @@ def lines(results: list[dict]) -> list[tuple[str, str, str]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sweeps", type=int, default=2000)
-    results = measure_all(parser.parse_args().sweeps)
-    print(json.dumps(results, indent=1))
-    for name, figure, target in lines(results):
-        print(f"{name:<84} {figure:>18} {target:>14}")
+    simulation_main(__doc__, 2000, measure_all, lines)
 
 
 if __name__ == "__main__":

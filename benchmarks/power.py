@@ -7,12 +7,15 @@ declares it. One configuration differs, the others equal the baseline; sessions 
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 from scipy import special
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import simulation_main
 
 from specsweep.analyse import power, stats
 
@@ -62,12 +65,7 @@ def measure_all(sweeps: int = 20_000) -> list[dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sweeps", type=int, default=20_000)
-    results = measure_all(parser.parse_args().sweeps)
-    print(json.dumps(results, indent=1))
-    for name, figure, target in lines(results):
-        print(f"{name:<84} {figure:>18} {target:>10}")
+    simulation_main(__doc__, 20_000, measure_all, lines)
 
 
 if __name__ == "__main__":
