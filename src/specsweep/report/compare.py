@@ -436,10 +436,10 @@ def write(before: str, after: str, table: str, figure: str, progress: TextIO, ma
     """The compare job: comparison.csv and its figure (saying why, when nothing was compared), and the
     findings in words."""
     from specsweep.analyse.aggregate import write_csv
-    from specsweep.report import compare_vllm, figures
+    from specsweep.report import compare_peer, figures
 
-    if compare_vllm.peer_result(before) is not None:  # a vllm bench serve --save-result file or an AIPerf export
-        compare_vllm.write(before, after, table, figure, progress)
+    if compare_peer.peer_result(before) is not None:  # a vllm bench serve --save-result file or an AIPerf export
+        compare_peer.write(before, after, table, figure, progress)
         return
     frame = compare(load(before), load(after), match)
     write_csv(frame, table)

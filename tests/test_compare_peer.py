@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from specsweep.report import compare as compare_results
-from specsweep.report.compare_vllm import ONE_RUN, aiperf_result, compare, peer_result, sweep_files, vllm_result
+from specsweep.report.compare_peer import ONE_RUN, aiperf_result, compare, peer_result, sweep_files, vllm_result
 
 FIXTURE = Path(__file__).parent / "fixtures" / "vllm_save_result_009e6d4a.json"
 
