@@ -109,7 +109,7 @@ def _truths(effect: float, workload: bool, category_effects: bool = True) -> flo
     return float(len(profile) / (1 / profile).sum()) if workload else float(profile.mean())
 
 
-# The real A/A test (tests/test_aa_end_to_end.py) fails a sweep only for a Holm-adjusted p below this
+# The real A/A test (tests/workflow/test_aa_end_to_end.py) fails a sweep only for a Holm-adjusted p below this
 # (tests/aa_verdict.py's FALSE_ALARM_P): the share of simulated A/A sweeps below it is how often that test
 # would fail by chance, beside the 5 % the pipeline's own family-wise rate allows.
 AA_TEST_P = 0.001

@@ -1,5 +1,5 @@
-"""What a real A/A sweep is failed for (tests/test_aa_end_to_end.py), apart from its sweep, so that the rule
-itself is tested on made-up summaries (tests/test_aa_verdict.py).
+"""What a real A/A sweep is failed for (tests/workflow/test_aa_end_to_end.py), apart from its sweep, so that the rule
+itself is tested on made-up summaries (tests/project/test_aa_verdict.py).
 
 In an A/A sweep nothing differs but the names, so every "significant" is a false alarm, and the pipeline
 makes one in about 5 % of sweeps by design (Holm at 5 % over the comparisons; `make bench` measures that

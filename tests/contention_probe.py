@@ -1,4 +1,4 @@
-"""A stand-in measurement for tests/test_telemetry_contention.py: samples for ``argv[1]`` seconds of sleep
+"""A stand-in measurement for tests/unit/measure/test_telemetry_contention.py: samples for ``argv[1]`` seconds of sleep
 (with ``own`` as argv[2]: while a busy child of its own runs, as an engine would) and prints the record."""
 
 from __future__ import annotations

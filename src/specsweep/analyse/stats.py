@@ -295,7 +295,7 @@ def describe_many(
 
     Samples with the same number of runs are stacked and computed a block of rows at a time: every
     function above works row by row on a batch, so each sample gets exactly the numbers it would get
-    alone (tests/test_aggregate.py checks it). Without ``intervals`` a Summary's ci_* and boot_* stay
+    alone (tests/unit/analyse/test_aggregate.py checks it). Without ``intervals`` a Summary's ci_* and boot_* stay
     NaN, for callers that need only the mean, median or spread (the bootstrap is most of the cost).
     """
     cleaned = [_clean(values) for values in samples]
