@@ -1,15 +1,18 @@
-"""Aggregate per-run records into ``summary.csv``: one row per configuration.
-
-Every column is described in ``COLUMNS`` (and docs/summary.md is checked against it).
+"""summary.csv: one row per configuration, each column defined once in ``SUMMARY``, its meaning beside the
+function that computes it from the configuration's ``Evidence`` (gathered once: its sessions' counted runs,
+launch, server-log profile, level and comparison). Columns of a concern of their own keep its module:
+energy and clocks (analyse/energy.py), the smallest detectable speedup (analyse/power.py), user profile
+parsers (``add_profile_columns``). ``COLUMNS`` holds every meaning (docs/summary.md is checked against it).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -24,116 +27,412 @@ from specsweep.record import speculation
 from specsweep.record.atomic import atomic_open
 from specsweep.record.rates import SINGLE_REQUEST_DECODE
 from specsweep.record.redact import REDACTED, is_secret
-from specsweep.record.results import ClientTimings, Launch, Run
+from specsweep.record.results import Launch, Run
 
+JUDGED_SESSIONS = 3  # sessions from which the between-session CV judges 'noisy' (2 leave it 1 degree of freedom)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What a sweep measured, as the tables read it: per session its runs, launch and log profile."""
+
+    configurations: dict[str, Configuration]
+    runs: dict[str, list[Run]]
+    launches: dict[str, Launch]
+    profiles: dict[str, pd.DataFrame]  # profile.csv of each configuration whose server log was parsed
+    # what parsing each server log warned of (a profile parser that matched no line), per configuration
+    log_warnings: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Everything summary.csv says of one configuration, gathered once by ``gather``."""
+
+    configuration: Configuration
+    session_names: list[str]
+    sessions: list[list[Run]]  # the counted runs of each session that has any
+    excluded: int  # runs measured but left out (rate_check)
+    contended: list[str]  # sessions left out of the pooled spread
+    launch: Launch | None  # the first session's
+    launches: dict[str, Launch]
+    model: replicates.Pooled
+    level: replicates.Level
+    compared_with: str | None
+    comparison: replicates.Comparison | None
+    holm: tuple[float, int] | None  # (Holm-adjusted p, comparisons in the family) when compared
+    baseline_texts: dict[int, str]
+    swept: list[str]
+    cross_machine: str | None
+    status: str | None = None  # the job's own word on how far it got (an unfinished sweep's summary)
+    profile: pd.DataFrame | None = None  # the sessions' server-log profiles, concatenated
+    log_warnings: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # runs whose speculation counts were impossible
+
+    @cached_property
+    def runs(self) -> list[Run]:
+        return [r for session in self.sessions for r in session]
+
+    @cached_property
+    def spread(self) -> stats.Summary:
+        return describe(list(self.level.unit_rates), intervals=False)
+
+    @cached_property
+    def between_session_cv(self) -> float | None:
+        if len(self.sessions) < 2:
+            return None
+        return replicates.pooled_sd([replicates.units(self.sessions, replicates.SESSION)])[0]
+
+    @cached_property
+    def within_session_cv(self) -> float | None:
+        return _known(replicates.within_session_cv(self.sessions))
+
+    @cached_property
+    def speculation(self) -> Speculation | None:
+        """Draft counts, most precise source first: the runs' response fields or counter deltas; where they
+        give no drafted count, the server log's (``log_speculation``), the runs' verify steps kept."""
+        counts = speculation.total([r.speculation for r in self.runs if r.speculation])
+        from_runs = (
+            Speculation(
+                counts.drafted,
+                counts.accepted,
+                counts.verify_steps,
+                _known(counts.acceptance_rate),
+                _known(counts.accept_length),
+                counts.source or None,
+            )
+            if counts
+            else None
+        )
+        if (from_runs and pd.notna(from_runs.drafted)) or self.profile is None:
+            return from_runs
+        from_log = log_speculation(self.profile)
+        if from_log is None or from_runs is None:
+            return from_log or from_runs
+        return from_runs._replace(
+            drafted=from_log.drafted,
+            accepted=from_log.accepted,
+            acceptance_rate=from_log.acceptance_rate,
+            source=from_log.source,
+        )
+
+    def simultaneous(self) -> tuple[float, float] | tuple[None, None]:
+        if self.comparison is None or self.holm is None:
+            return None, None
+        return self.comparison.interval(stats.simultaneous_confidence(self.holm[1]))
+
+
+class Speculation(NamedTuple):
+    drafted: float | None
+    accepted: float | None
+    verify_steps: float | None
+    acceptance_rate: float | None
+    accept_length: float | None
+    source: str | None
+
+
+class Column(NamedTuple):
+    meaning: str
+    value: Callable[[Evidence], Any]
+
+
+def _status(e: Evidence) -> str:
+    """ok, or how far the configuration got: the job's word (an unfinished sweep), else excluded or missing."""
+    if e.status is not None:
+        return e.status
+    if e.runs:
+        return "ok"
+    return "excluded" if e.excluded else "missing"
+
+
+def _cv(e: Evidence) -> float | None:
+    # two sessions' spread has one degree of freedom: too few to call a configuration noisy
+    return e.between_session_cv if len(e.sessions) >= JUDGED_SESSIONS else e.within_session_cv
+
+
+def _significant(e: Evidence) -> bool | None:
+    if e.holm is None or math.isnan(e.holm[0]):
+        return None
+    return bool(e.holm[0] < stats.ALPHA)
+
+
+def _comparison(e: Evidence, value: Callable[[replicates.Comparison], float]) -> float | None:
+    return value(e.comparison) if e.comparison is not None else None
+
+
+def _text_matches(e: Evidence) -> bool | None:
+    return all(e.baseline_texts.get(r.prompt_index) == r.text_sha256 for r in e.runs) if e.runs else None
+
+
+def _spec(field_name: str) -> Callable[[Evidence], Any]:
+    return lambda e: getattr(e.speculation, field_name) if e.speculation else None
+
+
+def _median_ms(value: Callable[[Run], float | None]) -> Callable[[Evidence], float]:
+    return lambda e: 1000 * describe([value(r) for r in e.runs], intervals=False).median
+
+
+def _warnings(e: Evidence) -> str:
+    """Why not to trust the row at face value, most general first; energy's are added by analyse/energy.py."""
+    found = replicates_warnings(e.level, e.comparison, e.model, len(e.sessions), _cv(e))
+    if e.excluded:
+        found.append(f"{e.excluded} run(s) excluded: client and engine rates disagree")
+    if e.contended:
+        found.append(f"contended session(s) left out of the pooled spread: {', '.join(e.contended)}")
+    if e.cross_machine:
+        found.append(e.cross_machine)
+    found += e.log_warnings + launch_warnings(e.session_names, e.launches) + e.refused
+    return "; ".join(found)
+
+
+def _speedup(e: Evidence) -> float:
+    return e.comparison.ratio if e.comparison is not None else 1.0  # a baseline is its own reference
+
+
+SUMMARY: dict[str, Column] = {
+    "configuration": Column(
+        "configuration name (results/<configuration>/)",
+        lambda e: e.configuration.name,
+    ),
+    "group": Column(
+        "configurations entry it came from (differs from the name for grid points)",
+        lambda e: e.configuration.group,
+    ),
+    "engine": Column(
+        "engine name from config engines",
+        lambda e: e.configuration.engine,
+    ),
+    "kind": Column(
+        "engine adapter kind (config engines.<engine>.kind)",
+        lambda e: e.configuration.kind,
+    ),
+    "engine_version": Column(
+        "version or build the server reported (llama.cpp /props build_info)",
+        lambda e: e.launch.engine_version if e.launch else None,
+    ),
+    "host": Column(
+        "node (hostname) the configuration was measured on (launch.json placement)",
+        lambda e: placement.of_launch(e.launch)["host"] if e.launch else None,
+    ),
+    "baseline": Column(
+        "true for a baseline configuration",
+        lambda e: e.configuration.baseline,
+    ),
+    "compared_with": Column(
+        "the baseline this row's speedup, p-value and text match are against (empty for a baseline): "
+        "the one sharing its other factor levels, or the one its entry names",
+        lambda e: e.compared_with,
+    ),
+    "status": Column(
+        "ok; stale (provisional summary only: runs measured under parameters the config no longer has, "
+        "the row labelled with those); or why there is no result: excluded (runs measured, none counts: see "
+        "runs_excluded), failed (<evidence folder>), damaged (<file>: why), missing",
+        _status,
+    ),
+    "runs": Column(
+        "measured runs the statistics rest on (all sessions)",
+        lambda e: len(e.runs),
+    ),
+    "sessions": Column(
+        "sessions (server launches, benchmark.sessions) with counted runs: the replicates of every interval and test",
+        lambda e: len(e.sessions),
+    ),
+    "prompts": Column(
+        "prompts in a pass (distinct prompts measured): the blocks a comparison is paired on",
+        lambda e: len({r.prompt_index for r in e.runs}),
+    ),
+    "interval_unit": Column(
+        "the replicate unit of the intervals and tests: session; pass (one session per "
+        "configuration: the intervals are within one launch, and no test declares a difference); empty when "
+        "none is possible",
+        lambda e: e.model.unit or None,
+    ),
+    "ci_df": Column(
+        "degrees of freedom of the pooled log-scale spread of the units (sum over configurations of "
+        "units - 1; contended sessions left out)",
+        lambda e: e.model.df,
+    ),
+    "runs_excluded": Column(
+        "runs kept on disk but left out of the statistics: the engine's token count disagreed with "
+        "its stream (docs/load.md), or the client's decode rate disagreed with the engine's own beyond "
+        "benchmark.rate_tolerance_pct, or could not be timed",
+        lambda e: e.excluded,
+    ),
+    "tokens_per_run": Column(
+        "tokens generated in each run (all runs must equal benchmark.max_tokens)",
+        lambda e: e.runs[0].tokens if e.runs else None,
+    ),
+    "decode_tok_s_mean": Column(
+        f"{SINGLE_REQUEST_DECODE.label} of the workload, client-measured, first token excluded: "
+        "decode tokens / decode time of one pass over the prompts, geometric mean over the units (docs/summary.md)",
+        lambda e: e.level.rate,
+    ),
+    "decode_tok_s_std": Column(
+        "standard deviation of the units' throughput (tokens/s)",
+        lambda e: e.spread.std,
+    ),
+    "decode_tok_s_cv": Column(
+        "the variation 'noisy' is judged on: decode_tok_s_between_session_cv with >= 3 sessions (2 "
+        "give it one degree of freedom), else decode_tok_s_within_session_cv; empty when not estimable "
+        "(with 2 sessions the conclusion says 'noisy not judged')",
+        _cv,
+    ),
+    "decode_tok_s_between_session_cv": Column(
+        "standard deviation of the log throughput of this configuration's sessions "
+        "(≈ CV; launch-to-launch variation plus the noise of a session's mean; empty with one session)",
+        lambda e: e.between_session_cv,
+    ),
+    "decode_tok_s_within_session_cv": Column(
+        "pooled standard deviation of the log decode rate of a prompt's repeated runs "
+        "within a session (≈ CV; empty with one run per prompt per session)",
+        lambda e: e.within_session_cv,
+    ),
+    "decode_tok_s_min": Column(
+        "slowest unit (tokens/s)",
+        lambda e: e.spread.minimum,
+    ),
+    "decode_tok_s_max": Column(
+        "fastest unit (tokens/s)",
+        lambda e: e.spread.maximum,
+    ),
+    "decode_tok_s_ci95_low": Column(
+        "95 % interval of decode_tok_s_mean, lower bound: exp(mean log ± t·s/√units) with "
+        "the pooled log-scale spread (always positive; empty when no interval is possible)",
+        lambda e: e.level.ci_low,
+    ),
+    "decode_tok_s_ci95_high": Column(
+        "95 % interval of decode_tok_s_mean, upper bound",
+        lambda e: e.level.ci_high,
+    ),
+    "decode_tok_s_median": Column(
+        "median unit (tokens/s)",
+        lambda e: e.spread.median,
+    ),
+    "speedup": Column(
+        "workload throughput / the baseline's (compared_with), both over the prompts both measured",
+        _speedup,
+    ),
+    "speedup_pct": Column(
+        "(speedup - 1) * 100",
+        lambda e: (_speedup(e) - 1.0) * 100.0,
+    ),
+    "speedup_ci95_low": Column(
+        "95 % interval of the speedup, lower bound: exp(Δ mean log ± t·s·√(1/n + 1/n_b)) "
+        "(empty when no interval is possible)",
+        lambda e: _comparison(e, lambda c: c.ci_low),
+    ),
+    "speedup_ci95_high": Column(
+        "95 % interval of the speedup, upper bound",
+        lambda e: _comparison(e, lambda c: c.ci_high),
+    ),
+    "speedup_p_value": Column(
+        "two-sided t-test of log speedup = 0 on the units, raw (not adjusted for multiplicity)",
+        lambda e: _comparison(e, lambda c: c.p_value),
+    ),
+    "speedup_p_holm": Column(
+        "speedup_p_value adjusted by Holm over the sweep's comparisons, whatever their baseline "
+        "(empty with one session per configuration: a within-launch test declares nothing)",
+        lambda e: e.holm[0] if e.holm else None,
+    ),
+    "comparisons": Column(
+        "comparisons in that family: every configuration of the sweep compared with a baseline and "
+        "tested (a factorial sweep's several baselines included)",
+        lambda e: e.holm[1] if e.holm else None,
+    ),
+    "significant": Column(
+        "true when speedup_p_holm < 0.05 (empty for the baseline, when no test was possible, and "
+        "with one session per configuration)",
+        _significant,
+    ),
+    "speedup_sim95_low": Column(
+        "simultaneous 95 % interval of the speedup over the family's comparisons (Bonferroni), "
+        "lower bound: the one to quote for a configuration selected as the best",
+        lambda e: e.simultaneous()[0],
+    ),
+    "speedup_sim95_high": Column(
+        "simultaneous 95 % interval of the speedup, upper bound",
+        lambda e: e.simultaneous()[1],
+    ),
+    "engine_decode_tok_s_mean": Column(
+        "the engine's own decode throughput, mean over runs (llama.cpp predicted_per_second)",
+        lambda e: describe([r.engine_tokens_per_s for r in e.runs], intervals=False).mean,
+    ),
+    "ttft_ms_median": Column(
+        "median time to first token as the client saw it (ms)",
+        _median_ms(lambda r: r.client.ttft_s),
+    ),
+    "itl_ms_median": Column(
+        "median inter-event latency over all runs (ms); an event may carry several tokens",
+        _median_ms(lambda r: r.client.itl_median_s),
+    ),
+    "drafted": Column(
+        "draft tokens proposed over all runs (empty without speculation, or when the engine did not "
+        "report them: SGLang <= 0.5.4 without its server args)",
+        _spec("drafted"),
+    ),
+    "accepted": Column(
+        "draft tokens accepted over all runs",
+        _spec("accepted"),
+    ),
+    "verify_steps": Column(
+        "verification steps over all runs (from engine counters)",
+        _spec("verify_steps"),
+    ),
+    "acceptance_rate": Column(
+        "accepted / drafted (drafts only, bonus token excluded)",
+        _spec("acceptance_rate"),
+    ),
+    "accept_length": Column(
+        "tokens emitted per verify step, bonus included: 1 + accepted / verify_steps",
+        _spec("accept_length"),
+    ),
+    "speculation_source": Column(
+        "where drafted/accepted came from, most precise first: per-request response fields, "
+        "Prometheus counter deltas, else the server log (profile.csv run rows; for vLLM its per-interval "
+        "`SpecDecoding metrics` rows, warmup included, said as `server log (logging intervals, warmup included)`)",
+        _spec("source"),
+    ),
+    "text_matches_baseline": Column(
+        "true when every run's text equals the baseline's for the same prompt",
+        _text_matches,
+    ),
+    "warnings": Column(
+        "why not to trust the row at face value, '; '-separated: one session (launch-to-launch variation not "
+        "measured, nothing declared), noise not estimable, CV above 10 %, a speedup CI that straddles 1, "
+        "contended sessions left out of the pooled spread, a profile parser that matched no line, measured on "
+        "another node or GPU model than the baseline, and each session's launch record warnings (launch.json: "
+        "re-measured after a failed attempt, a host beyond loopback, quantised counters, GPUs; prefixed "
+        "`<session>: ` for a session k >= 2) (empty when none)",
+        _warnings,
+    ),
+}
+# every summary.csv column's meaning, those of its own concerns' modules after the row's (docs/summary.md)
 COLUMNS: dict[str, str] = {
-    "configuration": "configuration name (results/<configuration>/)",
-    "group": "configurations entry it came from (differs from the name for grid points)",
-    "engine": "engine name from config engines",
-    "kind": "engine adapter kind (config engines.<engine>.kind)",
-    "engine_version": "version or build the server reported (llama.cpp /props build_info)",
-    "host": "node (hostname) the configuration was measured on (launch.json placement)",
-    "baseline": "true for a baseline configuration",
-    "compared_with": "the baseline this row's speedup, p-value and text match are against (empty for a baseline): "
-    "the one sharing its other factor levels, or the one its entry names",
-    "status": "ok; stale (provisional summary only: runs measured under parameters the config no longer has, "
-    "the row labelled with those); or why there is no result: excluded (runs measured, none counts: see "
-    "runs_excluded), failed (<evidence folder>), damaged (<file>: why), missing",
-    "runs": "measured runs the statistics rest on (all sessions)",
-    "sessions": "sessions (server launches, benchmark.sessions) with counted runs: the replicates of every "
-    "interval and test",
-    "prompts": "prompts in a pass (distinct prompts measured): the blocks a comparison is paired on",
-    "interval_unit": "the replicate unit of the intervals and tests: session; pass (one session per "
-    "configuration: the intervals are within one launch, and no test declares a difference); empty when "
-    "none is possible",
-    "ci_df": "degrees of freedom of the pooled log-scale spread of the units (sum over configurations of "
-    "units - 1; contended sessions left out)",
-    "runs_excluded": "runs kept on disk but left out of the statistics: the engine's token count disagreed with "
-    "its stream (docs/load.md), or the client's decode rate disagreed with the engine's own beyond "
-    "benchmark.rate_tolerance_pct, or could not be timed",
-    "tokens_per_run": "tokens generated in each run (all runs must equal benchmark.max_tokens)",
-    "decode_tok_s_mean": f"{SINGLE_REQUEST_DECODE.label} of the workload, client-measured, first token excluded: "
-    "decode tokens / decode time of one pass over the prompts, geometric mean over the units (docs/summary.md)",
-    "decode_tok_s_std": "standard deviation of the units' throughput (tokens/s)",
-    "decode_tok_s_cv": "the variation 'noisy' is judged on: decode_tok_s_between_session_cv with >= 3 sessions (2 "
-    "give it one degree of freedom), else decode_tok_s_within_session_cv; empty when not estimable (with 2 sessions "
-    "the conclusion says 'noisy not judged')",
-    "decode_tok_s_between_session_cv": "standard deviation of the log throughput of this configuration's sessions "
-    "(≈ CV; launch-to-launch variation plus the noise of a session's mean; empty with one session)",
-    "decode_tok_s_within_session_cv": "pooled standard deviation of the log decode rate of a prompt's repeated runs "
-    "within a session (≈ CV; empty with one run per prompt per session)",
-    "decode_tok_s_min": "slowest unit (tokens/s)",
-    "decode_tok_s_max": "fastest unit (tokens/s)",
-    "decode_tok_s_ci95_low": "95 % interval of decode_tok_s_mean, lower bound: exp(mean log ± t·s/√units) with "
-    "the pooled log-scale spread (always positive; empty when no interval is possible)",
-    "decode_tok_s_ci95_high": "95 % interval of decode_tok_s_mean, upper bound",
-    "decode_tok_s_median": "median unit (tokens/s)",
-    "speedup": "workload throughput / the baseline's (compared_with), both over the prompts both measured",
-    "speedup_pct": "(speedup - 1) * 100",
-    "speedup_ci95_low": "95 % interval of the speedup, lower bound: exp(Δ mean log ± t·s·√(1/n + 1/n_b)) "
-    "(empty when no interval is possible)",
-    "speedup_ci95_high": "95 % interval of the speedup, upper bound",
-    "speedup_p_value": "two-sided t-test of log speedup = 0 on the units, raw (not adjusted for multiplicity)",
-    "speedup_p_holm": "speedup_p_value adjusted by Holm over the sweep's comparisons, whatever their baseline "
-    "(empty with one session per configuration: a within-launch test declares nothing)",
-    "comparisons": "comparisons in that family: every configuration of the sweep compared with a baseline and "
-    "tested (a factorial sweep's several baselines included)",
-    "significant": "true when speedup_p_holm < 0.05 (empty for the baseline, when no test was possible, and "
-    "with one session per configuration)",
-    "speedup_sim95_low": "simultaneous 95 % interval of the speedup over the family's comparisons (Bonferroni), "
-    "lower bound: the one to quote for a configuration selected as the best",
-    "speedup_sim95_high": "simultaneous 95 % interval of the speedup, upper bound",
-    "engine_decode_tok_s_mean": "the engine's own decode throughput, mean over runs (llama.cpp predicted_per_second)",
-    "ttft_ms_median": "median time to first token as the client saw it (ms)",
-    "itl_ms_median": "median inter-event latency over all runs (ms); an event may carry several tokens",
-    "drafted": "draft tokens proposed over all runs (empty without speculation, or when the engine did not "
-    "report them: SGLang <= 0.5.4 without its server args)",
-    "accepted": "draft tokens accepted over all runs",
-    "verify_steps": "verification steps over all runs (from engine counters)",
-    "acceptance_rate": "accepted / drafted (drafts only, bonus token excluded)",
-    "accept_length": "tokens emitted per verify step, bonus included: 1 + accepted / verify_steps",
-    "speculation_source": "where drafted/accepted came from, most precise first: per-request response fields, "
-    "Prometheus counter deltas, else the server log (profile.csv run rows; for vLLM its per-interval "
-    "`SpecDecoding metrics` rows, warmup included, said as `server log (logging intervals, warmup included)`)",
-    "text_matches_baseline": "true when every run's text equals the baseline's for the same prompt",
-    "warnings": "why not to trust the row at face value, '; '-separated: one session (launch-to-launch variation not "
-    "measured, nothing declared), noise not estimable, CV above 10 %, a speedup CI that straddles 1, "
-    "contended sessions left out of the pooled spread, a profile parser that matched no line, measured on "
-    "another node or GPU model than the baseline, and each session's launch record warnings (launch.json: "
-    "re-measured after a failed attempt, a host beyond loopback, quantised counters, GPUs; prefixed "
-    "`<session>: ` for a session k >= 2) (empty when none)",
+    **{name: column.meaning for name, column in SUMMARY.items()},
     **energy.SUMMARY_COLUMNS,  # energy per token, clocks, throttling, contention (analyse/energy.py)
     **power.SUMMARY_COLUMNS,  # the smallest detectable speedup, sessions for benchmark.detect_pct (analyse/power.py)
 }
 
 
-JUDGED_SESSIONS = 3  # sessions from which the between-session CV judges 'noisy' (2 leave it 1 degree of freedom)
-
-
-def summarise(
-    configurations: dict[str, Configuration], runs: dict[str, list[Run]], launches: dict[str, Launch]
-) -> pd.DataFrame:
-    """summary.csv's statistics columns from runs and launches (``summary_table`` adds the logs' columns):
-    one row per configuration, its sessions (design.sessions_of) as the replicates (analyse/replicates.py)."""
+def gather(
+    configurations: dict[str, Configuration],
+    runs: dict[str, list[Run]],
+    launches: dict[str, Launch],
+    profiles: Mapping[str, pd.DataFrame] | None = None,  # per configuration, its sessions' together
+    log_warnings: Mapping[str, list[str]] | None = None,
+    statuses: Mapping[str, str] | None = None,
+) -> list[Evidence]:
+    """Each measured configuration's evidence: its sessions (design.sessions_of) as the replicates
+    (analyse/replicates.py), one pooled spread and one Holm family for the sweep. ``statuses`` (an unfinished
+    sweep's) name how far each session got: a configuration is as far as its least finished session."""
     sessions = design.sessions_of(configurations)
     measured = design.measured_configurations(configurations)
     swept = swept_parameters(measured)
     compared = baselines_by_configuration(measured)
-    excluded = {
-        name: sum(len(kept_and_excluded(runs.get(s, []))[1]) for s in names) for name, names in sessions.items()
-    }
-    counted = {
-        name: [kept for s in names if (kept := kept_and_excluded(runs.get(s, []))[0])]
-        for name, names in sessions.items()
-    }
+    kept = {name: [kept_and_excluded(runs.get(s, [])) for s in names] for name, names in sessions.items()}
+    counted = {name: [runs for runs, _ in found if runs] for name, found in kept.items()}
     # a session with a contended run is reported, but left out of the spread every interval shares
-    busy = {
-        name: [s for s in names if _contended(kept_and_excluded(runs.get(s, []))[0])]
-        for name, names in sessions.items()
-    }
     quiet = {name: [runs for runs in found if not _contended(runs)] for name, found in counted.items()}
     model = replicates.pooled(counted, quiet)
-    levels = {name: replicates.level(counted[name], model) for name in measured}
     comparisons = {
         name: replicates.compare(counted[name], counted[against], model)
         for name, against in compared.items()
@@ -142,53 +441,95 @@ def summarise(
     family = _families(compared, comparisons)
     if not model.declares:  # within one launch a launch offset reads as a difference: no verdict
         family = {name: (math.nan, size) for name, (_, size) in family.items()}
-    merged = {name: [r for session in counted[name] for r in session] for name in measured}
-    texts = {name: {r.prompt_index: r.text_sha256 for r in merged[name]} for name, a in compared.items() if a is None}
-    rows = [
-        _row(c, counted[c.name], launches.get(c.name), swept, texts[compared[c.name] or c.name], levels[c.name], model)
-        for c in measured.values()
-    ]
-    frame = pd.DataFrame(rows)
-    frame["compared_with"] = [compared[name] for name in frame["configuration"]]
-    for column, value in (
-        ("speedup", lambda c, f: c.ratio),
-        ("speedup_ci95_low", lambda c, f: c.ci_low),
-        ("speedup_ci95_high", lambda c, f: c.ci_high),
-        ("speedup_p_value", lambda c, f: c.p_value),
-        ("speedup_p_holm", lambda c, f: f[0]),
-        ("comparisons", lambda c, f: f[1]),
-        ("speedup_sim95_low", lambda c, f: c.interval(stats.simultaneous_confidence(f[1]))[0]),
-        ("speedup_sim95_high", lambda c, f: c.interval(stats.simultaneous_confidence(f[1]))[1]),
-    ):
-        frame[column] = [
-            value(comparisons[n], family[n]) if n in comparisons else (1.0 if column == "speedup" else None)
-            for n in frame["configuration"]
-        ]
-    frame["speedup_pct"] = (frame["speedup"] - 1.0) * 100.0
-    frame["significant"] = [
-        None if n not in family or math.isnan(family[n][0]) else bool(family[n][0] < stats.ALPHA)
-        for n in frame["configuration"]
-    ]
-    frame["runs_excluded"] = [excluded.get(name, 0) for name in frame["configuration"]]
-    # measured, but no run counts: say so rather than `missing`
-    frame.loc[(frame["runs"] == 0) & (frame["runs_excluded"] > 0), "status"] = "excluded"
     where = {name: placement.of_launch(launch) for name, launch in launches.items() if launch}
-    frame["warnings"] = [
-        "; ".join(
-            replicates_warnings(levels[name], comparisons.get(name), model, len(counted[name]), cv)
-            + ([f"{excluded[name]} run(s) excluded: client and engine rates disagree"] if excluded.get(name) else [])
-            + ([f"contended session(s) left out of the pooled spread: {', '.join(busy[name])}"] if busy[name] else [])
-            + [
-                w
-                for w in [placement.cross_machine_warning(where.get(name, {}), where.get(compared[name] or name, {}))]
-                if w
-            ]
+    texts = {
+        name: {r.prompt_index: r.text_sha256 for session in counted[name] for r in session}
+        for name, against in compared.items()
+        if against is None
+    }
+    evidence = []
+    for name, configuration in measured.items():
+        names = sessions[name]
+        evidence.append(
+            Evidence(
+                configuration=configuration,
+                session_names=names,
+                sessions=counted[name],
+                excluded=sum(len(excluded) for _, excluded in kept[name]),
+                contended=[s for s, (runs, _) in zip(names, kept[name], strict=True) if _contended(runs)],
+                launch=launches.get(name),
+                launches=launches,
+                model=model,
+                level=replicates.level(counted[name], model),
+                compared_with=compared[name],
+                comparison=comparisons.get(name),
+                holm=family.get(name),
+                baseline_texts=texts[compared[name] or name],
+                swept=swept,
+                cross_machine=placement.cross_machine_warning(
+                    where.get(name, {}), where.get(compared[name] or name, {})
+                ),
+                status=None
+                if statuses is None
+                else next((statuses[s] for s in names if statuses.get(s, "ok") != "ok"), statuses.get(name)),
+                profile=(profiles or {}).get(name),
+                log_warnings=[w for s in names for w in (log_warnings or {}).get(s, [])],
+                refused=refused_speculation(names, runs),
+            )
         )
-        for name, cv in zip(frame["configuration"], frame["decode_tok_s_cv"], strict=True)
-    ]
-    ordered = [c for c in COLUMNS if c in frame.columns]
+    return evidence
+
+
+def summarise(
+    configurations: dict[str, Configuration],
+    runs: dict[str, list[Run]],
+    launches: dict[str, Launch],
+    profiles: Mapping[str, pd.DataFrame] | None = None,
+    log_warnings: Mapping[str, list[str]] | None = None,
+    statuses: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """summary.csv's row columns (``SUMMARY``), the swept parameters after ``status``."""
+    evidence = gather(configurations, runs, launches, profiles, log_warnings, statuses)
+    swept = evidence[0].swept if evidence else []
+    rows = [{name: column.value(e) for name, column in SUMMARY.items()} | _parameters(e) for e in evidence]
+    ordered = list(SUMMARY)
     ordered[ordered.index("status") + 1 : ordered.index("status") + 1] = swept
-    return frame[ordered]
+    return pd.DataFrame(rows, columns=ordered)
+
+
+def _parameters(e: Evidence) -> dict[str, Any]:
+    """The swept parameters' values; a swept env variable such as env:HF_TOKEN must not put its value into
+    summary.csv."""
+    values = {key: parameter_value(e.configuration, key) for key in e.swept}
+    return {key: REDACTED if is_secret(key) and value is not None else value for key, value in values.items()}
+
+
+def summary_table(
+    measured: Measured,
+    profile_parsers: dict[str, dict[str, Any]],
+    statuses: dict[str, str] | None = None,
+    detect_pct: float | None = None,
+) -> pd.DataFrame:
+    """summary.csv: the one builder, for a finished sweep (the summary job) and an unfinished one (the
+    ``onerror`` path, which passes each session's ``status``), so both have the same columns."""
+    sessions = design.sessions_of(measured.configurations)
+    profiles = {
+        name: pd.concat(found, ignore_index=True)
+        for name, names in sessions.items()
+        if (found := [measured.profiles[s] for s in names if s in measured.profiles])
+    }
+    frame = summarise(
+        measured.configurations,
+        measured.runs,
+        measured.launches,
+        profiles,
+        measured.log_warnings,
+        statuses,
+    )
+    frame, energy_warnings = energy.summary_columns(frame, *_of_every_session(sessions, measured))
+    frame = add_warnings(frame, energy_warnings)
+    frame = power.summary_columns(frame, detect_pct)
+    return add_profile_columns(frame, profiles, profile_parsers)
 
 
 def _contended(runs: list[Run]) -> bool:
@@ -228,55 +569,6 @@ def replicates_warnings(
     return found
 
 
-@dataclass(frozen=True)
-class Measured:
-    """What a sweep measured, as the tables read it: per configuration its runs, launch and log profile."""
-
-    configurations: dict[str, Configuration]
-    runs: dict[str, list[Run]]
-    launches: dict[str, Launch]
-    profiles: dict[str, pd.DataFrame]  # profile.csv of each configuration whose server log was parsed
-    # what parsing each server log warned of (a profile parser that matched no line), per configuration
-    log_warnings: dict[str, list[str]] = field(default_factory=dict)
-
-
-def summary_table(
-    measured: Measured,
-    profile_parsers: dict[str, dict[str, Any]],
-    statuses: dict[str, str] | None = None,
-    detect_pct: float | None = None,
-) -> pd.DataFrame:
-    """summary.csv: the one builder, for a finished sweep (the summary job) and an unfinished one (the
-    ``onerror`` path, which passes each configuration's ``status``), so both have the same columns."""
-    frame = summarise(measured.configurations, measured.runs, measured.launches)
-    sessions = design.sessions_of(measured.configurations)
-    if statuses is not None:
-        # a configuration is as far as its least finished session (ok only when every one is)
-        frame["status"] = [
-            next((statuses[s] for s in sessions[name] if statuses.get(s, "ok") != "ok"), statuses.get(name))
-            for name in frame["configuration"]
-        ]
-    warnings = {
-        name: [w for s in names for w in measured.log_warnings.get(s, [])]
-        + launch_warnings(names, measured.launches)
-        + refused_speculation(names, measured.runs)
-        for name, names in sessions.items()
-    }
-    if any(warnings.values()):
-        frame = add_warnings(frame, warnings)
-    # each session's server log, one profile per configuration
-    profiles = {
-        name: pd.concat(found, ignore_index=True)
-        for name, names in sessions.items()
-        if (found := [measured.profiles[s] for s in names if s in measured.profiles])
-    }
-    frame = fill_speculation_from_logs(frame, profiles)
-    frame, energy_warnings = energy.summary_columns(frame, *_of_every_session(sessions, measured))
-    frame = add_warnings(frame, energy_warnings)
-    frame = power.summary_columns(frame, detect_pct)
-    return add_profile_columns(frame, profiles, profile_parsers)
-
-
 def refused_speculation(sessions: list[str], runs: dict[str, list[Run]]) -> list[str]:
     """The runs whose speculation counts were impossible, named: their counts are in no total."""
     return [
@@ -308,39 +600,6 @@ def _of_every_session(
     return runs, launches
 
 
-# runs.csv, one row per measured run, in this column order (docs/runs.md gives the same table).
-RUNS_COLUMNS: dict[str, str] = {
-    "configuration": "configuration name (the one of summary.csv)",
-    "session": "the session (server launch) the run was measured in: its results folder, results/<session>/ "
-    "(the configuration's own name for its first session, <configuration>-s<k> for session k)",
-    "run": "run index within the session, 0-based, in the order measured",
-    "prompt_index": "0-based index of the prompt in benchmark.prompts (blank lines and # comments skipped): run i "
-    "uses prompt i modulo the number of prompts, so one index is one text in every configuration",
-    "category": "the prompt's category in the dataset (benchmark.prompts as JSONL; one category for a plain file)",
-    "tokens": "tokens the engine generated (the prompt's max_tokens in a dataset, else benchmark.max_tokens)",
-    "ttft_ms": "time to first token as the client saw it (ms)",
-    "decode_ms": "first to last content event (ms)",
-    "e2e_ms": "request sent to response complete (ms)",
-    "decode_tok_s": f"{SINGLE_REQUEST_DECODE.label}, client-measured: (tokens - 1) / decode time (the first "
-    "token is TTFT's)",
-    "itl_median_ms": "median interval between content events (ms); an event may carry several tokens",
-    "itl_p90_ms": "90th percentile of that interval (ms)",
-    "content_events": "stream events that carried generated text",
-    "engine_decode_tok_s": "the engine's own decode throughput for this request (llama.cpp "
-    "timings.predicted_per_second; empty where the engine reports none)",
-    "drafted": "draft tokens proposed during this run (0 when a speculative server drafted nothing; empty without "
-    "speculation, or when the engine did not report them)",
-    "accepted": "draft tokens accepted during this run",
-    "verify_steps": "verification steps during this run",
-    "speculation_source": "where the counts came from: the response's own fields or Prometheus counter deltas "
-    "around the run; 'refused: why' when they were impossible (a counter that fell, more accepted than drafted): "
-    "the counts are then empty and in no total",
-    "excluded": "why the run is left out of the statistics (the client's decode rate disagreed with the engine's "
-    "own beyond benchmark.rate_tolerance_pct, or could not be timed); empty when it counts",
-    **energy.RUN_COLUMNS,  # energy, clocks and contention while the run was measured (analyse/energy.py)
-}
-
-
 def add_warnings(frame: pd.DataFrame, extra: dict[str, list[str]]) -> pd.DataFrame:
     """Append more warnings (e.g. a profile parser that matched nothing) to each configuration's."""
     frame = frame.copy()
@@ -349,125 +608,6 @@ def add_warnings(frame: pd.DataFrame, extra: dict[str, list[str]]) -> pd.DataFra
         for name, text in zip(frame["configuration"], frame["warnings"], strict=True)
     ]
     return frame
-
-
-# The run record's client timings (seconds) as runs.csv columns: every table gives durations in milliseconds
-# and the decode rate under the one name every table uses for it (decode_tok_s).
-CLIENT_COLUMNS = {
-    "ttft_s": ("ttft_ms", 1000.0),
-    "decode_s": ("decode_ms", 1000.0),
-    "e2e_s": ("e2e_ms", 1000.0),
-    "decode_tokens_per_s": ("decode_tok_s", 1.0),
-    "itl_median_s": ("itl_median_ms", 1000.0),
-    "itl_p90_s": ("itl_p90_ms", 1000.0),
-}
-
-
-def client_columns(client: ClientTimings) -> dict[str, Any]:
-    """runs.csv's columns of a run's client timings (CLIENT_COLUMNS)."""
-    out: dict[str, Any] = {}
-    for key, value in asdict(client).items():
-        name, scale = CLIENT_COLUMNS.get(key, (key, None))
-        out[name] = value * scale if scale is not None and value is not None else value
-    return out
-
-
-def runs_table(runs: dict[str, list[Run]], configurations: Mapping[str, Configuration] | None = None) -> pd.DataFrame:
-    """runs.csv: per run, which prompt, the client's timings, the engine's own decode rate, the speculation
-    counts (empty without speculation or when the engine did not report them) and why the run is left out
-    of the statistics (empty when it counts)."""
-    of = {name: c.session_of or name for name, c in (configurations or {}).items()}
-    rows = [
-        {
-            "configuration": of.get(name, name),
-            "session": name,
-            "run": r.run,
-            "prompt_index": r.prompt_index,
-            "category": r.category,
-            "tokens": r.tokens,
-            **client_columns(r.client),
-            "engine_decode_tok_s": r.engine.get("timings", {}).get("predicted_per_second"),
-            **(
-                {
-                    "drafted": r.speculation.drafted,
-                    "accepted": r.speculation.accepted,
-                    "verify_steps": r.speculation.verify_steps,
-                    "speculation_source": r.speculation.source,
-                }
-                if r.speculation
-                else {"speculation_source": f"refused: {r.speculation_refused}"}
-                if r.speculation_refused
-                else {}
-            ),
-            "excluded": r.excluded,
-            **energy.run_columns(r),
-        }
-        for name, records in runs.items()
-        for r in sorted(records, key=lambda r: r.run)
-    ]
-    return pd.DataFrame(rows).reindex(columns=list(RUNS_COLUMNS))
-
-
-def _row(
-    configuration: Configuration,
-    sessions: list[list[Run]],
-    launch: Launch | None,
-    swept: list[str],
-    baseline_texts: dict[int, str],
-    level: replicates.Level,
-    model: replicates.Pooled,
-) -> dict[str, Any]:
-    runs = [r for session in sessions for r in session]
-    # Only means and medians of these
-    engine_rate = describe([r.engine_tokens_per_s for r in runs], intervals=False)
-    spec = speculation.total([r.speculation for r in runs if r.speculation])
-    spread = describe(list(level.unit_rates), intervals=False)
-    between = replicates.pooled_sd([replicates.units(sessions, replicates.SESSION)])[0] if len(sessions) > 1 else None
-    within = replicates.within_session_cv(sessions)
-    row: dict[str, Any] = {
-        "configuration": configuration.name,
-        "group": configuration.group,
-        "engine": configuration.engine,
-        "kind": configuration.kind,
-        "engine_version": launch.engine_version if launch else None,
-        "host": placement.of_launch(launch)["host"] if launch else None,
-        "baseline": configuration.baseline,
-        "status": "ok" if runs else "missing",
-        "runs": len(runs),
-        "sessions": len(sessions),
-        "prompts": len({r.prompt_index for r in runs}),
-        "interval_unit": model.unit or None,
-        "ci_df": model.df,
-        "tokens_per_run": runs[0].tokens if runs else None,
-        "decode_tok_s_mean": level.rate,
-        "decode_tok_s_std": spread.std,
-        # two sessions' spread has one degree of freedom: too few to call a configuration noisy
-        "decode_tok_s_cv": between if len(sessions) >= JUDGED_SESSIONS else _known(within),
-        "decode_tok_s_between_session_cv": between,
-        "decode_tok_s_within_session_cv": _known(within),
-        "decode_tok_s_min": spread.minimum,
-        "decode_tok_s_max": spread.maximum,
-        "decode_tok_s_ci95_low": level.ci_low,
-        "decode_tok_s_ci95_high": level.ci_high,
-        "decode_tok_s_median": spread.median,
-        "engine_decode_tok_s_mean": engine_rate.mean,
-        "ttft_ms_median": 1000 * describe([r.client.ttft_s for r in runs], intervals=False).median,
-        "itl_ms_median": 1000 * describe([r.client.itl_median_s for r in runs], intervals=False).median,
-        "drafted": spec.drafted if spec else None,
-        "accepted": spec.accepted if spec else None,
-        "verify_steps": spec.verify_steps if spec else None,
-        "acceptance_rate": _known(spec.acceptance_rate) if spec else None,
-        "accept_length": _known(spec.accept_length) if spec else None,
-        "speculation_source": (spec.source or None) if spec else None,
-        "text_matches_baseline": all(baseline_texts.get(r.prompt_index) == r.text_sha256 for r in runs)
-        if runs
-        else None,
-    }
-    for key in swept:
-        # a swept env variable such as env:HF_TOKEN must not put its value into summary.csv
-        value = parameter_value(configuration, key)
-        row[key] = REDACTED if is_secret(key) and value is not None else value
-    return row
 
 
 def _known(value: float) -> float | None:
@@ -500,44 +640,31 @@ def _family_size(frame: pd.DataFrame) -> int:
     return int(sizes.max()) if len(sizes) else 0
 
 
+def log_speculation(profile: pd.DataFrame) -> Speculation | None:
+    """Draft counts from the server log, the least precise source: its run rows (per request, llama.cpp
+    ``draft acceptance``), else its logging intervals (vLLM ``SpecDecoding metrics``, which may straddle
+    runs and include the warmup)."""
+    if "phase" not in profile.columns:
+        return None
+    runs = profile[profile["phase"] == "run"]
+    for drafted_column, accepted_column in LOG_DRAFT_COLUMNS:
+        if {drafted_column, accepted_column} <= set(runs.columns):
+            drafted = pd.to_numeric(runs[drafted_column], errors="coerce").sum()
+            if drafted > 0:
+                accepted = pd.to_numeric(runs[accepted_column], errors="coerce").sum()
+                rate = speculation.SpeculationCounts(drafted=drafted, accepted=accepted, emitted=None).acceptance_rate
+                return Speculation(drafted, accepted, None, rate, None, "server log")
+    counts = _interval_draft_counts(profile[profile["phase"] == "interval"])
+    if counts is None:
+        return None
+    drafted, accepted = counts
+    return Speculation(
+        drafted, accepted, None, accepted / drafted, None, "server log (logging intervals, warmup included)"
+    )
+
+
 # Per-request draft counts a log parser puts in profile.csv: (drafted column, accepted column).
 LOG_DRAFT_COLUMNS = (("draft_generated", "draft_accepted"), ("drafted", "accepted"))
-
-
-def fill_speculation_from_logs(frame: pd.DataFrame, profiles: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """Where no response field or counter gave draft counts, take them from the server log's run rows.
-
-    The least precise source: log lines are per request (llama.cpp ``draft acceptance``) or per
-    logging interval (vLLM ``SpecDecoding metrics``), so interval lines may straddle runs.
-    """
-    frame = frame.copy()
-    for index, row in frame.iterrows():
-        profile = profiles.get(row["configuration"])
-        if pd.notna(row["drafted"]) or profile is None or "phase" not in profile.columns:
-            continue
-        runs = profile[profile["phase"] == "run"]
-        for drafted_column, accepted_column in LOG_DRAFT_COLUMNS:
-            if {drafted_column, accepted_column} <= set(runs.columns):
-                drafted = pd.to_numeric(runs[drafted_column], errors="coerce").sum()
-                if drafted > 0:
-                    accepted = pd.to_numeric(runs[accepted_column], errors="coerce").sum()
-                    counts = speculation.SpeculationCounts(drafted=drafted, accepted=accepted, emitted=None)
-                    frame.loc[index, ["drafted", "accepted", "acceptance_rate", "speculation_source"]] = [
-                        drafted,
-                        accepted,
-                        counts.acceptance_rate,
-                        "server log",
-                    ]
-                    break
-        else:
-            counts = _interval_draft_counts(profile[profile["phase"] == "interval"])
-            if counts is not None:
-                frame.loc[index, ["drafted", "accepted", "acceptance_rate", "speculation_source"]] = [
-                    *counts,
-                    counts[1] / counts[0],
-                    "server log (logging intervals, warmup included)",
-                ]
-    return frame
 
 
 def _interval_draft_counts(intervals: pd.DataFrame) -> tuple[float, float] | None:

@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 import pandas as pd
 
-from specsweep.analyse import aggregate, costmodel, drift
+from specsweep.analyse import aggregate, costmodel, drift, runs_table
 from specsweep.measure.rate_check import kept_and_excluded
 from specsweep.plan import design
 from specsweep.record import results
@@ -54,7 +54,7 @@ def build(
     )
     return Tables(
         summary=aggregate.summary_table(replace(measured, runs=runs), profile_parsers, detect_pct=detect_pct),
-        runs=aggregate.runs_table(runs, configurations),
+        runs=runs_table.runs_table(runs, configurations),
         drift=drift.report(configurations, counted),
         costmodel=model,
         costmodel_text=text,

@@ -24,13 +24,13 @@ def _run(index, rate, text="t0", spec=None):
     }
 
 
-def _sweep(default_config):
+def _sweep(default_config, profiles=None):
     configurations = expand(validate_schema(default_config))
     spec = {"drafted": 400, "accepted": 300, "verify_steps": 100, "emitted": 500}
     runs = {name: [_run(i, 60.0 + i) for i in range(5)] for name in configurations}
     runs["ngram-m8"] = [_run(i, 90.0 + i, text="t0", spec=spec) for i in range(5)]
     runs["draft-model"] = [_run(i, 30.0, text="other", spec=spec) for i in range(5)]
-    return summarise(configurations, runs_of(runs), {})
+    return summarise(configurations, runs_of(runs), {}, profiles)
 
 
 def test_statistics_speedup_and_acceptance(default_config):
@@ -78,9 +78,6 @@ def test_docs_give_every_summary_column_with_the_code_meaning_in_order():
 def test_draft_counts_fall_back_to_the_server_log(default_config):
     import pandas as pd
 
-    from specsweep.analyse.aggregate import fill_speculation_from_logs
-
-    frame = _sweep(default_config)
     # ngram-m3 has no speculation fields in its run records: its log's run rows give the counts
     profile = pd.DataFrame(
         {
@@ -90,7 +87,7 @@ def test_draft_counts_fall_back_to_the_server_log(default_config):
             "draft_accepted": [1, 361, 380],
         }
     )
-    filled = fill_speculation_from_logs(frame, {"ngram-m3": profile}).set_index("configuration")
+    filled = _sweep(default_config, {"ngram-m3": profile, "ngram-m8": profile}).set_index("configuration")
     assert filled.loc["ngram-m3", "drafted"] == 820 and filled.loc["ngram-m3", "accepted"] == 741
     assert filled.loc["ngram-m3", "speculation_source"] == "server log"
     assert filled.loc["ngram-m8", "drafted"] == 2000  # response fields win where present

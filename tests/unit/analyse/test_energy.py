@@ -12,7 +12,7 @@ import pytest
 from run_records import run_record
 
 from specsweep.analyse import energy, stats
-from specsweep.analyse.aggregate import runs_table
+from specsweep.analyse.runs_table import runs_table
 from specsweep.measure import telemetry
 from specsweep.record.results import Launch, Run, Window, WindowRequest
 

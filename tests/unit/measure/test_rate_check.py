@@ -53,7 +53,7 @@ def test_a_configuration_whose_every_run_is_excluded_says_so_not_missing():
 
 
 def test_runs_csv_lists_every_run_and_says_which_are_excluded():
-    from specsweep.analyse.aggregate import runs_table
+    from specsweep.analyse.runs_table import runs_table
 
     table = runs_table({"a": [run(50.0, 50.0), run(4.0, 55.0, excluded="paused")]})
     assert len(table) == 2 and list(table["excluded"].notna()) == [False, True] and table["excluded"][1] == "paused"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from specsweep.analyse.aggregate import fill_speculation_from_logs
+from specsweep.analyse.aggregate import log_speculation
 from specsweep.parsers import chunked, llamacpp, log_formats, user
 from specsweep.parsers.profile import write_profile
 from specsweep.parsers.user import LINE_BUDGET_S, ParserTooSlow, UserRows
@@ -107,22 +107,13 @@ def test_vllm_interval_rows_are_the_summary_fallback_for_speculation_counts(tmp_
     rows = log_formats()["vllm"].read_file(FIXTURES / "vllm_spec_decode.log").rows
     profile = pd.DataFrame([{"phase": "interval", "source": "vllm", **row} for row in rows])
     v1 = profile[profile["line"].isin(["spec_v1", "throughput"])]
-    frame = pd.DataFrame(
-        {
-            "configuration": ["eagle3"],
-            "drafted": [float("nan")],
-            "accepted": [float("nan")],
-            "acceptance_rate": [float("nan")],
-            "speculation_source": [None],
-        }
-    )
-    filled = fill_speculation_from_logs(frame, {"eagle3": v1}).iloc[0]
+    filled = log_speculation(v1)
     # V1 lines count their own interval: 1800 + 1500 + 400 drafted, 900 + 1000 + 250 accepted
-    assert (filled["drafted"], filled["accepted"]) == (3700, 2150)
-    assert filled["speculation_source"] == "server log (logging intervals, warmup included)"
+    assert (filled.drafted, filled.accepted) == (3700, 2150)
+    assert filled.source == "server log (logging intervals, warmup included)"
     v0 = profile[profile["line"] == "spec_v0"]
-    filled = fill_speculation_from_logs(frame, {"eagle3": v0}).iloc[0]
-    assert (filled["drafted"], filled["accepted"]) == (1000, 610)  # V0 counts since start: the last line
+    filled = log_speculation(v0)
+    assert (filled.drafted, filled.accepted) == (1000, 610)  # V0 counts since start: the last line
 
 
 def _sglang_log(path: Path, copies: int) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from specsweep.analyse import aggregate, conclusion, loadsummary
+from specsweep.analyse import aggregate, conclusion, loadsummary, runs_table
 from specsweep.record.rates import END_TO_END_OUTPUT, PER_REQUEST_DECODE, RATES, SINGLE_REQUEST_DECODE, STEADY_OUTPUT
 from specsweep.report import benchserve, compare
 
@@ -28,7 +28,7 @@ def test_the_four_rates_have_four_names():
 
 def test_every_table_names_the_rate_of_its_throughput_columns():
     assert aggregate.COLUMNS["decode_tok_s_mean"].startswith(SINGLE_REQUEST_DECODE.label)
-    assert aggregate.RUNS_COLUMNS["decode_tok_s"].startswith(SINGLE_REQUEST_DECODE.label)
+    assert runs_table.RUNS_COLUMNS["decode_tok_s"].startswith(SINGLE_REQUEST_DECODE.label)
     assert loadsummary.LOAD_COLUMNS["output_tok_s_mean"].startswith(STEADY_OUTPUT.label)
     assert loadsummary.LOAD_COLUMNS["decode_tok_s_mean"].startswith(PER_REQUEST_DECODE.label)
     assert STEADY_OUTPUT.name in loadsummary.LOAD_COLUMNS["speedup"]

@@ -161,18 +161,6 @@ def llamacpp_session_with_load(tmp_path):
     return log, segments
 
 
-# the summary row of a configuration whose runs reported no draft counts: the log fallback's input
-RUNS_WITHOUT_COUNTS = pd.DataFrame(
-    {
-        "configuration": ["ngram"],
-        "drafted": [float("nan")],
-        "accepted": [float("nan")],
-        "acceptance_rate": [float("nan")],
-        "speculation_source": [""],
-    }
-)
-
-
 def ngram_profile(log, segments, tmp_path) -> pd.DataFrame:
     """profile.csv of the llama.cpp log of configuration ``ngram``, cut by its ``segments``."""
     write_profile(
@@ -192,7 +180,7 @@ def ngram_profile(log, segments, tmp_path) -> pd.DataFrame:
 def test_load_window_requests_are_not_runs(tmp_path):
     """The 244/110 double count: load windows' requests were labelled phase run, and the summary's log
     fallback gave three runs that drafted nothing the windows' draft counts."""
-    from specsweep.analyse.aggregate import fill_speculation_from_logs
+    from specsweep.analyse.aggregate import log_speculation
 
     log, segments = llamacpp_session_with_load(tmp_path)
     profile = ngram_profile(log, segments, tmp_path)
@@ -200,12 +188,11 @@ def test_load_window_requests_are_not_runs(tmp_path):
     assert list(profile["run"].fillna(-1)) == [-1, 0, 1, 2, -1, -1, -1, -1]
     assert list(profile["load_level"].fillna("")) == ["", "", "", "", "c1", "c1", "c2", "c2"]
     assert list(profile["load_window"].fillna(-1)) == [-1, -1, -1, -1, 0, 0, 0, 0]
-    filled = fill_speculation_from_logs(RUNS_WITHOUT_COUNTS, {"ngram": profile})
-    assert pd.isna(filled.loc[0, "drafted"])  # the runs drafted nothing: no count from the windows or warmup
+    assert log_speculation(profile) is None  # the runs drafted nothing: no count from the windows or warmup
 
 
 def test_run_drafts_from_the_log_count_runs_only(tmp_path):
-    from specsweep.analyse.aggregate import fill_speculation_from_logs
+    from specsweep.analyse.aggregate import log_speculation
 
     log, segments = llamacpp_session_with_load(tmp_path)
     text = log.read_text().replace(timing(0, 2, 32), timing(0, 2, 32, drafted=10, accepted=7))
@@ -214,5 +201,5 @@ def test_run_drafts_from_the_log_count_runs_only(tmp_path):
     log.write_text(text)
     moved = [dict(s, start=s["start"] + grown) if s["start"] > run_1 else s for s in segments]
     profile = ngram_profile(log, moved, tmp_path)
-    filled = fill_speculation_from_logs(RUNS_WITHOUT_COUNTS, {"ngram": profile}).loc[0]
-    assert (filled["drafted"], filled["accepted"], filled["speculation_source"]) == (10, 7, "server log")
+    filled = log_speculation(profile)
+    assert (filled.drafted, filled.accepted, filled.source) == (10, 7, "server log")

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from run_records import runs_of
 
-from specsweep.analyse import aggregate
+from specsweep.analyse import aggregate, runs_table
 from specsweep.record.speculation import SpeculationCounts, total, usable_speculation
 
 
@@ -110,7 +110,7 @@ def test_a_record_with_impossible_counts_is_refused_as_it_is_read_and_named_in_t
     fine = SpeculationCounts(drafted=40, accepted=30, emitted=500, source="response").to_json()
     runs = runs_of({"spec": [{"client": {"decode_tokens_per_s": 10.0}, "speculation": s} for s in (claimed, fine)]})
     assert runs["spec"][0].speculation is None and "accepted 50 > drafted 10" in runs["spec"][0].speculation_refused
-    table = aggregate.runs_table(runs)
+    table = runs_table.runs_table(runs)
     assert table["speculation_source"].tolist() == [f"refused: {runs['spec'][0].speculation_refused}", "response"]
     assert table["drafted"].tolist()[1] == 40 and math.isnan(table["drafted"].tolist()[0])
     (warning,) = aggregate.refused_speculation(["spec"], runs)

@@ -7,12 +7,12 @@ import re
 
 import pytest
 
-from specsweep.analyse import aggregate, drift, effects, loadsummary
+from specsweep.analyse import aggregate, drift, effects, loadsummary, runs_table
 from specsweep.report import compare
 
 TABLES = {
     "summary.csv": aggregate.COLUMNS,
-    "runs.csv": aggregate.RUNS_COLUMNS,
+    "runs.csv": runs_table.RUNS_COLUMNS,
     "load.csv": loadsummary.LOAD_COLUMNS,
     "requests.csv": loadsummary.REQUEST_COLUMNS,
     "categories.csv": loadsummary.CATEGORY_COLUMNS,
@@ -44,7 +44,7 @@ def test_runs_csv_gives_the_records_seconds_as_milliseconds():
         itl_p90_s=0.05,
         content_events=64,
     )
-    assert aggregate.client_columns(timings) == {
+    assert runs_table.client_columns(timings) == {
         "ttft_ms": 125.0,
         "decode_ms": 2500.0,
         "e2e_ms": 2625.0,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from doc_tables import documented_columns
 from run_records import run_record
 
-from specsweep.analyse.aggregate import RUNS_COLUMNS, runs_table
+from specsweep.analyse.runs_table import RUNS_COLUMNS, runs_table
 
 CLIENT = {
     "ttft_s": 0.1,
