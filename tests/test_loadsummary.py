@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specsweep.analyse import stats
 from specsweep.analyse.latency import steady_part
 from specsweep.analyse.loadsummary import (
     SINGLE,
@@ -20,6 +19,7 @@ from specsweep.analyse.loadsummary import (
     paired_speedup,
     request_rows,
 )
+from specsweep.maths import stats
 from specsweep.measure.load import steady_interval
 from specsweep.plan import design
 from specsweep.plan.config import Configuration

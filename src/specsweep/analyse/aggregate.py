@@ -13,8 +13,9 @@ from typing import Any
 
 import pandas as pd
 
-from specsweep.analyse import energy, power, replicates, stats
-from specsweep.analyse.stats import describe
+from specsweep.analyse import energy, replicates
+from specsweep.maths import power, stats
+from specsweep.maths.stats import describe
 from specsweep.measure import placement, telemetry
 from specsweep.measure.rate_check import kept_and_excluded
 from specsweep.plan import design
@@ -103,7 +104,7 @@ COLUMNS: dict[str, str] = {
     "re-measured after a failed attempt, a host beyond loopback, quantised counters, GPUs; prefixed "
     "`<session>: ` for a session k >= 2) (empty when none)",
     **energy.SUMMARY_COLUMNS,  # energy per token, clocks, throttling, contention (analyse/energy.py)
-    **power.SUMMARY_COLUMNS,  # the smallest detectable speedup, sessions for benchmark.detect_pct (analyse/power.py)
+    **power.SUMMARY_COLUMNS,  # the smallest detectable speedup, sessions for benchmark.detect_pct (maths/power.py)
 }
 
 

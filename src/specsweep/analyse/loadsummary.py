@@ -25,7 +25,7 @@ from typing import Any, TextIO
 import numpy as np
 import pandas as pd
 
-from specsweep.analyse import energy, loadbest, schedule, stats
+from specsweep.analyse import energy, loadbest, schedule
 from specsweep.analyse.latency import (
     PERCENTILES,
     SECTIONING_WINDOWS,
@@ -39,6 +39,7 @@ from specsweep.analyse.latency import (
     steady_part,
 )
 from specsweep.engines.openai import counter_speculation
+from specsweep.maths import stats
 from specsweep.plan.config import Configuration
 from specsweep.plan.load_levels import CONCURRENCY
 from specsweep.record.rates import PER_REQUEST_DECODE, SINGLE_REQUEST_DECODE, STEADY_OUTPUT
