@@ -83,8 +83,8 @@ def test_the_cycle_finder_finds_a_cycle_and_only_a_cycle(graph, expected):
 # after. The ground floor is below every stage and imports none: the maths (statistics that measure's adaptive
 # stopping, the plan's detectable speedup and every analysis share) imports nothing of the package, the
 # records only the maths; the shared vocabulary (the configuration, its error, the names) is a record, so
-# engines and parsers, the plug-ins of plan and measure, import no stage. jobs and cli, the entry points,
-# sit on top.
+# engines and parsers, the plug-ins of plan and measure, import no stage. jobs, hooks and cli, the entry
+# points, sit on top.
 STAGES = ["plan", "measure", "analyse", "report", "archive"]
 PLUG_INS = {"engines", "parsers"}
 GROUND = ["maths", "record"]  # lowest first: each imports only the floors before it
@@ -121,7 +121,7 @@ def layering_violations(graph: dict[str, set[str]]) -> list[str]:
 
 def test_each_module_lives_in_a_stage_folder():
     loose = sorted(m for m in import_graph() if folder(m) == "" and m != "specsweep")
-    assert loose == ["specsweep.cli", "specsweep.jobs"]
+    assert loose == ["specsweep.cli", "specsweep.hooks", "specsweep.jobs"]
 
 
 def test_no_stage_imports_a_later_stage_and_the_records_import_no_stage():
