@@ -21,7 +21,7 @@ import numpy as np
 import yaml
 from common import REPO, snakemake_argv
 
-from specsweep.analyse.stats import t_critical
+from specsweep.maths.stats import t_critical
 from specsweep.plan.workload import read_workload
 from specsweep.record.results import BENCH_SERVE
 

@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from specsweep.analyse.stats import describe
+from specsweep.maths.stats import describe
 from specsweep.record.results import read_run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -23,9 +23,9 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from specsweep.analyse import stats
 from specsweep.analyse.latency import PERCENTILES, sectioned_percentiles
 from specsweep.analyse.loadsummary import crossover, paired_speedup, with_verdicts
+from specsweep.maths import stats
 
 WINDOW_OFFSET = 0.03
 SLOW_FIRST = 1.15

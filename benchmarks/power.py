@@ -1,4 +1,4 @@
-"""The power formula of analyse/power.py against simulation: at the smallest detectable difference it computes,
+"""The power formula of maths/power.py against simulation: at the smallest detectable difference it computes,
 how often the summary's test (pooled log-scale spread, t-test against the baseline, Holm over the family)
 declares it. One configuration differs, the others equal the baseline; sessions are log-normal.
 
@@ -17,7 +17,7 @@ from scipy import special
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import simulation_main
 
-from specsweep.analyse import power, stats
+from specsweep.maths import power, stats
 
 # (session spread, configurations with the baseline, sessions each): the default sweep at 3 %, the sessions
 # it would need for ±5 %, and a noisier, smaller sweep

@@ -18,6 +18,7 @@ import sys
 from conftest import DRIVER, executable_standin, leftovers, results_of, session_spec, wait_for
 
 from specsweep.measure import claim as claims
+from specsweep.measure.progress import SessionProgress
 from specsweep.record.atomic import write_json
 
 
@@ -62,7 +63,7 @@ def test_an_orphan_stops_at_its_next_run_and_keeps_its_runs_where_the_taker_move
             *(folder / "runs" / f"run_{i}.json" for i in range(8)),
         ]
         console = io.StringIO()
-        taker = claims.take(folder, evidence, console, "cfg")
+        taker = claims.take(folder, evidence, SessionProgress("cfg", console))
         assert "node node1 failed (down* (node loss)) while Slurm job 13 measured there" in console.getvalue()
         write_json(folder / "runs" / "run_0.json", {"the new attempt's": True})  # what it measures from now on
         (folder / "server.log").unlink()

@@ -2,7 +2,6 @@ import copy
 import glob
 import os
 import re
-import shlex
 import socket
 import sys
 import time
@@ -26,7 +25,7 @@ except ImportError as error:
 # envs/specsweep.yaml (--sdm conda) installs this checkout into the conda env from here.
 os.environ.setdefault("SPECSWEEP_ROOT", workflow.basedir)
 
-from specsweep.measure import claim as sweep_claim
+from specsweep import hooks
 from specsweep.measure import cluster as sweep_cluster
 from specsweep.plan import config as sweep_config
 from specsweep.plan import config_errors
@@ -37,16 +36,9 @@ from specsweep.record import names as sweep_names
 from specsweep.archive import provenance as sweep_provenance
 from specsweep.record import results as results_tree
 from specsweep.plan import strict_yaml
-from specsweep.record import history as sweep_history
 from specsweep.analyse import outdated as sweep_outdated
 from specsweep.measure.job_guard import other_runs_in
-from specsweep.record.redact import (
-    fingerprint,
-    redact_mapping,
-    redact_values,
-    secret_values,
-)
-from specsweep.plan import references as sweep_references
+from specsweep.record.redact import fingerprint, redact_mapping
 from specsweep.plan import preflight
 from specsweep.engines import log_format_of as engine_log_format
 from specsweep.plan.load_levels import levels_of, warmup_windows
@@ -443,66 +435,28 @@ def archive_inputs(wildcards):
 
 
 def print_conclusion():
-    """onsuccess: when this run made or used results/summary.csv, say what it concludes."""
-    import os
-    import sys
-    from specsweep.analyse import conclusion
-
+    """onsuccess: what results/summary.csv concludes, when this run made it (hooks.py)."""
     made = any(job.rule.name == "summary" for job in workflow.dag.jobs)
-    if made and os.path.exists(
-        results_tree.SUMMARY
-    ):  # --touch, --dry-run: nothing to conclude
-        rows = conclusion.read(results_tree.SUMMARY)
-        text = conclusion.lines(rows, results_tree.ROOT, workflow.overwrite_configfiles)
-        if os.path.exists(
-            results_tree.LOAD_TABLE
-        ):  # the setting per load level (analyse/loadbest.py)
-            from specsweep.analyse import loadbest
-
-            text[-1:-1] = loadbest.conclusion_lines(results_tree.LOAD_TABLE)
-        if os.path.exists(results_tree.SPECULATION_SCHEDULE):  # analyse/schedule.py
-            from specsweep.analyse import schedule
-
-            text[-1:-1] = schedule.conclusion_lines(results_tree.SPECULATION_SCHEDULE)
-        print("\n".join(text), file=sys.stderr)
+    hooks.print_conclusion(made, workflow.overwrite_configfiles, sys.stderr)
 
 
 def summarise_what_finished():
-    """onerror: list every configuration in results/summary.csv, failed ones with their evidence."""
-    import sys
-    from specsweep.analyse import incomplete
-
+    """onerror: every configuration in results/summary.csv, failed ones with their evidence (hooks.py)."""
     if not any(job.rule.name in ("bench", "summary") for job in workflow.dag.jobs):
         return  # the targets (compare, plan) do not rest on this config's measurements: nothing of it to say
-    try:
-        incomplete.write_summary(
-            CONFIGURATIONS,
-            len(RUNS),
-            results_tree.ROOT,
-            BENCH,
-            config.get("profile_parsers", {}),
-            sys.stderr,
-            since=STARTED,  # evidence older than this run is an earlier attempt's
-        )
-    except Exception as error:  # a report of a failure must not hide the failure itself
-        print(f"specsweep: no partial summary ({error!r})", file=sys.stderr)
-    # A node that failed under a session: said, with what happens to its runs and the command that resumes.
-    for name in CONFIGURATIONS:
-        if why := sweep_claim.orphaned(Path(results_tree.configuration_dir(name))):
-            print(
-                f"specsweep: {name}: {why}; its session may still run there. The next attempt keeps what it "
-                f"finished in results/{name}/failed/ and measures {name} again on a working node: rerun the "
-                f"same command ({shlex.join(sys.argv)})",
-                file=sys.stderr,
-            )
-    # A job that failed before its rule's log existed: Snakemake shows no further log (its Slurm log).
+    # a job that failed before its rule's log existed left only its Slurm log
     slurm_logs = (
         getattr(workflow.executor_settings, "logdir", None) or ".snakemake/slurm_logs"
     )
-    for line in sweep_cluster.job_log_lines(
-        slurm_logs, STARTED, NODE_WITHOUT_SPECSWEEP
-    ):
-        print(f"specsweep: a job failed on its node: {line}", file=sys.stderr)
+    hooks.summarise_what_finished(
+        CONFIGURATIONS,
+        config,
+        STARTED,
+        sys.argv,
+        slurm_logs,
+        NODE_WITHOUT_SPECSWEEP,
+        sys.stderr,
+    )
 
 
 # What submitted jobs ask a cluster scheduler for (profiles/slurm); locally this changes nothing.
@@ -540,53 +494,24 @@ def newest_launch_record(wildcards):
     return max(stamps, default=0)
 
 
-def print_walltime():
-    """onstart: the expected wall time of the sessions this run measures, before the first launch."""
-    from specsweep.plan import detectable, walltime
-
-    measuring = [
-        job.wildcards.cfg
+def measuring_jobs():
+    """The measuring jobs this run is about to run: each one's configuration and its rule's log files."""
+    return [
+        (job.wildcards.cfg, list(job.log))
         for job in workflow.dag.needrun_jobs()
         if job.rule.name == "bench"
     ]
-    if measuring:
-        try:
-            table, _ = walltime.report(
-                {name: CONFIGURATIONS[name] for name in measuring}, BENCH
-            )
-            # the whole design's power, read before this sweep's summary replaces the earlier one
-            table += detectable.lines(CONFIGURATIONS, BENCH, results_tree.SUMMARY)
-        except Exception as error:  # an estimate must never stop the measurements
-            table = [f"specsweep: no wall-time estimate ({error!r})"]
-        print("\n".join(table), file=sys.stderr)
+
+
+def print_walltime():
+    """onstart: the expected wall time of the sessions this run measures (hooks.py)."""
+    measuring = [name for name, _ in measuring_jobs()]
+    hooks.print_walltime(measuring, CONFIGURATIONS, BENCH, sys.stderr)
 
 
 def keep_previous_sessions():
-    """onstart: before Snakemake deletes the outputs of a measuring job about to run, keep them in
-    results/<cfg>/history/<launched_at>/ (measurements are never deleted by the pipeline).
-    """
-    declared = sweep_references.declared_values(config)
-    for job in workflow.dag.needrun_jobs():
-        if job.rule.name == "bench":
-            env = {**os.environ, **CONFIGURATIONS[job.wildcards.cfg].env}
-            by_name = secret_values(
-                {k: v for k, v in env.items() if isinstance(v, str)}
-            )
-            sweep_history.keep_previous_session(
-                job.wildcards.cfg,
-                sys.stderr,
-                redact=lambda log, by_name=by_name: redact_values(
-                    log, by_name, declared
-                ),
-            )
-            # the previous attempt's log, renamed after its time: a job that fails before its session
-            # writes one must not show it as if it explained this failure
-            for log in map(Path, job.log):
-                if log.exists():
-                    stamp = time.strftime(
-                        "%Y%m%dT%H%M%S", time.gmtime(log.stat().st_mtime)
-                    )
-                    log.rename(log.with_name(f"{log.stem}.{stamp}Z{log.suffix}"))
+    """onstart: a measuring job's previous session kept in results/<cfg>/history/ (hooks.py)."""
+    hooks.keep_previous_sessions(measuring_jobs(), CONFIGURATIONS, config, sys.stderr)
 
 
 def check_reserved_names():

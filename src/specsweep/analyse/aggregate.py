@@ -1,7 +1,7 @@
 """summary.csv: one row per configuration, each column defined once in ``SUMMARY``, its meaning beside the
 function that computes it from the configuration's ``Evidence`` (gathered once: its sessions' counted runs,
 launch, server-log profile, level and comparison). Columns of a concern of their own keep its module:
-energy and clocks (analyse/energy.py), the smallest detectable speedup (analyse/power.py), user profile
+energy and clocks (analyse/energy.py), the smallest detectable speedup (maths/power.py), user profile
 parsers (``add_profile_columns``). ``COLUMNS`` holds every meaning (docs/summary.md is checked against it).
 """
 
@@ -16,8 +16,9 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from specsweep.analyse import energy, power, replicates, stats
-from specsweep.analyse.stats import describe
+from specsweep.analyse import energy, replicates
+from specsweep.maths import power, stats
+from specsweep.maths.stats import describe
 from specsweep.measure import placement, telemetry
 from specsweep.measure.rate_check import kept_and_excluded
 from specsweep.plan import design
@@ -409,7 +410,7 @@ SUMMARY: dict[str, Column] = {
 COLUMNS: dict[str, str] = {
     **{name: column.meaning for name, column in SUMMARY.items()},
     **energy.SUMMARY_COLUMNS,  # energy per token, clocks, throttling, contention (analyse/energy.py)
-    **power.SUMMARY_COLUMNS,  # the smallest detectable speedup, sessions for benchmark.detect_pct (analyse/power.py)
+    **power.SUMMARY_COLUMNS,  # the smallest detectable speedup, sessions for benchmark.detect_pct (maths/power.py)
 }
 
 

@@ -12,9 +12,9 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from specsweep.analyse import power
 from specsweep.analyse.replicates import NOT_ESTIMABLE_NOTE, ONE_SESSION_NOTE
-from specsweep.analyse.stats import ALPHA, CV_WARNING
+from specsweep.maths import power
+from specsweep.maths.stats import ALPHA, CV_WARNING
 from specsweep.measure.claim import REMEASURED
 from specsweep.measure.placement import CROSS_MACHINE
 from specsweep.plan.config_errors import user_command

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from specsweep.analyse.stats import CONFIDENCE, t_critical
+from specsweep.maths.stats import CONFIDENCE, t_critical
 from specsweep.plan.config import Configuration
 from specsweep.record.results import Run
 from specsweep.record.speculation import SpeculationCounts

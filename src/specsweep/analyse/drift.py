@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from specsweep.analyse import stats
+from specsweep.maths import stats
 from specsweep.plan.config import Configuration
 from specsweep.plan.design import end_name
 from specsweep.record.results import Run

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from specsweep.analyse import stats
+from specsweep.maths import stats
 from specsweep.plan import design
 from specsweep.plan.config import Configuration
 from specsweep.record.results import Run

@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from specsweep.analyse import replicates, stats
+from specsweep.analyse import replicates
+from specsweep.maths import stats
 from specsweep.measure import machine, telemetry
 from specsweep.measure.rate_check import kept_and_excluded
 from specsweep.record import results

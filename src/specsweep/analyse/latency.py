@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from specsweep.analyse import stats
+from specsweep.maths import stats
 from specsweep.record.arrivals import decode_arrivals
 from specsweep.record.results import Window, WindowRequest
 

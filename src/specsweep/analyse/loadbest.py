@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from specsweep.analyse import stats
+from specsweep.maths import stats
 
 if TYPE_CHECKING:
     import pandas as pd

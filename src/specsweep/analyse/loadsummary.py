@@ -25,7 +25,7 @@ from typing import Any, TextIO
 import numpy as np
 import pandas as pd
 
-from specsweep.analyse import energy, loadbest, schedule, stats
+from specsweep.analyse import energy, loadbest, schedule
 from specsweep.analyse.latency import (
     PERCENTILES,
     SECTIONING_WINDOWS,
@@ -38,7 +38,8 @@ from specsweep.analyse.latency import (
     sectioned_percentiles,
     steady_part,
 )
-from specsweep.engines.openai import counter_speculation
+from specsweep.engines import adapter_class
+from specsweep.maths import stats
 from specsweep.plan.config import Configuration
 from specsweep.plan.load_levels import CONCURRENCY
 from specsweep.record.rates import PER_REQUEST_DECODE, SINGLE_REQUEST_DECODE, STEADY_OUTPUT
@@ -388,7 +389,7 @@ def _level_row(
             if found.approximate:
                 approximate.append(column)
     row["approximate_intervals"] = " ".join(approximate)
-    row.update(_speculation(requests, records))
+    row.update(_speculation(configuration.kind, requests, records))
     row.update(energy.window_columns(records))
     row["text_matches_baseline"] = (
         all(reference_texts.get((w.window, r.index)) == r.text_sha256 for w in records for r in w.requests)
@@ -398,12 +399,13 @@ def _level_row(
     return row
 
 
-def _speculation(requests: list[WindowRequest], records: list[Window]) -> dict[str, Any]:
+def _speculation(kind: str, requests: list[WindowRequest], records: list[Window]) -> dict[str, Any]:
     """The responses' per-request counts (llama.cpp, vLLM 0.33's per-request metrics), else the engine's counter
-    deltas of the windows (vLLM, SGLang), which cover the same requests; None only when neither has counts (no
-    speculation), 0 when a speculative server drafted nothing."""
+    deltas of the windows as the ``kind``'s adapter reads them (vLLM's; SGLang's say none), which cover the same
+    requests; None only when neither has counts (no speculation), 0 when a speculative server drafted nothing."""
+    window_speculation = adapter_class(kind).window_speculation
     # a window whose counters fell (the engine restarted or reset them) gives impossible counts: refused
-    counted = [c for w in records if (c := counter_speculation(w.counter_delta, 0)) and c.impossible is None]
+    counted = [c for w in records if (c := window_speculation(w.counter_delta)) and c.impossible is None]
     steps = sum(c.verify_steps or 0 for c in counted)
     if any(r.drafted is not None for r in requests):
         drafted, accepted = sum(r.drafted or 0 for r in requests), sum(r.accepted or 0 for r in requests)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from specsweep.analyse import stats
+from specsweep.maths import stats
 from specsweep.record.results import Run
 
 SESSION, PASS = "session", "pass"

@@ -17,8 +17,8 @@ from typing import TextIO
 import numpy as np
 import pandas as pd
 
-from specsweep.analyse import stats
 from specsweep.analyse.loadsummary import paired_speedup
+from specsweep.maths import stats
 from specsweep.record.configuration import Configuration
 from specsweep.record.results import RateSearchRecord
 

@@ -242,6 +242,12 @@ class Engine(abc.ABC):
     ) -> SpeculationCounts | None:
         """Speculation counts of one run, from the most precise source available."""
 
+    @classmethod
+    def window_speculation(cls, counter_delta: dict[str, float]) -> SpeculationCounts | None:
+        """Speculation counts of a load window from its counters' totals over the window's requests
+        (analyse/loadsummary.py); None where this engine's counters do not say them."""
+        return None
+
     def flush_cache(self, base_url: str) -> None:  # noqa: B027 (optional hook)
         """Make runs independent (default: nothing to flush; requests disable caching)."""
 

@@ -171,6 +171,10 @@ class LlamaCpp(Engine):
         # /completion's final event: tokens_evaluated (the prompt tokens processed, the cache flushed first)
         return count(fields.get("tokens_evaluated"))
 
+    @classmethod
+    def window_speculation(cls, counter_delta: dict[str, float]) -> SpeculationCounts | None:
+        return openai.counter_speculation(counter_delta, 0)  # the same counters as an external llama-server
+
     def speculation(
         self, fields: dict[str, Any], counter_delta: dict[str, float], emitted: int
     ) -> SpeculationCounts | None:

@@ -178,3 +178,7 @@ class OpenAICompletions:
         self, fields: dict[str, Any], counter_delta: dict[str, float], emitted: int
     ) -> SpeculationCounts | None:
         return merge(response_speculation(fields, emitted), counter_speculation(counter_delta, emitted))
+
+    @classmethod
+    def window_speculation(cls, counter_delta: dict[str, float]) -> SpeculationCounts | None:
+        return counter_speculation(counter_delta, 0)  # totals: drafted, accepted and verify steps add up

@@ -214,6 +214,10 @@ class SGLang(Engine):
             counter_delta, emitted, per_step
         )
 
+    # window_speculation: none (the default). Its counters give verify steps, and accepted tokens only as the
+    # tokens generated less one prefill token per request and one per step (from_verify_steps), which a window
+    # of overlapping requests does not isolate: load.csv's speculation columns of SGLang stay empty.
+
     def draft_tokens_per_step(self) -> int | None:
         """Drafted tokens per verify step, as SGLang counts them: num_draft_tokens - 1."""
         tokens = _int(self.server_args.get("speculative_num_draft_tokens"))

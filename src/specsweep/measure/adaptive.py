@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from specsweep.analyse.stats import MIN_RUNS_FOR_CI, t_interval
+from specsweep.maths.stats import MIN_RUNS_FOR_CI, t_interval
 
 
 @dataclass(frozen=True)

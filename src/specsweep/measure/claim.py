@@ -35,9 +35,10 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from specsweep.measure import cluster
+from specsweep.measure.progress import SessionProgress
 from specsweep.record.atomic import keep_copy, write_json
 from specsweep.record.clock import now_iso, now_stamp
 
@@ -107,8 +108,7 @@ class Claim:
     folder: Path
     attempt: Attempt
     replaced: dict[str, Any] | None = None
-    progress: TextIO | None = field(default=None, repr=False)
-    name: str = ""
+    progress: SessionProgress | None = field(default=None, repr=False)
     _stop: threading.Event = field(default_factory=threading.Event, repr=False)
     _kept: Path | None = field(default=None, repr=False)
 
@@ -190,13 +190,7 @@ class Claim:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         if self.progress is not None:
-            print(
-                f"{self.name}: Slurm reports job {self.attempt.job} NODE_FAIL: stopped its batch script's "
-                f"Snakemake (pid {', '.join(map(str, stopped)) or 'none found'}) so that it deletes no output a "
-                f"later attempt writes; measuring on until a later attempt takes {self.name} over",
-                file=self.progress,
-                flush=True,
-            )
+            self.progress.node_failed(str(self.attempt.job), stopped)
 
 
 def read_claim(folder: Path) -> dict[str, Any] | None:
@@ -249,11 +243,11 @@ def why_gone(holder: dict[str, Any], mine: Attempt, folder: Path) -> str | None:
     return None
 
 
-def take(folder: Path, evidence: list[Path], progress: TextIO, name: str) -> Claim:
+def take(folder: Path, evidence: list[Path], progress: SessionProgress) -> Claim:
     """Claim ``folder`` for this attempt; take it over from a holder that no longer runs (its ``evidence``
     files, and their shadow copies, kept in ``failed/<time>-<holder>/``); raise ClaimHeld while it runs."""
     mine = Attempt.this()
-    claim = Claim(folder, mine, progress=progress, name=name)
+    claim = Claim(folder, mine, progress=progress)
     holder = read_claim(folder)
     if holder is not None and holder.get("key") != mine.key:
         why = why_gone(holder, mine, folder)
@@ -269,12 +263,7 @@ def take(folder: Path, evidence: list[Path], progress: TextIO, name: str) -> Cla
             )
         kept, finished = _keep_orphan(folder, holder, evidence, why)
         claim.replaced = {**holder, "why": why, "kept": str(kept), "finished_runs": finished, "at": now_iso()}
-        print(
-            f"{name}: {why}; that attempt's evidence ({finished} finished run(s)) is kept in {kept}; "
-            f"measuring {name} again here ({mine.label})",
-            file=progress,
-            flush=True,
-        )
+        progress.taken_over(why, finished, kept, mine.label)
     folder.mkdir(parents=True, exist_ok=True)
     write_json(claim.path, {**asdict(mine), "key": mine.key, "label": mine.label, "replaced": claim.replaced})
     claim.heartbeat().touch()

@@ -44,7 +44,7 @@ from specsweep.measure.evidence import SessionPaths
 from specsweep.measure.hiding import Hidden
 from specsweep.measure.machine import snapshot as machine_snapshot
 from specsweep.measure.placement import physical_gpus, placement, select_gpus
-from specsweep.measure.progress import ReadyWait, eta
+from specsweep.measure.progress import SessionProgress, eta
 from specsweep.measure.rate_check import DEFAULT_TOLERANCE_PCT, exclusion_reason
 from specsweep.measure.rate_search import judge, search
 from specsweep.measure.request import RunError
@@ -65,8 +65,6 @@ from specsweep.record import history, results
 from specsweep.record.atomic import ErrorReserve
 from specsweep.record.clock import now_iso
 from specsweep.record.locks import measuring
-from specsweep.record.ongoing import Ongoing
-from specsweep.record.rates import END_TO_END_OUTPUT, SINGLE_REQUEST_DECODE
 from specsweep.record.redact import (
     redact_argv,
     redact_env,
@@ -145,39 +143,32 @@ def measure(session: Session, progress: TextIO = sys.stderr) -> None:
     engine.check_api_key(configuration.engine)
     references.resolve(configuration)  # a from_env variable that is not set: said before anything starts
     hidden = Hidden.of(configuration, engine, os.environ)
+    said = SessionProgress(name, progress)
     with measuring(progress, name), _first_termination_only() as terminating:
-        claim = claims.take(paths.failed_root.parent, evidence.evidence_of(paths), progress, name)
+        claim = claims.take(paths.failed_root.parent, evidence.evidence_of(paths), said)
         # Only now: the configuration's claim was free or its holder is gone (a live holder, e.g. a second working
         # folder sharing these results, raised ClaimHeld above), so a recorded server still running is a leftover.
         try:
             if (pgid := stale.stop_if_running(float(session.benchmark["stop_grace_s"]))) is not None:
-                print(
-                    f"{name}: stopped a server left behind by an interrupted job (process group {pgid})", file=progress
-                )
+                said.leftover_stopped(pgid)
         except BaseException:
             claim.release()
             raise
         session = replace(session, paths=(paths := replace(paths, claim=claim)))
         reserve = ErrorReserve(paths.failed_root.parent)
         try:
-            _session(session, stale, progress)
+            _session(session, stale, said)
             paths.check_claim()  # taken over after its last run: its outputs are the new attempt's
         except BaseException as raised:
             terminating.append(raised)  # from now on a SIGTERM must not cut the post-mortem short
             error = hidden.error(raised)
-            print(f"{name}: FAILED ({error})", file=progress, flush=True)  # the original error, whatever follows
+            said.failed(error)
             try:
-                kept = evidence.keep_for_post_mortem(paths, error, reserve)
-                print(f"{name}: partial results kept in {kept}", file=progress, flush=True)
+                said.kept(evidence.keep_for_post_mortem(paths, error, reserve))
             except OSError as keeping:  # e.g. a full disk: said, and the original error is still the one raised
-                print(f"{name}: WARNING: could not keep all partial results ({keeping})", file=progress, flush=True)
+                said.not_kept(keeping)
             if isinstance(raised, claims.ClaimLost) and (snakemakes := claims.abandon()):
-                print(
-                    f"{name}: stopped this job's Snakemake (pid {', '.join(map(str, snakemakes))}) so that it "
-                    f"deletes no output: they are the new attempt's",
-                    file=progress,
-                    flush=True,
-                )
+                said.snakemake_stopped(snakemakes)
             if error is raised:
                 raise
             raise error from None
@@ -212,15 +203,15 @@ def _first_termination_only() -> Iterator[list[BaseException]]:
             signal.signal(sig, handler)
 
 
-def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
+def _session(session: Session, stale: StaleGroup, progress: SessionProgress) -> None:
     """Launch (or attach), wait until ready, warm up, measure the runs and the load levels, stop."""
     configuration, engine, benchmark = session.configuration, session.engine, session.benchmark
-    paths, name = session.paths, configuration.name
+    paths = session.paths
     port = _free_checked_port(session)
     base_url = engine.base_url(session.host, port)
     launch, argv, env, hidden = _launch_record(session, port, progress)
     folder = paths.failed_root.parent  # a killed session's links (any attempt's): its runs and windows, kept
-    history.keep_leftover_session(folder.name, progress, folder.parent, hidden.log)
+    history.keep_leftover_session(folder.name, progress.stream, folder.parent, hidden.log)
     for links in folder.glob(results.SESSION_LINKS + "*"):  # kept in history/ just above; this attempt holds the claim
         shutil.rmtree(links, ignore_errors=True)
     if warning := claims.replaced_warning(paths.claim) if paths.claim else None:
@@ -232,7 +223,7 @@ def _session(session: Session, stale: StaleGroup, progress: TextIO) -> None:
     if memory is not None:
         memory.read("before_launch")
     try:
-        print(f"{name}: launching {engine.kind} on {base_url}", file=progress, flush=True)
+        progress.launching(engine.kind, base_url)
         server = (
             managed_server(argv, env, paths.log, stale, float(benchmark["stop_grace_s"]))
             if engine.launches
@@ -276,7 +267,7 @@ def _free_checked_port(session: Session) -> int:
 
 
 def _launch_record(
-    session: Session, port: int, progress: TextIO
+    session: Session, port: int, progress: SessionProgress
 ) -> tuple[Launch, list[str], dict[str, str], list[str]]:
     """What is launched (argv, env, the values to hide) and the launch record that describes it, redacted."""
     configuration, engine, benchmark, host = session.configuration, session.engine, session.benchmark, session.host
@@ -297,7 +288,7 @@ def _launch_record(
     warnings = [w for w in [exposure_warning(host, configuration.engine)] if w and engine.launches] + inherited
     warnings += gpus.warnings
     for warning in warnings:
-        print(f"{configuration.name}: WARNING: {warning}", file=progress, flush=True)
+        progress.warning(warning)
     launch = Launch(
         configuration=redact_mapping(configuration.as_params()),  # its env may hold a token
         benchmark=redact_mapping(benchmark),  # with the configuration: what these runs were measured under
@@ -328,11 +319,11 @@ def _until_ready(
     base_url: str,
     port: int,
     launch: Launch,
-    progress: TextIO,
+    progress: SessionProgress,
 ) -> list[Prompt]:
     """Wait until the server answers, check what it serves, and return the prompts as it will get them."""
     configuration, engine, benchmark, paths = session.configuration, session.engine, session.benchmark, session.paths
-    name, prompts = configuration.name, session.prompts
+    prompts = session.prompts
     timeout_s = float(benchmark["ready_timeout_s"])
     ready_s = wait_until_ready(
         process,
@@ -340,7 +331,7 @@ def _until_ready(
         timeout_s,
         paths.log,
         port=port if engine.launches else None,
-        waiting=ReadyWait(name, timeout_s, progress, lambda: log_tail(paths.log, 1)),
+        waiting=progress.ready_wait(timeout_s, lambda: log_tail(paths.log, 1)),
     )
     if engine.launches:  # workers and helpers exist now: a later job can stop exactly them
         stale.track(process.pid)
@@ -349,16 +340,12 @@ def _until_ready(
     launch.status = "ready"
     evidence.write_evidence(paths, paths.launch, launch.to_json())
     if launch.engine.get("warning"):
-        print(f"{name}: WARNING: {launch.engine['warning']}", file=progress, flush=True)
+        progress.warning(launch.engine["warning"])
     if benchmark.get("chat_template"):  # rendered by this server: the served model's template
         prompts = [replace(p, text=engine.apply_chat_template(base_url, p.text)) for p in prompts]
         first = Hidden.of(configuration, engine, {}).prompt(prompts[0].text)  # a prompt may hold a declared one
         launch.chat_template = {"first_prompt": first, "rendered_by": engine.chat_template_route}
-    print(
-        f"{name}: ready after {ready_s:.1f} s; {benchmark['warmup_requests']} warmup request(s)",
-        file=progress,
-        flush=True,
-    )
+    progress.ready(ready_s, benchmark["warmup_requests"])
     return prompts
 
 
@@ -374,14 +361,14 @@ def _warm_up(session: Session, process: Any, base_url: str, prompts: list[Prompt
 
 
 def _measure_runs(
-    session: Session, process: Any, base_url: str, prompts: list[Prompt], launch: Launch, progress: TextIO
+    session: Session, process: Any, base_url: str, prompts: list[Prompt], launch: Launch, progress: SessionProgress
 ) -> None:
     """The declared runs, and adaptive extra ones; each run record is written as soon as it is measured."""
-    engine, benchmark, paths, name = session.engine, session.benchmark, session.paths, session.configuration.name
+    engine, benchmark, paths = session.engine, session.benchmark, session.paths
     rates: list[float] = []
     declared = len(paths.runs)
     watch = telemetry.watch(benchmark, session.configuration.env)
-    print(f"{name}: {watch.describe()}", file=progress, flush=True)
+    progress.watching(watch.describe())
     runs_started = time.monotonic()
     while (run_path := _next_run_path(paths, len(rates), rates, benchmark, launch)) is not None:
         paths.check_claim()
@@ -397,47 +384,30 @@ def _measure_runs(
         record = replace(
             record, excluded=exclusion_reason(record, tolerance), telemetry=telemetry.sampled_record(sampler)
         )
-        _warn_of_telemetry(name, label, record.telemetry, progress)
+        progress.measured_under(label, record.telemetry)
         evidence.write_evidence(paths, run_path, record.to_json())
         rates.append(record.decode_tokens_per_s)
         elapsed = time.monotonic() - runs_started
         windows = load_windows_left(benchmark, elapsed / len(rates))  # measured after the runs, at this pace
         pace = eta(len(rates), declared, elapsed, windows) if index < declared else ""
-        print(
-            f"{name}: {label}: {SINGLE_REQUEST_DECODE.quote(record.decode_tokens_per_s)} "
-            f"(TTFT {1000 * record.client.ttft_s:.0f} ms){'; ' + pace if pace else ''}",
-            file=progress,
-            flush=True,
-        )
+        progress.run_done(label, record, pace)
         if record.excluded:
-            print(
-                f"{name}: WARNING: {label} is excluded from the statistics (kept in {run_path}): {record.excluded}",
-                file=progress,
-                flush=True,
-            )
+            progress.run_excluded(label, run_path, record.excluded)
         if record.speculation_refused:
-            print(f"{name}: WARNING: {label}: {record.speculation_refused}; not used", file=progress, flush=True)
+            progress.warning(f"{label}: {record.speculation_refused}; not used")
         if record.counters_quantised and not any("quantised" in w for w in launch.warnings):
             launch.warnings.append(
                 f"/metrics prints {', '.join(record.counters_quantised)} past 10^6 with 6 significant "
                 f"digits: per-run differences are quantised, so they are not used (the response's own "
                 f"counts are; verify steps stay unknown)"
             )
-            print(f"{name}: WARNING: {launch.warnings[-1]}", file=progress, flush=True)
+            progress.warning(launch.warnings[-1])
         if process.poll() is not None:
             raise ServerError(f"the server exited with status {process.returncode} during the runs")
-    print(f"{name}: {launch.repetitions['stopped_because']}", file=progress, flush=True)
+    progress.runs_done(launch.repetitions["stopped_because"])
 
 
-def _warn_of_telemetry(name: str, label: str, sampled: dict[str, Any] | None, progress: TextIO) -> None:
-    """Contention and clock slowdowns during a measurement, said as they happen (docs/energy.md)."""
-    if reason := telemetry.contended((sampled or {}).get("contention")):
-        print(f"{name}: WARNING: {label} was measured under contention: {reason}", file=progress, flush=True)
-    if slowed := telemetry.slowdowns(sampled):
-        print(f"{name}: WARNING: GPU clocks slowed down during {label}: {', '.join(slowed)}", file=progress, flush=True)
-
-
-def _record_stopped(session: Session, launch: Launch, hidden: Hidden, progress: TextIO) -> None:
+def _record_stopped(session: Session, launch: Launch, hidden: Hidden, progress: SessionProgress) -> None:
     """After the stop: the log redacted and the final launch record written, without hiding the first error."""
     paths = session.paths
     try:
@@ -452,10 +422,7 @@ def _record_stopped(session: Session, launch: Launch, hidden: Hidden, progress: 
     except OSError as problem:  # e.g. a full disk: while a failure propagates, it must stay the error raised
         if launch.completed:
             raise
-        print(
-            f"{session.configuration.name}: WARNING: could not record the failure in {paths.launch} ({problem})",
-            file=progress,
-        )
+        progress.not_recorded(paths.launch, problem)
 
 
 def _next_run_path(
@@ -546,13 +513,13 @@ def _measure_load(
     base_url: str,
     launch: Launch,
     process: subprocess.Popen[bytes],
-    progress: TextIO,
+    progress: SessionProgress,
 ) -> None:
     """Every load level's windows, after the single-request runs, on the same server."""
     levels = levels_of(session.benchmark)
     if not levels:
         return
-    name, paths = session.configuration.name, session.paths
+    paths = session.paths
     slots = count_or_none((launch.engine or {}).get("total_slots"))
     wanted = max((level.in_flight or 0 for level in levels), default=0)
     if slots is not None and slots < wanted:  # llama.cpp -np unset: the server chose its slots itself
@@ -571,18 +538,9 @@ def _measure_load(
             label = f"load {level.label} {'warmup window' if warmup else f'window {window + 1}/{len(measured)}'}"
             phase, index = (WARMUP, None) if warmup else (LOAD, window)  # the warmup window's log rows count nowhere
             record = sent.measure(level, window, warmup, label, (phase, index), watch)
-            _warn_of_telemetry(name, label, record.telemetry, progress)
+            progress.measured_under(label, record.telemetry)
             evidence.write_evidence(paths, path, record.to_json())
-            start, end = record.steady
-            flagged = [r.flagged for r in record.requests if r.flagged]
-            print(
-                f"{name}: {label}: {END_TO_END_OUTPUT.quote(record.output_tokens_per_s)}, "
-                f"{len(record.requests)} requests in {record.duration_s:.1f} s, steady {start:.1f}-{end:.1f} s"
-                + ("" if end > start else " (empty: more requests_per_window would give one)")
-                + (f"; WARNING: {len(flagged)} request(s) counted nowhere: {flagged[0]}" if flagged else ""),
-                file=progress,
-                flush=True,
-            )
+            progress.window_done(label, record)
             if process.poll() is not None:
                 raise ServerError(f"the server exited with status {process.returncode} during {label}")
 
@@ -598,7 +556,7 @@ class _SentWindow:
     base_url: str
     launch: Launch
     process: subprocess.Popen[bytes]
-    progress: TextIO
+    progress: SessionProgress
 
     def measure(
         self,
@@ -617,8 +575,7 @@ class _SentWindow:
         with contextlib.ExitStack() as stack:
             stack.enter_context(_server_death_named(self.process, label, paths.log, self.base_url))
             sampler = stack.enter_context(watch.sampled()) if watch is not None else None
-            name = session.configuration.name
-            ongoing = stack.enter_context(Ongoing(f"{name}: {label}", self.progress, total=requests))
+            ongoing = stack.enter_context(self.progress.window(label, requests))
             record = request.measured_window(
                 session.engine, session.benchmark, self.prompts, self.base_url, level, window, ongoing.advance, warmup
             )
@@ -631,11 +588,11 @@ def _search_rate(
     base_url: str,
     launch: Launch,
     process: subprocess.Popen[bytes],
-    progress: TextIO,
+    progress: SessionProgress,
 ) -> None:
     """The SLO rate search (benchmark.load.rate_search), after the load levels, on the same server: each
     probe one window at its rate (window 0's prompts and schedule), after a warmup window as a level's."""
-    spec, paths, name = rate_search_of(session.benchmark), session.paths, session.configuration.name
+    spec, paths = rate_search_of(session.benchmark), session.paths
     if spec is None or paths.rate_search is None:
         return
     objectives = objectives_of(session.benchmark["load"].get("slo") or {})
@@ -648,10 +605,9 @@ def _search_rate(
             # the engine's log rows of a probe count in no table, as a warmup window's
             window = sent.measure(level, 0, warmup, label, (WARMUP, None))
         judged = judge(window, rate, objectives)
-        print(f"{name}: {label}: {judged.verdict} ({judged.why})", file=progress, flush=True)
+        progress.probe_done(label, judged)
         return judged
 
     record = search(spec, probe, arrivals_of(session.benchmark))
     evidence.write_evidence(paths, paths.rate_search, record.to_json())
-    found = f"{record.found_rate:g} requests/s" if record.found_rate is not None else f"none (below {spec.low:g})"
-    print(f"{name}: SLO rate {found}, to {spec.resolution:g} requests/s", file=progress, flush=True)
+    progress.rate_found(record.found_rate, spec.low, spec.resolution)

@@ -1,4 +1,4 @@
-"""Before measuring: the smallest speedup the planned design detects (analyse/power.py), from the session
+"""Before measuring: the smallest speedup the planned design detects (maths/power.py), from the session
 noise of an earlier sweep of the same engine in the results tree, else ``benchmark.assumed_session_cv_pct``.
 
 The noise is the sessions' spread: summary.csv's ``decode_tok_s_between_session_cv`` (the standard deviation
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specsweep.analyse import power
+from specsweep.maths import power
 from specsweep.plan import design
 from specsweep.plan.config import Configuration
 from specsweep.plan.factors import baselines_by_configuration

@@ -33,7 +33,8 @@ from typing import Any, TextIO
 import numpy as np
 import pandas as pd
 
-from specsweep.analyse import replicates, stats
+from specsweep.analyse import replicates
+from specsweep.maths import stats
 from specsweep.measure import placement, telemetry
 from specsweep.measure.rate_check import kept_and_excluded
 from specsweep.record.rates import SINGLE_REQUEST_DECODE

@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 from run_records import run_record
 
-from specsweep.analyse import energy, stats
+from specsweep.analyse import energy
 from specsweep.analyse.runs_table import runs_table
+from specsweep.maths import stats
 from specsweep.measure import telemetry
 from specsweep.record.results import Launch, Run, Window, WindowRequest
 

@@ -10,8 +10,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 import load_coverage
 
-from specsweep.analyse import latency, stats
+from specsweep.analyse import latency
 from specsweep.analyse.latency import meets_slo, percentile, request_latency, sectioned_percentiles
+from specsweep.maths import stats
 from specsweep.record.arrivals import decode_arrivals, encode_arrivals
 
 

@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specsweep.analyse import stats
 from specsweep.analyse.latency import steady_part
 from specsweep.analyse.loadsummary import (
     SINGLE,
@@ -20,6 +19,7 @@ from specsweep.analyse.loadsummary import (
     paired_speedup,
     request_rows,
 )
+from specsweep.maths import stats
 from specsweep.measure.load import steady_interval
 from specsweep.plan import design
 from specsweep.plan.config import Configuration
@@ -434,3 +434,27 @@ def test_a_simulated_a_a_load_sweep_keeps_its_family_wise_rate_and_coverage():
 
     found = load_coverage.across_launches(600, 0.10)
     assert 0.93 <= found["coverage"] <= 0.97 and found["family_false_positives"] <= 0.08
+
+
+def test_each_engine_reads_its_own_counters_at_load_and_sglangs_leave_the_columns_empty():
+    """The analysis read every engine's window counters as vLLM's or llama.cpp's; the adapter reads its own,
+    and SGLang's (verify steps, generated tokens) give no counts for a window of overlapping requests."""
+    vllm_delta = {
+        "vllm:spec_decode_num_drafts_total": 40.0,
+        "vllm:spec_decode_num_draft_tokens_total": 120.0,
+        "vllm:spec_decode_num_accepted_tokens_total": 61.0,
+    }
+    sglang_delta = {"sglang:spec_verify_calls_total": 40.0, "sglang:generation_tokens_total": 200.0}
+    level = LoadLevel(CONCURRENCY, 2)
+    windows = {"base": [closed_window(level, w, 0.01) for w in range(2)]}
+    for kind in ("vllm", "sglang"):
+        configurations = {
+            "base": CONFIGURATIONS["base"],
+            "spec": Configuration(name="spec", engine="e", kind=kind, baseline=False, args={}, env={}, group="spec"),
+        }
+        windows["spec"] = [closed_window(level, w, 0.008, counters=vllm_delta | sglang_delta) for w in range(2)]
+        spec = load_table(configurations, windows, {}).set_index("configuration").loc["spec"]
+        if kind == "vllm":
+            assert (spec["drafted"], spec["accepted"], spec["verify_steps"]) == (240, 122, 80)
+        else:  # no vLLM counter is SGLang's, and its own say nothing at load
+            assert all(pd.isna(spec[c]) for c in ("drafted", "accepted", "verify_steps", "accept_length"))

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specsweep.analyse import aggregate, conclusion, stats
+from specsweep.analyse import aggregate, conclusion
+from specsweep.maths import stats
 from specsweep.plan import design
 from specsweep.plan.config import Configuration
 from specsweep.record.results import Run

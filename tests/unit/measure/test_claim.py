@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from specsweep.measure import claim as claims
+from specsweep.measure.progress import SessionProgress
 from specsweep.record.atomic import write_json
 
 
@@ -59,7 +60,7 @@ def fake_slurm(tmp_path: Path, monkeypatch, squeue: str, sinfo: str) -> None:
 def test_a_live_holder_on_this_host_is_refused_with_its_pid(tmp_path, no_slurm):
     holder_claim(tmp_path, pid=os.getppid())
     with pytest.raises(claims.ClaimHeld, match=f"pid {os.getppid()} on {socket.gethostname()}.*kill {os.getppid()}"):
-        claims.take(tmp_path, [], io.StringIO(), "cfg")
+        claims.take(tmp_path, [], SessionProgress("cfg", io.StringIO()))
 
 
 def test_a_holder_whose_process_ended_is_taken_over_and_its_runs_kept(tmp_path, no_slurm):
@@ -69,7 +70,7 @@ def test_a_holder_whose_process_ended_is_taken_over_and_its_runs_kept(tmp_path, 
     key = f"{socket.gethostname()}-pid{pid}"
     evidence = orphan_evidence(tmp_path, key)
     console = io.StringIO()
-    claim = claims.take(tmp_path, evidence, console, "cfg")
+    claim = claims.take(tmp_path, evidence, SessionProgress("cfg", console))
     try:
         (kept,) = (tmp_path / "failed").iterdir()
         assert kept.name.endswith(f"-{key}")
@@ -90,7 +91,7 @@ def test_a_slurm_job_on_a_failed_node_is_taken_over_saying_the_node_failed(tmp_p
     monkeypatch.setenv("SLURM_JOB_ID", "14")
     monkeypatch.setenv("SLURMD_NODENAME", "node2")
     console = io.StringIO()
-    claim = claims.take(tmp_path, orphan_evidence(tmp_path, "job13"), console, "cfg")
+    claim = claims.take(tmp_path, orphan_evidence(tmp_path, "job13"), SessionProgress("cfg", console))
     claim.release()
     assert "node node1 failed (down* (node loss test)) while Slurm job 13 measured there" in console.getvalue()
     assert "(Slurm job 14 pid" in console.getvalue() and "on node2)" in console.getvalue()
@@ -103,7 +104,7 @@ def test_a_running_slurm_job_on_a_healthy_node_is_refused_with_scancel(tmp_path,
     holder_claim(tmp_path, host="node1", job="13", pid=4242)
     monkeypatch.setenv("SLURM_JOB_ID", "14")
     with pytest.raises(claims.ClaimHeld, match=r"Slurm job 13 pid 4242 on node1 .*scancel 13"):
-        claims.take(tmp_path, [], io.StringIO(), "cfg")
+        claims.take(tmp_path, [], SessionProgress("cfg", io.StringIO()))
 
 
 def test_a_requeued_job_takes_over_from_its_own_earlier_run(tmp_path, monkeypatch, no_slurm):
@@ -112,12 +113,12 @@ def test_a_requeued_job_takes_over_from_its_own_earlier_run(tmp_path, monkeypatc
     monkeypatch.setenv("SLURM_JOB_ID", "13")
     monkeypatch.setenv("SLURM_RESTART_COUNT", "1")
     console = io.StringIO()
-    claims.take(tmp_path, [], console, "cfg").release()
+    claims.take(tmp_path, [], SessionProgress("cfg", console)).release()
     assert "Slurm requeued job 13 (restart 1): the earlier run of it was orphaned" in console.getvalue()
 
 
 def test_the_orphan_notices_the_take_over_and_writes_only_where_its_evidence_went(tmp_path, no_slurm):
-    orphan = claims.take(tmp_path, [], io.StringIO(), "cfg")
+    orphan = claims.take(tmp_path, [], SessionProgress("cfg", io.StringIO()))
     orphan.check()  # still its own
     assert orphan.redirect(tmp_path / "runs" / "run_3.json") == tmp_path / "runs" / "run_3.json"
     # a newer attempt elsewhere takes the folder over, moving the orphan's evidence to failed/
@@ -163,7 +164,7 @@ def test_an_orphan_stops_every_snakemake_that_would_delete_the_new_attempts_outp
 def test_an_orphan_whose_taker_already_finished_still_knows_it_lost(tmp_path, no_slurm):
     """The taker released its claim (it finished) before the orphan's next check: no claim at all is a loss
     too, and the orphan writes into the folder its evidence was moved to (seen on the two-node cluster)."""
-    orphan = claims.take(tmp_path, [], io.StringIO(), "cfg")
+    orphan = claims.take(tmp_path, [], SessionProgress("cfg", io.StringIO()))
     moved = tmp_path / "failed" / f"20260101T000000Z-{orphan.attempt.key}"
     moved.mkdir(parents=True)
     (tmp_path / claims.CLAIM).unlink()  # taken over, measured, released
@@ -188,7 +189,7 @@ def test_a_session_whose_job_is_node_fail_kills_its_batch_snakemake_and_measures
             time.sleep(0.01)
     monkeypatch.setenv("SLURM_JOB_ID", "4242")
     progress = io.StringIO()
-    claim = claims.take(tmp_path, [], progress, "cfg")
+    claim = claims.take(tmp_path, [], SessionProgress("cfg", progress))
     try:
         assert batch.wait(timeout=10) == -9
         assert other.poll() is None

@@ -159,3 +159,62 @@ def test_on_a_terminal_a_bar_and_in_the_log_plain_lines(monkeypatch):
     assert lines and all(
         re.fullmatch(r"cfg: load c4 window 1/3: 4 of 4 requests ended, [01] s so far", x) for x in lines
     )
+
+
+# The session's events: one object says every line (measure/progress.SessionProgress).
+
+
+def test_each_session_event_is_one_line_naming_the_configuration():
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from specsweep.measure.progress import SessionProgress
+    from specsweep.record.results import RateProbe
+
+    out = io.StringIO()
+    said = SessionProgress("ngram", out)
+    said.launching("vllm", "http://127.0.0.1:8000")
+    said.ready(12.345, 2)
+    said.run_done("run 1/5", SimpleNamespace(decode_tokens_per_s=37.64, client=SimpleNamespace(ttft_s=0.0213)), "")
+    said.run_done("run 2/5", SimpleNamespace(decode_tokens_per_s=40.0, client=SimpleNamespace(ttft_s=0.5)), "ETA 3 s")
+    said.run_excluded("run 3/5", Path("runs/run_2.json"), "no token count")
+    said.runs_done("5 runs (benchmark.runs; no adaptive repetitions)")
+    request = SimpleNamespace(flagged="request 3: 12 tokens streamed, 13 counted")
+    window = SimpleNamespace(steady=(1.0, 1.0), requests=[request, SimpleNamespace(flagged=None)])
+    said.window_done("load c4 window 1/3", SimpleNamespace(**vars(window), output_tokens_per_s=99.95, duration_s=4.04))
+    said.probe_done("rate search 2 req/s", RateProbe(2.0, "misses", "p99_ttft_ms 900 > 500", 8))
+    said.rate_found(None, 0.5, 0.25)
+    said.rate_found(1.5, 0.5, 0.25)
+    said.failed(RuntimeError("the server died"))
+    said.kept(Path("results/ngram/failed/t"))
+    said.not_kept(OSError("disk full"))
+    said.snakemake_stopped([12, 34])
+    assert out.getvalue().splitlines() == [
+        "ngram: launching vllm on http://127.0.0.1:8000",
+        "ngram: ready after 12.3 s; 2 warmup request(s)",
+        "ngram: run 1/5: 37.6 tok/s single-request decode rate (TTFT 21 ms)",
+        "ngram: run 2/5: 40.0 tok/s single-request decode rate (TTFT 500 ms); ETA 3 s",
+        "ngram: WARNING: run 3/5 is excluded from the statistics (kept in runs/run_2.json): no token count",
+        "ngram: 5 runs (benchmark.runs; no adaptive repetitions)",
+        "ngram: load c4 window 1/3: 100.0 tok/s end-to-end output rate, 2 requests in 4.0 s, steady 1.0-1.0 s"
+        " (empty: more requests_per_window would give one); WARNING: 1 request(s) counted nowhere: "
+        "request 3: 12 tokens streamed, 13 counted",
+        "ngram: rate search 2 req/s: misses (p99_ttft_ms 900 > 500)",
+        "ngram: SLO rate none (below 0.5), to 0.25 requests/s",
+        "ngram: SLO rate 1.5 requests/s, to 0.25 requests/s",
+        "ngram: FAILED (the server died)",
+        "ngram: partial results kept in results/ngram/failed/t",
+        "ngram: WARNING: could not keep all partial results (disk full)",
+        "ngram: stopped this job's Snakemake (pid 12, 34) so that it deletes no output: they are the new attempt's",
+    ]
+
+
+def test_the_session_module_prints_nothing_itself():
+    """Every line of a session goes through SessionProgress: a new event is a method there, not a print."""
+    from pathlib import Path
+
+    import specsweep.measure.claim
+    import specsweep.measure.session
+
+    for module in (specsweep.measure.session, specsweep.measure.claim):
+        assert "print(" not in Path(module.__file__).read_text(), module.__name__

@@ -226,17 +226,17 @@ def test_the_two_percent_check_tells_agreeing_sources_from_disagreeing_ones():
 def test_the_session_says_when_a_run_was_contended_or_throttled():
     import io
 
-    from specsweep.measure.session import _warn_of_telemetry
+    from specsweep.measure.progress import SessionProgress
 
     record = _sampled(FakeNvml(watts=(100.0,), reasons=0x40, processes=(424242,)), seconds=0.05)
     out = io.StringIO()
-    _warn_of_telemetry("ngram", "run 2/5", record, out)
+    SessionProgress("ngram", out).measured_under("run 2/5", record)
     assert out.getvalue().splitlines() == [
         "ngram: WARNING: run 2/5 was measured under contention: " + telemetry.contended(record["contention"]),
         "ngram: WARNING: GPU clocks slowed down during run 2/5: thermal (hardware)",
     ]
     quiet = io.StringIO()
-    _warn_of_telemetry("ngram", "run 2/5", None, quiet)  # telemetry off
+    SessionProgress("ngram", quiet).measured_under("run 2/5", None)  # telemetry off
     assert quiet.getvalue() == ""
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from specsweep.analyse import stats
+from specsweep.maths import stats
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specsweep.analyse import aggregate, conclusion, power, replicates, stats
+from specsweep.analyse import aggregate, conclusion, replicates
+from specsweep.maths import power, stats
 from specsweep.plan import design, detectable
 from specsweep.plan.config import validate_schema
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specsweep.analyse import stats
+from specsweep.maths import stats
 
 
 def test_describe_t_interval_matches_the_textbook():

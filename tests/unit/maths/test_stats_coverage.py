@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from specsweep.analyse import stats
+from specsweep.maths import stats
 
 SWEEPS = 2000
 BASE_MEAN, BASE_SD = 60.0, 4.0  # tok/s; CV 6.7 %, like llama.cpp -t 2 on this machine
