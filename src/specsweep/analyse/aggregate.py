@@ -98,7 +98,8 @@ COLUMNS: dict[str, str] = {
     "text_matches_baseline": "true when every run's text equals the baseline's for the same prompt",
     "warnings": "why not to trust the row at face value, '; '-separated: one session (launch-to-launch variation not "
     "measured, nothing declared), noise not estimable, CV above 10 %, a speedup CI that straddles 1, "
-    "contended sessions left out of the pooled spread, a profile parser that matched no line, measured on "
+    "contended sessions left out of the pooled spread, a spread larger than the others' (its intervals from its "
+    "own), a profile parser that matched no line, measured on "
     "another node or GPU model than the baseline, and each session's launch record warnings (launch.json: "
     "re-measured after a failed attempt, a host beyond loopback, quantised counters, GPUs; prefixed "
     "`<session>: ` for a session k >= 2) (empty when none)",
@@ -133,9 +134,11 @@ def summarise(
     }
     quiet = {name: [runs for runs in found if not _contended(runs)] for name, found in counted.items()}
     model = replicates.pooled(counted, quiet)
-    levels = {name: replicates.level(counted[name], model) for name in measured}
+    # a configuration whose spread is larger than the others' gets its own (replicates.larger_spread)
+    larger = replicates.larger_spread({name: quiet[name] for name in measured}, model)
+    levels = {name: replicates.level(counted[name], model, own=name in larger) for name in measured}
     comparisons = {
-        name: replicates.compare(counted[name], counted[against], model)
+        name: replicates.compare(counted[name], counted[against], model, own=bool({name, against} & larger))
         for name, against in compared.items()
         if against is not None
     }
@@ -178,6 +181,7 @@ def summarise(
             replicates_warnings(levels[name], comparisons.get(name), model, len(counted[name]), cv)
             + ([f"{excluded[name]} run(s) excluded: client and engine rates disagree"] if excluded.get(name) else [])
             + ([f"contended session(s) left out of the pooled spread: {', '.join(busy[name])}"] if busy[name] else [])
+            + (["spread larger than the others' (F test): intervals from its own spread"] if name in larger else [])
             + [
                 w
                 for w in [placement.cross_machine_warning(where.get(name, {}), where.get(compared[name] or name, {}))]
