@@ -24,7 +24,7 @@ one that is larger gets its own: its tok/s interval ``exp(mean ± t(S - 1)·s_c/
 enters Welch-Satterthwaite (both configurations' own variances, Satterthwaite's df). The others keep the
 pooled spread, which still includes it: leaving it out after the test would make their intervals too narrow.
 With 2 sessions a configuration's spread has 1 df, so the test finds a 9x variance in about 4 sweeps of 10
-(coverage 0.83 -> 0.85); from about 5 sessions it finds most (0.96). A test at a looser level would cover
+(coverage 0.83 -> 0.87); with 5 sessions it finds most (0.81 -> 0.94). A test at a looser level would cover
 more at 2 sessions but push equal-spread intervals above 0.97 (benchmarks/coverage.py).
 
 With one session per configuration the unit falls back to a pass over the
