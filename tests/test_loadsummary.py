@@ -459,3 +459,16 @@ def test_category_speedups_at_load_take_the_session_as_the_replicate():
     under_load = alone[(alone["configuration"] == "spec") & (alone["load"] == "c2")]
     assert set(under_load["units"]) == {3}
     assert all(WITHIN_LAUNCH in note for note in under_load["note"])
+
+
+def test_a_simulated_a_a_load_sweep_s_category_intervals_cover_across_launches():
+    """The fast version of make bench's row (benchmarks/load_coverage.py category_across_launches): requests as
+    samples ignore the launches, so their intervals undercover at 10 % launch offsets; sessions cover."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import load_coverage
+
+    found = load_coverage.category_across_launches(60, 0.10)
+    assert 0.92 <= found["after"] <= 0.98 and found["before"] < 0.90
