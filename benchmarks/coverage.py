@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from specsweep.analyse import aggregate, effects, loadsummary
+from specsweep.analyse import aggregate, effects, loadsummary, replicates
 from specsweep.plan import design
 from specsweep.plan.config import Configuration
 from specsweep.record.results import Run
@@ -359,6 +359,8 @@ def noisy_configuration(
 
 
 VERDICT_OFFSETS = (0.03, 0.10)  # the documented launch offsets
+CLAIMED = replicates.OWN_SPREAD_SESSIONS  # the sessions from which a noisier configuration's intervals are claimed
+OUTSIDE = "(outside the claim: 1 df per configuration cannot tell an own spread)"
 
 
 def verdicts(sweeps: int) -> list[dict[str, Any]]:
@@ -366,7 +368,8 @@ def verdicts(sweeps: int) -> list[dict[str, Any]]:
     # each simulation once per offset: several rows read one result
     compared = {sd: compare_false_positive(sweeps, sd) for sd in VERDICT_OFFSETS}
     contended = {sd: contended_session(sweeps, sd) for sd in VERDICT_OFFSETS}
-    noisy = {sd: noisy_configuration(sweeps, sd) for sd in VERDICT_OFFSETS}
+    noisy = {sd: noisy_configuration(sweeps, sd, CLAIMED) for sd in VERDICT_OFFSETS}
+    noisy_few = {sd: noisy_configuration(sweeps, sd) for sd in VERDICT_OFFSETS}
     checks = (
         (
             "one session, 3 passes: A/A family-wise false positives",
@@ -393,34 +396,24 @@ def verdicts(sweeps: int) -> list[dict[str, Any]]:
             lambda sd: contended[sd]["power"],
         ),
         (
-            "a configuration with 9 x the launch variance: its x1.10 speedup coverage",
+            f"{CLAIMED} sessions, a configuration with 9 x the launch variance: its x1.10 speedup coverage",
             "95 ± 2 %",
             lambda sd: noisy[sd]["coverage"],
         ),
         (
-            "a baseline with 9 x the launch variance: A/A family-wise false positives",
+            f"{CLAIMED} sessions, a baseline with 9 x the launch variance: A/A family-wise false positives",
             "≤ 5 %",
             lambda sd: noisy[sd]["false_positive"],
         ),
         (
-            "a configuration with 9 x the launch variance: its x1.10 speedup coverage",
-            "95 ± 2 %",
-            lambda sd: noisy_configuration(sweeps, sd)["coverage"],
+            f"{DEFAULT_SESSIONS} sessions {OUTSIDE}: a configuration with 9 x the launch variance: x1.10 coverage",
+            f"none below {CLAIMED} sessions",
+            lambda sd: noisy_few[sd]["coverage"],
         ),
         (
-            "a baseline with 9 x the launch variance: A/A family-wise false positives",
-            "≤ 5 %",
-            lambda sd: noisy_configuration(sweeps, sd)["false_positive"],
-        ),
-        (
-            "5 sessions, a configuration with 9 x the launch variance: its x1.10 speedup coverage",
-            "95 ± 2 %",
-            lambda sd: noisy_configuration(sweeps, sd, 5)["coverage"],
-        ),
-        (
-            "5 sessions, a baseline with 9 x the launch variance: A/A family-wise false positives",
-            "≤ 5 %",
-            lambda sd: noisy_configuration(sweeps, sd, 5)["false_positive"],
+            f"{DEFAULT_SESSIONS} sessions {OUTSIDE}: a baseline with 9 x the launch variance: A/A false positives",
+            f"none below {CLAIMED} sessions",
+            lambda sd: noisy_few[sd]["false_positive"],
         ),
     )
     found = [
