@@ -24,8 +24,10 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from specsweep.analyse.latency import PERCENTILES, sectioned_percentiles
-from specsweep.analyse.loadsummary import crossover, paired_speedup, with_verdicts
+from specsweep.analyse.loadsummary import category_table, crossover, paired_speedup, with_verdicts
 from specsweep.maths import stats
+from specsweep.plan import design
+from specsweep.plan.config import Configuration
 
 WINDOW_OFFSET = 0.03
 SLOW_FIRST = 1.15
@@ -188,6 +190,56 @@ def across_launches(trials: int, launch_offset: float, sessions: int = 2, seed: 
     return {"coverage": covered / tested, "family_false_positives": false_alarms / trials, "trials": trials}
 
 
+AA_NAMES = ("base", "a", "b", "c")
+CATEGORY_EFFECTS = (0.8, 1.0, 1.25)  # a category's per-request decode rate relative to the mean
+
+
+def _category_requests(
+    rng: np.random.Generator, sessions: dict[str, list[str]], launch_offset: float, per_window: int
+) -> pd.DataFrame:
+    """requests.csv's columns category_table reads, one load level of an A/A sweep: each session its own
+    launch offset, 2 windows (3 % each), ``per_window`` requests of each category with per-request effects."""
+    rows = []
+    for session in (s for names in sessions.values() for s in names):
+        launch = math.exp(rng.normal(0, launch_offset))
+        for window in range(2):
+            offset = launch * math.exp(rng.normal(0, WINDOW_OFFSET))
+            for category, effect in enumerate(CATEGORY_EFFECTS):
+                rates = 50 * effect * offset * np.exp(rng.normal(0, REQUEST_EFFECT, per_window))
+                rows += [
+                    {"configuration": session, "window": window, "category": str(category), "decode_tok_s": r}
+                    for r in rates
+                ]
+    frame = pd.DataFrame(rows).assign(load="c4", flagged=None, drafted=None, accepted=None, verify_steps=None)
+    return frame
+
+
+def category_across_launches(
+    trials: int, launch_offset: float, sessions: int = 2, per_window: int = 8, seed: int = 7
+) -> dict:
+    """categories.csv's speedup intervals at load in an A/A sweep (a baseline and 3 identical configurations,
+    3 categories, ``sessions`` launches each), through category_table: the share of intervals holding the true
+    ratio 1, before (requests as samples: the Fieller interval of the ratio of their means) and after (sessions,
+    paired with the baseline's, as load.csv's speedup)."""
+    rng = np.random.default_rng(seed)
+    base = {n: Configuration(n, "e", "llamacpp", n == "base", {}, {}, group=n) for n in AA_NAMES}
+    configurations = design.with_sessions(base, sessions)
+    of = design.sessions_of(configurations)
+    before = after = cells = 0
+    for _ in range(trials):
+        requests = _category_requests(rng, of, launch_offset, per_window)
+        table = category_table(configurations, requests)
+        whole = requests.assign(configuration=requests["configuration"].map({s: n for n, ss in of.items() for s in ss}))
+        for row in table[~table["baseline"].astype(bool)].itertuples():
+            cells += 1
+            after += row.speedup_ci95_low <= 1.0 <= row.speedup_ci95_high
+            same = whole[whole["category"] == row.category]
+            rates = [same.loc[same["configuration"] == n, "decode_tok_s"].tolist() for n in (row.configuration, "base")]
+            ((_, ratio),) = stats.describe_many([rates[0]], rates[1], intervals=False)
+            before += ratio.ci_low <= 1.0 <= ratio.ci_high
+    return {"before": before / cells, "after": after / cells, "cells": cells}
+
+
 def percentile_memory(windows: int = 5, requests: int = 1000, tokens: int = 2000) -> dict:
     """Peak memory of one ITL level's percentiles (tracemalloc), 5 windows x 1,000 requests x 2,000 gaps."""
     rng = np.random.default_rng(5)
@@ -207,6 +259,7 @@ def measure(trials: int = 400) -> dict:
         "speedup_3_windows": speedup_coverage(4 * trials, windows=3),
         "crossover_3_windows": crossover_coverage(trials, windows=3),
         **{f"across_launches_{pct}": across_launches(8 * trials, pct / 100) for pct in (3, 10)},
+        **{f"category_across_launches_{pct}": category_across_launches(trials, pct / 100) for pct in (3, 10)},
         "memory": percentile_memory(),
     }
 
@@ -261,6 +314,15 @@ def lines(result: dict) -> list[tuple[str, str, str]]:
                 f"load A/A family-wise false positives (Holm, 3 x 2 rows), {pct} % launch offsets",
                 f"{rate:.3f} ± {error:.3f}",
                 "≤ 0.05",
+            )
+        )
+    for pct in (3, 10):
+        found = result[f"category_across_launches_{pct}"]
+        rows.append(
+            (
+                f"load category speedup 95 % coverage, 2 sessions, {pct} % launch offsets (A/A): requests -> sessions",
+                f"{found['before']:.3f} -> {found['after']:.3f}",
+                "0.95 ± 0.02",
             )
         )
     memory = result["memory"]

@@ -54,6 +54,7 @@ class Evidence:
     sessions: list[list[Run]]  # the counted runs of each session that has any
     excluded: int  # runs measured but left out (rate_check)
     contended: list[str]  # sessions left out of the pooled spread
+    own_spread: bool  # its spread larger than the others': its intervals from its own (replicates.larger_spread)
     launch: Launch | None  # the first session's
     launches: dict[str, Launch]
     model: replicates.Pooled
@@ -179,6 +180,8 @@ def _warnings(e: Evidence) -> str:
         found.append(f"{e.excluded} run(s) excluded: client and engine rates disagree")
     if e.contended:
         found.append(f"contended session(s) left out of the pooled spread: {', '.join(e.contended)}")
+    if e.own_spread:
+        found.append("spread larger than the others' (F test): intervals from its own spread")
     if e.cross_machine:
         found.append(e.cross_machine)
     found += e.log_warnings + launch_warnings(e.session_names, e.launches) + e.refused
@@ -399,7 +402,8 @@ SUMMARY: dict[str, Column] = {
     "warnings": Column(
         "why not to trust the row at face value, '; '-separated: one session (launch-to-launch variation not "
         "measured, nothing declared), noise not estimable, CV above 10 %, a speedup CI that straddles 1, "
-        "contended sessions left out of the pooled spread, a profile parser that matched no line, measured on "
+        "contended sessions left out of the pooled spread, a spread larger than the others' (its intervals from its "
+        "own), a profile parser that matched no line, measured on "
         "another node or GPU model than the baseline, and each session's launch record warnings (launch.json: "
         "re-measured after a failed attempt, a host beyond loopback, quantised counters, GPUs; prefixed "
         "`<session>: ` for a session k >= 2) (empty when none)",
@@ -434,8 +438,10 @@ def gather(
     # a session with a contended run is reported, but left out of the spread every interval shares
     quiet = {name: [runs for runs in found if not _contended(runs)] for name, found in counted.items()}
     model = replicates.pooled(counted, quiet)
+    # a configuration whose spread is larger than the others' gets its own (replicates.larger_spread)
+    larger = replicates.larger_spread({name: quiet[name] for name in measured}, model)
     comparisons = {
-        name: replicates.compare(counted[name], counted[against], model)
+        name: replicates.compare(counted[name], counted[against], model, own=bool({name, against} & larger))
         for name, against in compared.items()
         if against is not None
     }
@@ -461,7 +467,8 @@ def gather(
                 launch=launches.get(name),
                 launches=launches,
                 model=model,
-                level=replicates.level(counted[name], model),
+                level=replicates.level(counted[name], model, own=name in larger),
+                own_spread=name in larger,
                 compared_with=compared[name],
                 comparison=comparisons.get(name),
                 holm=family.get(name),

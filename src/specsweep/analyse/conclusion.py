@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from specsweep.analyse.replicates import NOT_ESTIMABLE_NOTE, ONE_SESSION_NOTE
+from specsweep.analyse.replicates import FEW_SESSIONS_NOTE, NOT_ESTIMABLE_NOTE, ONE_SESSION_NOTE, OWN_SPREAD_SESSIONS
 from specsweep.maths import power
 from specsweep.maths.stats import ALPHA, CV_WARNING
 from specsweep.measure.claim import REMEASURED
@@ -66,7 +66,8 @@ def _sessions_line(measured: list[Row]) -> str | None:
     unit = next((r.get("interval_unit") for r in measured if r.get("interval_unit")), "")
     shown = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
     if unit == "session":
-        return f"  sessions: {shown} per configuration, the replicates of every interval and test"
+        few = f"; {FEW_SESSIONS_NOTE}" if counts[0] < OWN_SPREAD_SESSIONS else ""
+        return f"  sessions: {shown} per configuration, the replicates of every interval and test{few}"
     if unit == "pass":
         return f"  sessions: {shown} per configuration: the intervals are within one launch (per pass)"
     return f"  sessions: {shown} per configuration: {NOT_ESTIMABLE_NOTE} (benchmark.sessions)"

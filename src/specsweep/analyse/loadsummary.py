@@ -11,7 +11,8 @@
 * ``categories.csv``: one row per configuration, load and prompt category - acceptance, accept
   length and the speedup against the baseline's same category. For single-request runs the speedup is
   the category's workload rate ratio with sessions as the replicates (analyse/replicates.py, the
-  spread pooled over configurations and categories); for load windows, requests are the samples.
+  spread pooled over configurations and categories); at load, sessions too, each paired with the
+  baseline's as in load.csv (windows of the one launch with one session).
 """
 
 from __future__ import annotations
@@ -428,13 +429,15 @@ CATEGORY_COLUMNS: dict[str, str] = {
     "load": "single (one request at a time, idle server) or the load level of the windows",
     "category": "prompt category of the dataset (benchmark.prompts)",
     "requests": "requests of this category",
-    "units": "the replicates of the speedup interval: sessions (single; passes with one session), requests (load)",
+    "units": "the replicates of the speedup interval: sessions (passes with one session: single; windows with one "
+    "session: load)",
     "decode_tok_s_mean": f"single: the category's {SINGLE_REQUEST_DECODE.label} (decode tokens / decode time of its "
     f"prompts), geometric mean over the units; load: the {PER_REQUEST_DECODE.name}, mean over the category's requests",
-    "speedup": "decode_tok_s_mean / the baseline's for the same category and load (single: over the prompts "
-    "both measured)",
-    "speedup_ci95_low": "95 % interval of the speedup, lower bound (single: log scale, units as replicates; load: "
-    "Fieller, requests as samples); empty when the cell is too small (see note)",
+    "speedup": "single: decode_tok_s_mean / the baseline's for the same category (over the prompts both "
+    "measured); load: the geometric mean of the per-unit ratios of the mean per-request decode rate, each unit "
+    "paired with the baseline's (as load.csv's speedup)",
+    "speedup_ci95_low": "95 % interval of the speedup, lower bound (log scale, units as replicates: single, the "
+    "pooled spread; load, paired Student-t); empty when the cell is too small (see note)",
     "speedup_ci95_high": "upper bound",
     "note": "why a cell has no interval (too few units), or the caveat of its interval (empty when none)",
     "drafted": "draft tokens proposed (sum over the category's requests)",
@@ -461,7 +464,9 @@ def category_table(
     if requests.empty:
         return pd.DataFrame(columns=list(CATEGORY_COLUMNS))
     requests = requests[requests["flagged"].isna()]  # a count that disagrees with its stream is in no table
-    requests = requests.assign(configuration=requests["configuration"].map(lambda n: of.get(n, n)))
+    requests = requests.assign(
+        session=requests["configuration"], configuration=requests["configuration"].map(lambda n: of.get(n, n))
+    )
     by_category: dict[str, dict[str, list[list[Run]]]] = {}
     by_session: dict[str, list[list[Run]]] = {}
     for name, names in sessions.items():
@@ -473,7 +478,8 @@ def category_table(
                 by_category.setdefault(category, {}).setdefault(name, []).append(found)
     model = _category_model(by_session, by_category)
     for (load, category), group in requests.groupby(["load", "category"], sort=False):
-        reference = group.loc[group["configuration"] == baseline, "decode_tok_s"].tolist()
+        # load: each replicate (a session; with one session, a window) paired with the baseline's, as load.csv's
+        reference = _load_units(group[group["configuration"] == baseline], sessions.get(baseline, [baseline]))
         cells = by_category.get(category, {}) if load == SINGLE else {}
         for name, configuration in measured.items():
             mine = group[group["configuration"] == name]
@@ -485,11 +491,13 @@ def category_table(
                 ratio, low, high = (compared.ratio, compared.ci_low, compared.ci_high) if compared else (math.nan,) * 3
                 note = model.note if model.note or not math.isnan(low) else "too few units for an interval"
             else:
-                ((summary, speedup),) = stats.describe_many([rates], reference, intervals=False)
-                units, mean = len(rates), summary.mean
-                ratio, low, high = speedup.ratio, speedup.ci_low, speedup.ci_high
-                small = min(len(rates), len(reference)) < stats.MIN_RUNS_FOR_CI
-                note = f"too few requests for an interval (need >= {stats.MIN_RUNS_FOR_CI} a side)" if small else ""
+                mean = float(np.nanmean(rates)) if len(rates) else math.nan
+                found = _load_units(mine, sessions.get(name, [name]))
+                units = len(found)
+                speedup = paired_speedup(found, reference)
+                ratio, low, high = speedup.ratio, speedup.low, speedup.high
+                within = len({k for k, _ in found}) < 2
+                note = "too few units for an interval" if math.isnan(low) else (_WITHIN_NOTE if within else "")
             drafted = _total(mine["drafted"])
             accepted = _total(mine["accepted"])
             steps = _total(mine["verify_steps"])
@@ -513,6 +521,18 @@ def category_table(
                 }
             )
     return pd.DataFrame(rows, columns=list(CATEGORY_COLUMNS))
+
+
+_WITHIN_NOTE = f"replicate {WITHIN_LAUNCH}: launch-to-launch variation not measured (benchmark.sessions >= 2)"
+
+
+def _load_units(requests: pd.DataFrame, sessions: list[str]) -> dict[tuple[int, int], float]:
+    """A category's replicates at one load level, keyed as load.csv's (``_units``): each session's mean
+    per-request decode rate where two or more sessions have requests, else the windows of the one session."""
+    found = [(k, rows) for k, session in enumerate(sessions) if len(rows := requests[requests["session"] == session])]
+    if len(found) >= 2:
+        return {(k, 0): float(rows["decode_tok_s"].mean()) for k, rows in found}
+    return {(k, int(w)): float(part["decode_tok_s"].mean()) for k, rows in found for w, part in rows.groupby("window")}
 
 
 def _category_model(by_session: dict[str, list[list[Run]]], by_category: dict[str, dict[str, list[list[Run]]]]) -> Any:

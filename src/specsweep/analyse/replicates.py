@@ -15,7 +15,24 @@ scale (rates and ratios are positive; a log interval cannot cross zero), is
 one-way random-effects layout; sigma includes the within-session noise of a session's mean), estimated by
 pooling the within-configuration spread of the session log-rates (``Pooled``, ``Σ(S_c - 1)`` degrees
 of freedom). Intervals are ``exp(mean ± t·sigma/√S)``; a speedup's is ``exp(Δ ± t·sigma·√(1/S_c + 1/S_b))``
-with its two-sided t-test. With one session per configuration the unit falls back to a pass over the
+with its two-sided t-test.
+
+**A configuration whose spread is larger.** One sigma would give a configuration with 9x the others' launch
+variance intervals that cover 0.81-0.83 (and a noisy baseline 9-12 % A/A false positives). Each
+configuration's spread is tested against the pool of the others' (one-sided F test at ``SPREAD_ALPHA``,
+``larger_spread``); one that is larger gets its own: its tok/s interval ``exp(mean ± t(S - 1)·s_c/√S)``, and
+each comparison it enters Welch-Satterthwaite (both configurations' own variances, Satterthwaite's df). The
+others keep the pooled spread, which still includes it: leaving it out after the test would make their
+intervals too narrow. The test needs sessions (9x variance, 1,000 sweeps, 3 % / 10 % launch offsets): from
+``OWN_SPREAD_SESSIONS`` (6) the noisy configuration's x1.10 interval covers 0.95 and a noisy baseline's A/A
+false positives are 3.4 %; at 5, 0.94 and 5.6-6.3 %; at 2 (1 df per configuration) the test finds a 9x
+variance in under half the sweeps: 0.87 and 8 %. Below 6 the claim is not made (``FEW_SESSIONS_NOTE``). The
+test's level trades power at equal spread: at 5 % the x1.10 power at 2 sessions and 3 % launch offsets is 46 %
+(52 % with one sigma throughout); at 10 % it is 40 % and the claim still needs 6 sessions (5.3 % false
+positives at 5); at 20 % (a session-level model) equal-spread intervals cover 0.97 at 2 sessions and the power
+falls to about 30 % (benchmarks/coverage.py).
+
+With one session per configuration the unit falls back to a pass over the
 prompts within the session (when a session holds several), and the intervals ignore launch-to-launch
 variation (``Pooled.note``): a launch offset is then indistinguishable from a difference between
 configurations, so no test declares anything (``Pooled.declares``); with one pass too, no interval is possible.
@@ -41,6 +58,12 @@ ONE_SESSION_NOTE = (
     "one session per configuration: launch-to-launch variation not measured; nothing declared (benchmark.sessions >= 2)"
 )
 NOT_ESTIMABLE_NOTE = "one session and one pass over the prompts: noise not estimable, no interval"
+SPREAD_ALPHA = 0.05  # the level of the test that gives a configuration its own spread
+OWN_SPREAD_SESSIONS = 6  # sessions from which that test finds a noisier configuration (the module doc)
+FEW_SESSIONS_NOTE = (
+    f"below {OWN_SPREAD_SESSIONS} sessions a configuration whose launch-to-launch spread is larger than the others' "
+    f"is not reliably found, so its intervals may be too narrow (benchmark.sessions >= {OWN_SPREAD_SESSIONS})"
+)
 
 
 def prompt_times(runs: Sequence[Run], prompts: Iterable[int] | None = None) -> dict[int, tuple[float, float]]:
@@ -144,6 +167,30 @@ def pooled(
     return Pooled("", math.nan, 0)
 
 
+def larger_spread(sessions: Mapping[str, Sequence[Sequence[Run]]], model: Pooled) -> set[str]:
+    """The configurations whose spread of log unit rates is larger than the pool of the others' (one-sided
+    F test at SPREAD_ALPHA): their intervals use their own spread (see the module doc)."""
+    from scipy import special  # imported on first use, as stats does
+
+    unit = model.unit or SESSION
+    spreads = {name: pooled_sd([units(runs, unit)]) for name, runs in sessions.items()}
+    found = set()
+    for name, (sd, df) in spreads.items():
+        rest = [(s, d) for other, (s, d) in spreads.items() if other != name and d]
+        rest_df = sum(d for _, d in rest)
+        if not df or not rest_df:
+            continue
+        rest_variance = sum(s**2 * d for s, d in rest) / rest_df
+        if sd > 0 and (rest_variance == 0 or special.fdtrc(df, rest_df, sd**2 / rest_variance) < SPREAD_ALPHA):
+            found.add(name)
+    return found
+
+
+def _own_spread(logs: np.ndarray) -> tuple[float, float]:
+    """The variance of the mean of these log rates from their own spread, and its df."""
+    return float(logs.var(ddof=1)) / len(logs), len(logs) - 1
+
+
 @dataclass(frozen=True)
 class Level:
     """A configuration's workload rate: geometric mean over its units, with its 95 % interval."""
@@ -155,12 +202,20 @@ class Level:
     unit_rates: tuple[float, ...]
 
 
-def level(sessions: Sequence[Sequence[Run]], model: Pooled, confidence: float = stats.CONFIDENCE) -> Level:
+def level(
+    sessions: Sequence[Sequence[Run]], model: Pooled, confidence: float = stats.CONFIDENCE, own: bool = False
+) -> Level:
+    """``own``: the interval from this configuration's own spread (``larger_spread``), not the pooled one."""
     values = [v for v in units(sessions, model.unit or SESSION) if not math.isnan(v)]
     if not values:
         return Level(0, math.nan, math.nan, math.nan, ())
-    mean = float(np.mean(np.log(values)))
-    half = model.t(confidence) * model.sd / math.sqrt(len(values))
+    logs = np.log(values)
+    mean = float(logs.mean())
+    if own and len(values) > 1:
+        variance, df = _own_spread(logs)
+        half = stats.t_critical(df, confidence) * math.sqrt(variance)
+    else:
+        half = model.t(confidence) * model.sd / math.sqrt(len(values))
     return Level(len(values), math.exp(mean), math.exp(mean - half), math.exp(mean + half), tuple(values))
 
 
@@ -189,25 +244,31 @@ def compare(
     baseline: Sequence[Sequence[Run]],
     model: Pooled,
     prompts: set[int] | None = None,
+    own: bool = False,
 ) -> Comparison:
-    """The speedup of ``candidate``'s sessions over ``baseline``'s on ``prompts`` (default: their common ones)."""
+    """The speedup of ``candidate``'s sessions over ``baseline``'s on ``prompts`` (default: their common ones);
+    ``own``: one of them has a larger spread (``larger_spread``), so Welch-Satterthwaite on their own ones."""
     shared = prompts if prompts is not None else common_prompts(*candidate, *baseline)
     unit = model.unit or SESSION
-    x = [v for v in units(candidate, unit, shared) if not math.isnan(v)]
-    y = [v for v in units(baseline, unit, shared) if not math.isnan(v)]
-    if not x or not y:
+    x = np.log([v for v in units(candidate, unit, shared) if not math.isnan(v)])
+    y = np.log([v for v in units(baseline, unit, shared) if not math.isnan(v)])
+    if not len(x) or not len(y):
         return Comparison(*[math.nan] * 6, 0)
-    delta = float(np.mean(np.log(x)) - np.mean(np.log(y)))
-    se = model.sd * math.sqrt(1 / len(x) + 1 / len(y))
-    if not model.df:
+    delta = float(x.mean() - y.mean())
+    se, df = model.sd * math.sqrt(1 / len(x) + 1 / len(y)), model.df
+    if own and len(x) > 1 and len(y) > 1:
+        (vx, dx), (vy, dy) = _own_spread(x), _own_spread(y)
+        se = math.sqrt(vx + vy)
+        df = (vx + vy) ** 2 / (vx**2 / dx + vy**2 / dy) if vx + vy else dx + dy
+    if not df:
         return Comparison(math.exp(delta), math.nan, math.nan, math.nan, delta, math.nan, 0)
     if se == 0:  # identical rates in every unit (a deterministic stand-in): the ratio is exact
         return Comparison(
             math.exp(delta), math.exp(delta), math.exp(delta), math.nan if delta == 0 else 0.0, delta, 0.0, 0
         )
-    half = model.t() * se
-    p = 2 * float(stats.t_sf(abs(delta) / se, model.df))
-    return Comparison(math.exp(delta), math.exp(delta - half), math.exp(delta + half), p, delta, se, model.df)
+    half = stats.t_critical(df) * se
+    p = 2 * float(stats.t_sf(abs(delta) / se, df))
+    return Comparison(math.exp(delta), math.exp(delta - half), math.exp(delta + half), p, delta, se, df)
 
 
 def category_spread(matrices: Iterable[np.ndarray]) -> tuple[float, float]:

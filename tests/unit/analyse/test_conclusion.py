@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 from support import listed_names
 
-from specsweep.analyse import conclusion
+from specsweep.analyse import conclusion, replicates
 
 # summary_golden.csv's numbers as a sweep of 2 sessions would give them verdicts (a one-session sweep declares nothing)
 GOLDEN = Path(__file__).resolve().parents[2] / "fixtures" / "summary_verdicts.csv"
@@ -19,7 +19,9 @@ def test_conclusion_matches_summary_csv():
     measured = table[(table["status"] == "ok") & table["decode_tok_s_mean"].notna()]
     assert text[0] == f"specsweep: {len(measured)} of {len(table)} configurations measured"
 
-    assert text[1] == "  sessions: 2 per configuration, the replicates of every interval and test"
+    assert text[1] == (
+        f"  sessions: 2 per configuration, the replicates of every interval and test; {replicates.FEW_SESSIONS_NOTE}"
+    )
     text = text[1:]
     base = table[table["baseline"]].iloc[0]
     assert text[1] == (
@@ -144,3 +146,16 @@ def test_the_paper_names_no_contended_winner_as_the_console_names_none(tmp_path)
     chosen = paper.best(table)
     assert chosen is None or chosen["configuration"] != "a"
     assert not any(line.startswith("  best: a,") for line in text)
+
+
+def test_below_the_sessions_that_find_a_noisier_configuration_the_conclusion_says_so(tmp_path):
+    table = pd.read_csv(GOLDEN)
+    few = conclusion.lines(conclusion.read(GOLDEN))[1]
+    assert few.endswith(f"; {replicates.FEW_SESSIONS_NOTE}")
+    table["sessions"] = replicates.OWN_SPREAD_SESSIONS
+    table.to_csv(tmp_path / "summary.csv", index=False)
+    enough = conclusion.lines(conclusion.read(tmp_path / "summary.csv"))[1]
+    assert (
+        enough
+        == f"  sessions: {replicates.OWN_SPREAD_SESSIONS} per configuration, the replicates of every interval and test"
+    )

@@ -11,6 +11,7 @@ import pytest
 from specsweep.analyse.latency import steady_part
 from specsweep.analyse.loadsummary import (
     SINGLE,
+    WITHIN_LAUNCH,
     Crossover,
     category_table,
     crossover,
@@ -261,7 +262,8 @@ def test_request_rows_and_category_table():
     assert spec.loc["code", "acceptance_rate"] == pytest.approx(0.5)  # runs 0, 2, 4: 5 of 10 each
     assert spec.loc["rewrite", "acceptance_rate"] == pytest.approx(0.6)
     assert spec.loc["rewrite", "accept_length"] == pytest.approx(1 + 18 / 15)
-    assert spec.loc["code", "speedup"] == pytest.approx(np.mean([200, 202, 204]) / np.mean([100, 102, 104]))
+    # without the runs by session, each run is paired with the baseline's same run (one launch)
+    assert spec.loc["code", "speedup"] == pytest.approx(np.exp(np.mean(np.log([200 / 100, 202 / 102, 204 / 104]))))
     assert spec.loc["code", "speedup_ci95_low"] < spec.loc["code", "speedup"] < spec.loc["code", "speedup_ci95_high"]
     under_load = categories[(categories["configuration"] == "spec") & (categories["load"] == "c4")]
     assert math.isnan(under_load["accept_length"].astype(float).iloc[0])  # no verify steps per request under load
@@ -458,3 +460,39 @@ def test_each_engine_reads_its_own_counters_at_load_and_sglangs_leave_the_column
             assert (spec["drafted"], spec["accepted"], spec["verify_steps"]) == (240, 122, 80)
         else:  # no vLLM counter is SGLang's, and its own say nothing at load
             assert all(pd.isna(spec[c]) for c in ("drafted", "accepted", "verify_steps", "accept_length"))
+
+
+def test_category_speedups_at_load_take_the_session_as_the_replicate():
+    # requests as samples gave candidate sessions of 150 then 110 % of the baseline x1.30 (the ratio of the means)
+    # with an interval as narrow as its 48 requests, whatever the launches; paired by session, as load.csv's
+    level = LoadLevel(CONCURRENCY, 2)
+    configurations = design.with_sessions(CONFIGURATIONS, 2)
+    windows = {s: [closed_window(level, w, 0.01 * (1 + 0.01 * w)) for w in range(3)] for s in ("base", "base-s2")}
+    for session, factor in (("spec", 1.5), ("spec-s2", 1.1)):
+        windows[session] = [closed_window(level, w, 0.01 * (1 + 0.01 * w) / factor) for w in range(3)]
+    rows = request_rows(configurations, {}, windows, slo={})
+    table = category_table(configurations, rows).set_index(["configuration", "category"])
+    for category in CATEGORIES:
+        row = table.loc[("spec", category)]
+        assert row["units"] == 2
+        assert row["speedup"] == pytest.approx(math.sqrt(1.5 * 1.1))
+        assert row["speedup_ci95_low"] < 1.1 and row["speedup_ci95_high"] > 1.5  # 1 degree of freedom: wide
+        assert not row["note"]
+    # one session: the windows of one launch are the replicates, and the note says the interval is within it
+    alone = category_table(CONFIGURATIONS, request_rows(CONFIGURATIONS, {}, windows_of(), slo={}))
+    under_load = alone[(alone["configuration"] == "spec") & (alone["load"] == "c2")]
+    assert set(under_load["units"]) == {3}
+    assert all(WITHIN_LAUNCH in note for note in under_load["note"])
+
+
+def test_a_simulated_a_a_load_sweep_s_category_intervals_cover_across_launches():
+    """The fast version of make bench's row (benchmarks/load_coverage.py category_across_launches): requests as
+    samples ignore the launches, so their intervals undercover at 10 % launch offsets; sessions cover."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+    import load_coverage
+
+    found = load_coverage.category_across_launches(60, 0.10)
+    assert 0.92 <= found["after"] <= 0.98 and found["before"] < 0.90
