@@ -193,8 +193,13 @@ def compare(
     """The speedup of ``candidate``'s sessions over ``baseline``'s on ``prompts`` (default: their common ones)."""
     shared = prompts if prompts is not None else common_prompts(*candidate, *baseline)
     unit = model.unit or SESSION
-    x = [v for v in units(candidate, unit, shared) if not math.isnan(v)]
-    y = [v for v in units(baseline, unit, shared) if not math.isnan(v)]
+    return compare_rates(units(candidate, unit, shared), units(baseline, unit, shared), model)
+
+
+def compare_rates(candidate: Sequence[float], baseline: Sequence[float], model: Pooled) -> Comparison:
+    """``compare`` on the units' workload rates (NaN ones left out)."""
+    x = [v for v in candidate if not math.isnan(v)]
+    y = [v for v in baseline if not math.isnan(v)]
     if not x or not y:
         return Comparison(*[math.nan] * 6, 0)
     delta = float(np.mean(np.log(x)) - np.mean(np.log(y)))
