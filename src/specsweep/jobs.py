@@ -342,3 +342,27 @@ def write_effects(smk: Any) -> None:
         print(frame.to_string(index=False), file=progress)
         for note in notes:
             print(f"effects: {note}", file=progress)
+
+
+@sets_aside_damaged
+def confirm_choice(smk: Any) -> None:
+    """The checkpoint: what summary.csv chose, whose confirmation sessions are measured next."""
+    from specsweep.analyse import conclusion, confirm
+
+    with progress_to(smk.log[0]) as progress:
+        choice = confirm.choose(conclusion.read(smk.input.summary))
+        confirm.write_choice(choice, smk.output[0])
+        print(f"to confirm: {choice or 'nothing (no baseline, or no configuration beside it)'}", file=progress)
+
+
+@sets_aside_damaged
+def confirmation(smk: Any) -> None:
+    """confirmation.csv: the choice's speedup from its fresh sessions alone."""
+    from specsweep.analyse import confirm
+
+    choice = confirm.read_choice(smk.input.choice)
+    sessions = smk.params.sessions
+    result = confirm.confirmed_runs(choice, sessions, results.load_runs(smk.input.runs)) if choice else None
+    with progress_to(smk.log[0]) as progress:
+        confirm.write(choice, result, sessions, smk.output[0])
+        print("\n".join(confirm.conclusion_lines(smk.output[0])), file=progress)

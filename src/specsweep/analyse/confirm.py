@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from specsweep.analyse import conclusion, replicates
 from specsweep.analyse.replicates import Comparison
+from specsweep.measure.rate_check import kept_and_excluded
+from specsweep.plan.design import confirmation_name
+from specsweep.record.atomic import read_json, write_json
 from specsweep.record.results import Run
 
 Row = dict[str, str]
@@ -72,6 +75,34 @@ def choose(rows: list[Row]) -> Choice | None:
         declared is not None,
         conclusion.number(chosen, "speedup"),
     )
+
+
+def write_choice(choice: Choice | None, path: str | Path) -> None:
+    """The checkpoint's record of the choice (``{}``: nothing to confirm), which names the sessions to measure."""
+    write_json(path, asdict(choice) if choice is not None else {})
+
+
+def read_choice(path: str | Path) -> Choice | None:
+    found = read_json(path)
+    return Choice(**found) if found else None
+
+
+def sessions_of(choice: Choice | None, sessions: int) -> list[str]:
+    """The confirmation sessions a choice needs: the winner's and its baseline's, round by round."""
+    if choice is None:
+        return []
+    return [
+        confirmation_name(name, k) for k in range(1, sessions + 1) for name in (choice.configuration, choice.baseline)
+    ]
+
+
+def confirmed_runs(choice: Choice, sessions: int, runs: Mapping[str, list[Run]]) -> Comparison:
+    """``confirmed`` from the runs of every configuration-instance (``load_runs``); excluded runs left out."""
+    fresh = [
+        [kept_and_excluded(runs.get(confirmation_name(name, k), []))[0] for k in range(1, sessions + 1)]
+        for name in (choice.configuration, choice.baseline)
+    ]
+    return confirmed(*fresh)
 
 
 def confirmed(winner: Sequence[Sequence[Run]], baseline: Sequence[Sequence[Run]]) -> Comparison:
