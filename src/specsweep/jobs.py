@@ -304,13 +304,16 @@ def plan_configuration(smk: Any) -> None:
 @sets_aside_damaged
 def write_commands(smk: Any) -> None:
     import specsweep.plan.launchplan as launchplan
+    from specsweep.analyse import sequential
     from specsweep.plan import detectable, walltime
+    from specsweep.plan.design import session_range
 
     plans = [read_json(p) for p in smk.input]
     configurations = configurations_for(smk.config, smk.params.configurations.values())
     table, details = walltime.report(configurations, smk.config["benchmark"])
     # read before this sweep's summary replaces the earlier one
     power = detectable.lines(configurations, smk.config["benchmark"], results.SUMMARY)
+    power += sequential.plan_lines(session_range(smk.config["benchmark"]))
     with progress_to(smk.log[0]) as progress:
         atomic_write(smk.output[0], launchplan.commands_script(plans, [*table, "", *power, "", *details]))
         print("\n".join([*table, *power]), file=progress)

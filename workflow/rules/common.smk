@@ -601,6 +601,7 @@ def newest_launch_record(wildcards):
 
 def print_walltime():
     """onstart: the expected wall time of the sessions this run measures, before the first launch."""
+    from specsweep.analyse import sequential
     from specsweep.plan import detectable, walltime
 
     measuring = [
@@ -615,6 +616,7 @@ def print_walltime():
             )
             # the whole design's power, read before this sweep's summary replaces the earlier one
             table += detectable.lines(CONFIGURATIONS, BENCH, results_tree.SUMMARY)
+            table += sequential.plan_lines(sweep_design.session_range(BENCH))
         except Exception as error:  # an estimate must never stop the measurements
             table = [f"specsweep: no wall-time estimate ({error!r})"]
         print("\n".join(table), file=sys.stderr)

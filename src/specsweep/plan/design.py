@@ -31,6 +31,7 @@ import hashlib
 import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from specsweep.plan.config import ConfigError, Configuration, check_engines, expand, expand_entry
@@ -102,11 +103,40 @@ def _confirmation_round(name: str) -> int:
     return int(name.rsplit(CONFIRM_SUFFIX, 1)[1])
 
 
+@dataclass(frozen=True)
+class SessionRange:
+    """``benchmark.sessions`` read: every configuration ``min`` sessions, then, round by round, one more for the
+    configurations whose answer is still open, up to ``max`` (analyse/sequential.py); an integer is min = max."""
+
+    min: int
+    max: int
+
+    @property
+    def looks(self) -> int:
+        return self.max - self.min + 1
+
+    @property
+    def sequential(self) -> bool:
+        return self.max > self.min
+
+
+def session_range(benchmark: Mapping[str, Any]) -> SessionRange:
+    value = benchmark.get("sessions", 1)
+    if not isinstance(value, Mapping):
+        return SessionRange(int(value), int(value))
+    found = SessionRange(int(value["min"]), int(value["max"]))
+    if found.max < found.min:
+        raise ConfigError(
+            f"benchmark/sessions: max {found.max} is below min {found.min}; give max >= min (or one integer)"
+        )
+    return found
+
+
 def configurations_of(config: dict[str, Any]) -> dict[str, Configuration]:
     """Every configuration-instance of a validated config: grids expanded, each configuration's further
     sessions (``benchmark.sessions``) and, for ``benchmark.order: bracket``, the ``<baseline>-end``
     session added. What the workflow plans."""
-    sessions = with_sessions(expand(config), config["benchmark"].get("sessions", 1))
+    sessions = with_sessions(expand(config), session_range(config["benchmark"]).max)
     return with_end_baseline(sessions, config["benchmark"]["order"])
 
 
@@ -164,7 +194,7 @@ def configurations_for(config: dict[str, Any], identities: Iterable[dict[str, An
     expanded: dict[str, Configuration] = {}
     for group in dict.fromkeys(wanted.values()):
         expanded.update(expand_entry(config, group))
-    expanded = with_sessions(expanded, config["benchmark"].get("sessions", 1))
+    expanded = with_sessions(expanded, session_range(config["benchmark"]).max)
     if any(name not in expanded for name in wanted):  # a confirmation session (analyse/confirm.py)
         expanded.update(confirmations_of(expanded, config["benchmark"].get("confirm_sessions", 0)))
     baseline = next((c for c in expanded.values() if c.baseline), None)
