@@ -324,17 +324,23 @@ SESSION_PRIORITIES = sweep_design.session_priorities(
 )
 
 
-# cluster.same_node: each configuration measured on the node its baseline was measured on (docs/cluster.md).
+# cluster.same_node: each configuration measured on the node its baseline was measured on (docs/cluster.md);
+# a confirmation session too (the baseline's own on its first session's node).
+BASELINES = sweep_factors.baselines_by_configuration(CONFIGURATIONS)
 SAME_NODE = (
     sweep_cluster.same_node_as(
         CONFIGURATIONS,
-        sweep_factors.baselines_by_configuration(CONFIGURATIONS),
+        BASELINES,
         {
             sweep_design.end_name(name): name
             for name, c in CONFIGURATIONS.items()
             if c.baseline
         },
     )
+    | {
+        name: BASELINES.get(c.session_of) or c.session_of
+        for name, c in CONFIRMATIONS.items()
+    }
     if config["cluster"]["same_node"]
     else {}
 )
