@@ -72,3 +72,9 @@ def test_confirmation_csv_and_its_conclusion_line(tmp_path):
     assert "95 % CI" in line and "said 1.20x" in line
     confirm.write(None, None, 2, path)
     assert "nothing to confirm" in confirm.conclusion_lines(path)[0]
+
+
+def test_the_plan_counts_the_confirmation_sessions():
+    assert confirm.plan_lines(0) == []
+    (line,) = confirm.plan_lines(3)
+    assert "6 more sessions" in line and "benchmark.confirm_sessions: 3" in line

@@ -304,7 +304,7 @@ def plan_configuration(smk: Any) -> None:
 @sets_aside_damaged
 def write_commands(smk: Any) -> None:
     import specsweep.plan.launchplan as launchplan
-    from specsweep.analyse import sequential
+    from specsweep.analyse import confirm, sequential
     from specsweep.plan import detectable, walltime
     from specsweep.plan.design import session_range
 
@@ -314,6 +314,7 @@ def write_commands(smk: Any) -> None:
     # read before this sweep's summary replaces the earlier one
     power = detectable.lines(configurations, smk.config["benchmark"], results.SUMMARY)
     power += sequential.plan_lines(session_range(smk.config["benchmark"]))
+    power += confirm.plan_lines(smk.config["benchmark"]["confirm_sessions"])
     with progress_to(smk.log[0]) as progress:
         atomic_write(smk.output[0], launchplan.commands_script(plans, [*table, "", *power, "", *details]))
         print("\n".join([*table, *power]), file=progress)

@@ -607,7 +607,7 @@ def newest_launch_record(wildcards):
 
 def print_walltime():
     """onstart: the expected wall time of the sessions this run measures, before the first launch."""
-    from specsweep.analyse import sequential
+    from specsweep.analyse import confirm, sequential
     from specsweep.plan import detectable, walltime
 
     measuring = [
@@ -623,6 +623,7 @@ def print_walltime():
             # the whole design's power, read before this sweep's summary replaces the earlier one
             table += detectable.lines(CONFIGURATIONS, BENCH, results_tree.SUMMARY)
             table += sequential.plan_lines(sweep_design.session_range(BENCH))
+            table += confirm.plan_lines(BENCH["confirm_sessions"])
         except Exception as error:  # an estimate must never stop the measurements
             table = [f"specsweep: no wall-time estimate ({error!r})"]
         print("\n".join(table), file=sys.stderr)

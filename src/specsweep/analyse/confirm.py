@@ -152,3 +152,13 @@ def conclusion_lines(path: str | Path) -> list[str]:
         f"{conclusion.number(row, 'speedup'):.2f}x over {row['baseline']} ({interval}; "
         f"the sweep's own sessions said {conclusion.number(row, 'chosen_speedup'):.2f}x)"
     ]
+
+
+def plan_lines(sessions: int) -> list[str]:
+    """What the plan says of ``benchmark.confirm_sessions`` (nothing when off)."""
+    if not sessions:
+        return []
+    return [
+        f"Confirmation: after the summary, {2 * sessions} more sessions (benchmark.confirm_sessions: {sessions} of "
+        f"the chosen configuration and {sessions} of its baseline), not in the estimate above"
+    ]
