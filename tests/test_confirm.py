@@ -78,3 +78,17 @@ def test_the_plan_counts_the_confirmation_sessions():
     assert confirm.plan_lines(0) == []
     (line,) = confirm.plan_lines(3)
     assert "6 more sessions" in line and "benchmark.confirm_sessions: 3" in line
+
+
+def test_the_confirmation_counts_the_fresh_sessions_with_counted_runs():
+    choice = confirm.Choice("ngram", "baseline", True, 1.2)
+    runs = {
+        "ngram-c1": [run_record({"client": {"decode_tokens_per_s": 110.0}})],
+        "ngram-c2": [run_record({"client": {"decode_tokens_per_s": 112.0}, "excluded": "rate check"})],
+        "baseline-c1": [run_record({"client": {"decode_tokens_per_s": 100.0}})],
+        "baseline-c2": [run_record({"client": {"decode_tokens_per_s": 101.0}})],
+        "ngram": [run_record({"client": {"decode_tokens_per_s": 150.0}})],  # a choosing session: never read
+    }
+    result, counted = confirm.confirmed_runs(choice, 2, runs)
+    assert counted == 1
+    assert math.isclose(result.ratio, 110.0 / math.sqrt(100.0 * 101.0))

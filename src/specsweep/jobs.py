@@ -365,8 +365,9 @@ def confirmation(smk: Any) -> None:
     from specsweep.analyse import confirm
 
     choice = confirm.read_choice(smk.input.choice)
-    sessions = smk.params.sessions
-    result = confirm.confirmed_runs(choice, sessions, results.load_runs(smk.input.runs)) if choice else None
+    result, counted = (
+        confirm.confirmed_runs(choice, smk.params.sessions, results.load_runs(smk.input.runs)) if choice else (None, 0)
+    )
     with progress_to(smk.log[0]) as progress:
-        confirm.write(choice, result, sessions, smk.output[0])
+        confirm.write(choice, result, counted, smk.output[0])
         print("\n".join(confirm.conclusion_lines(smk.output[0])), file=progress)

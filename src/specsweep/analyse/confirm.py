@@ -2,7 +2,7 @@
 
 The sessions that choose the fastest configuration also estimate its speedup, and the choice favours the
 configurations whose sessions happened to run fast: among 20 configurations the chosen one's speedup is
-overstated by a few percent (benchmarks/power.py measures it). With ``benchmark.confirm_sessions: N``, once
+overstated by a few percent (benchmarks/winner.py measures it). With ``benchmark.confirm_sessions: N``, once
 summary.csv names its choice, the winner and its baseline are each measured in N more sessions
 (``<name>-c<k>``, plan/design.py), in rounds, each round in a seeded random order; the published speedup and its
 interval come from those 2N sessions alone (their own pooled spread, ``N - 1`` degrees of freedom each), which
@@ -37,7 +37,7 @@ COLUMNS = {
     "baseline": "the baseline it is compared with",
     "declared": "True where the sweep declared it best (conclusion.best), False for the leading candidate",
     "chosen_speedup": "its speedup in summary.csv, from the sessions that chose it (biased upward by the choice)",
-    "sessions": "fresh sessions of each of the two (benchmark.confirm_sessions) with counted runs",
+    "sessions": "fresh sessions with counted runs of the one of the two with fewer (benchmark.confirm_sessions each)",
     "speedup": "the speedup from the fresh sessions alone: the published one",
     "speedup_ci95_low": "its 95 % interval (log scale, the fresh sessions' pooled spread), lower end",
     "speedup_ci95_high": "upper end",
@@ -96,13 +96,14 @@ def sessions_of(choice: Choice | None, sessions: int) -> list[str]:
     ]
 
 
-def confirmed_runs(choice: Choice, sessions: int, runs: Mapping[str, list[Run]]) -> Comparison:
-    """``confirmed`` from the runs of every configuration-instance (``load_runs``); excluded runs left out."""
+def confirmed_runs(choice: Choice, sessions: int, runs: Mapping[str, list[Run]]) -> tuple[Comparison, int]:
+    """``confirmed`` from the runs of every configuration-instance (``load_runs``), excluded runs left out, and
+    the sessions with counted runs of the side with fewer."""
     fresh = [
         [kept_and_excluded(runs.get(confirmation_name(name, k), []))[0] for k in range(1, sessions + 1)]
         for name in (choice.configuration, choice.baseline)
     ]
-    return confirmed(*fresh)
+    return confirmed(*fresh), min(sum(1 for session in side if session) for side in fresh)
 
 
 def confirmed(winner: Sequence[Sequence[Run]], baseline: Sequence[Sequence[Run]]) -> Comparison:
