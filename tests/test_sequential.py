@@ -21,12 +21,12 @@ def test_sessions_read_as_an_integer_or_min_and_max():
 
 def test_a_repeated_p_is_larger_than_the_nominal_one_and_one_look_leaves_it_alone():
     for p in (0.001, 0.01, 0.05):
-        assert p < sequential.repeated_p(p, SESSIONS) < 5 * p  # 5 looks: below Bonferroni's 5 x p
-    assert sequential.repeated_p(0.01, SessionRange(3, 3)) == 0.01
-    assert math.isnan(sequential.repeated_p(math.nan, SESSIONS))
-    nominal = sequential.nominal_level(stats.ALPHA, SESSIONS)
+        assert p < sequential.repeated_p(p, SESSIONS, 4) < 5 * p  # 5 looks: below Bonferroni's 5 x p
+    assert sequential.repeated_p(0.01, SessionRange(3, 3), 4) == 0.01
+    assert math.isnan(sequential.repeated_p(math.nan, SESSIONS, 4))
+    nominal = sequential.nominal_level(stats.ALPHA, SESSIONS, 4)
     assert stats.ALPHA / 5 < nominal < stats.ALPHA
-    assert sequential.repeated_p(nominal, SESSIONS) == pytest.approx(stats.ALPHA, abs=0.002)
+    assert sequential.repeated_p(nominal, SESSIONS, 4) == pytest.approx(stats.ALPHA, abs=0.002)
 
 
 def _rates(log_means: dict[str, float], sessions: int) -> dict[str, list[float]]:

@@ -6,9 +6,10 @@ Looking at the data after every round and stopping when it looks decided would i
 is another chance of a false positive), so every test and interval is a repeated one: valid whichever look it
 is read at. A comparison's statistic at the looks (a sessions, a + 1, ..., b, both sides growing together)
 is a random walk at those times; ``repeated_p`` turns the nominal p of the summary's t-test (pooled session
-spread, analyse/replicates.py) into the probability that the walk crosses that level at any look under no
-difference (a Pocock-type boundary, the looks' correlation included, found by a seeded simulation of the walk),
-which is a valid p-value however many looks are taken. The sweep's comparisons are one Holm family of those
+spread, analyse/replicates.py) into the probability that some look reaches that level under no difference (a
+Pocock-type boundary, found by a seeded simulation of that t-test over the looks: the looks' correlation and the
+pooled spread's few degrees of freedom at the first looks included), which is a valid p-value however many
+looks are taken. The sweep's comparisons are one Holm family of those
 repeated p-values: a family-wise false positive at any look is at most alpha = 0.05. Each comparison's repeated
 interval is the summary's interval at the nominal level whose repeated level is 95 % (wider than the one-look
 interval): its intervals of all looks hold together with 95 %, whenever its configuration stops.
@@ -34,7 +35,8 @@ import numpy as np
 from specsweep.analyse import replicates, stats
 from specsweep.plan.design import SessionRange
 
-WALKS = 200_000  # simulated null walks of the boundary: a repeated level known to about ±0.001 at 0.05
+WALKS = 100_000  # simulated null sweeps of the boundary: a repeated level known to about ±0.0014 at 0.05
+GROUPS_SIMULATED = 50  # configurations beyond these add degrees of freedom that no longer change the boundary
 
 FASTER, SLOWER, EQUIVALENT, OPEN = "faster", "slower", "equivalent", "open"
 
@@ -63,9 +65,10 @@ def look(
     model = _pooled(rates)
     others = [name for name in rates if name != baseline]
     comparisons = {name: replicates.compare_rates(rates[name], rates[baseline], model) for name in others}
-    adjusted = stats.holm([repeated_p(comparisons[n].p_value, sessions) for n in others])
-    repeated = 1 - nominal_level(stats.ALPHA, sessions)
-    equivalence = 1 - nominal_level(2 * stats.ALPHA / max(1, len(others)), sessions)
+    groups = len(rates)
+    adjusted = stats.holm([repeated_p(comparisons[n].p_value, sessions, groups) for n in others])
+    repeated = 1 - nominal_level(stats.ALPHA, sessions, groups)
+    equivalence = 1 - nominal_level(2 * stats.ALPHA / max(1, len(others)), sessions, groups)
     margin = math.log1p(detect_pct / 100)
     found = {}
     for (name, comparison), p_holm in zip(comparisons.items(), adjusted, strict=True):
@@ -82,34 +85,45 @@ def look(
 
 
 @functools.cache
-def _null_maxima(sessions: SessionRange) -> np.ndarray:
-    """The largest |z| over the looks of ``WALKS`` seeded null walks (session differences N(0, 1)), sorted."""
-    steps = np.random.default_rng(0).standard_normal((WALKS, sessions.max))
-    at = np.arange(sessions.min, sessions.max + 1)
-    z = np.cumsum(steps, axis=1)[:, at - 1] / np.sqrt(at)
-    return np.sort(np.abs(z).max(axis=1))
-
-
-def repeated_p(p: float, sessions: SessionRange) -> float:
-    """The probability, under no difference, that some look reaches the nominal two-sided ``p`` (NaN stays NaN)."""
-    if math.isnan(p) or sessions.looks == 1:
-        return p
+def _null_minima(sessions: SessionRange, groups: int) -> np.ndarray:
+    """The smallest nominal p over the looks of one comparison's t-test, in ``WALKS`` seeded sweeps of ``groups``
+    configurations (the baseline among them) with no difference, sorted: the summary's test exactly (its spread
+    pooled over every configuration, whose few degrees of freedom at the first looks move every look's
+    statistic together), every configuration continuing to the last look."""
     from scipy import special
 
-    z = float(special.ndtri(1 - p / 2))
-    maxima = _null_maxima(sessions)
-    return float(len(maxima) - np.searchsorted(maxima, z)) / len(maxima)
+    rng = np.random.default_rng(0)
+    groups = min(groups, GROUPS_SIMULATED)
+    sums = np.zeros((WALKS, groups))
+    squares = np.zeros((WALKS, groups))
+    smallest = np.ones(WALKS)
+    for n in range(1, sessions.max + 1):
+        step = rng.standard_normal((WALKS, groups))
+        sums += step
+        squares += step**2
+        if n >= sessions.min:
+            means = sums / n
+            spread = np.sqrt((squares - n * means**2).sum(axis=1) / (groups * (n - 1)))
+            t = (means[:, 1] - means[:, 0]) / (spread * math.sqrt(2 / n))
+            smallest = np.minimum(smallest, 2 * special.stdtr(groups * (n - 1), -np.abs(t)))
+    return np.sort(smallest)
+
+
+def repeated_p(p: float, sessions: SessionRange, groups: int) -> float:
+    """The probability, under no difference, that some look of a sweep of ``groups`` configurations reaches the
+    nominal two-sided ``p`` (NaN stays NaN)."""
+    if math.isnan(p) or sessions.looks == 1:
+        return p
+    minima = _null_minima(sessions, groups)
+    return float(np.searchsorted(minima, p, side="right")) / len(minima)
 
 
 @functools.cache
-def nominal_level(alpha: float, sessions: SessionRange) -> float:
+def nominal_level(alpha: float, sessions: SessionRange, groups: int) -> float:
     """The nominal two-sided level at each look whose repeated level is ``alpha``."""
     if sessions.looks == 1:
         return alpha
-    from scipy import special
-
-    z = float(np.quantile(_null_maxima(sessions), 1 - alpha))
-    return float(2 * special.ndtr(-z))
+    return float(np.quantile(_null_minima(sessions, groups), alpha))
 
 
 def _pooled(rates: Mapping[str, Sequence[float]]) -> replicates.Pooled:
