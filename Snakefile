@@ -22,6 +22,7 @@ include: "workflow/rules/common.smk"  # validation, expanded configurations, hel
 include: "workflow/rules/engine.smk"  # build or locate the engine; obtain model files
 include: "workflow/rules/bench.smk"  # one job per configuration: server session + runs
 include: "workflow/rules/summary.smk"  # logs, runs -> profiles, summary, drift, paper, cost model
+include: "workflow/rules/confirm.smk"  # the choice measured again in fresh sessions -> confirmation.csv
 include: "workflow/rules/figures.smk"  # tables, runs -> results/figures/
 include: "workflow/rules/effects.smk"  # crossed factors -> results/effects.csv, interaction figure
 include: "workflow/rules/load.smk"  # load windows, categories -> tables and figures
@@ -38,6 +39,8 @@ localrules:
     all,
     model,
     summary,
+    confirm_choice,
+    confirmation,
     figures,
     cycle_breakdown,
     effects,

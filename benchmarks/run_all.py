@@ -27,7 +27,9 @@ import load_coverage
 import overhead
 import power
 import scale
+import sequential
 import telemetry_overhead
+import winner
 from common import REPO, machine
 
 OUT = REPO / "benchmarks" / "results.json"
@@ -112,7 +114,12 @@ def table(result: dict) -> str:
             )
     for v in result.get("verdicts") or []:
         row(v["row"], _percent(v["value"]), v["goal"])
-    for name, figure, target in power.lines(result["power"]) + level_choice.lines(result["level_choice"]):
+    for name, figure, target in (
+        power.lines(result["power"])
+        + level_choice.lines(result["level_choice"])
+        + winner.lines(result["winner"])
+        + sequential.lines(result["sequential"])
+    ):
         lines.append(f"{name:<84} {figure:>18} {target:>14}")
     if tel := result.get("telemetry"):
         row(
@@ -204,6 +211,11 @@ def main() -> None:
         "power": finished("power", power.measure_all),
         # the setting per load level's wrong verdicts (benchmarks/level_choice.py, about 10 s)
         "level_choice": finished("level choice", level_choice.measure_all),
+        # the confirmed winner's bias and coverage against the chosen one's bias (benchmarks/winner.py, about 6 s)
+        "winner": finished("winner", winner.measure_all),
+        # sessions where the answer is open: errors, repeated intervals, sessions saved (benchmarks/sequential.py,
+        # about 12 s)
+        "sequential": finished("sequential", sequential.measure_all),
         "telemetry": finished("telemetry overhead", telemetry_overhead.measure),
     }
     OUT.write_text(json.dumps(result, indent=1) + "\n")

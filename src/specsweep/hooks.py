@@ -20,17 +20,26 @@ from specsweep.record.configuration import Configuration
 
 
 def print_walltime(
-    measuring: Sequence[str], configurations: dict[str, Configuration], benchmark: dict[str, Any], progress: TextIO
+    measuring: Sequence[str],
+    configurations: dict[str, Configuration],
+    measurable: dict[str, Configuration],
+    benchmark: dict[str, Any],
+    progress: TextIO,
 ) -> None:
-    """onstart: the expected wall time of the sessions this run measures (``measuring``), before the first
-    launch, and the whole design's power, read before this sweep's summary replaces the earlier one."""
-    from specsweep.plan import detectable, walltime
+    """onstart: the expected wall time of the sessions this run measures (``measuring``, each in
+    ``measurable``: the design's sessions and the confirmation sessions), before the first launch; the whole
+    design's power, read before this sweep's summary replaces the earlier one; its sequential and confirming
+    sessions."""
+    from specsweep.analyse import confirm, sequential
+    from specsweep.plan import design, detectable, walltime
 
     if not measuring:
         return
     try:
-        table, _ = walltime.report({name: configurations[name] for name in measuring}, benchmark)
+        table, _ = walltime.report({name: measurable[name] for name in measuring}, benchmark)
         table += detectable.lines(configurations, benchmark, results.SUMMARY)
+        table += sequential.plan_lines(design.session_range(benchmark))
+        table += confirm.plan_lines(benchmark["confirm_sessions"])
     except Exception as error:  # an estimate must never stop the measurements
         table = [f"specsweep: no wall-time estimate ({error!r})"]
     print("\n".join(table), file=progress)
@@ -64,10 +73,11 @@ def keep_previous_sessions(
                 log.rename(log.with_name(f"{log.stem}.{stamp}Z{log.suffix}"))
 
 
-def print_conclusion(made_summary: bool, config_files: Sequence[str], progress: TextIO) -> None:
+def print_conclusion(made_summary: bool, confirming: bool, config_files: Sequence[str], progress: TextIO) -> None:
     """onsuccess: when this run made results/summary.csv (``made_summary``), what it concludes, last on the
-    console: best configuration, significance, noisy ones, the setting per load level, the files."""
-    from specsweep.analyse import conclusion, loadbest, schedule
+    console: best configuration, significance, noisy ones, the setting per load level, the confirmed winner
+    (``confirming``: benchmark.confirm_sessions is on), the files."""
+    from specsweep.analyse import conclusion, confirm, loadbest, schedule
 
     if not made_summary or not os.path.exists(results.SUMMARY):  # --touch, --dry-run: nothing to conclude
         return
@@ -76,6 +86,8 @@ def print_conclusion(made_summary: bool, config_files: Sequence[str], progress: 
         text[-1:-1] = loadbest.conclusion_lines(results.LOAD_TABLE)
     if os.path.exists(results.SPECULATION_SCHEDULE):
         text[-1:-1] = schedule.conclusion_lines(results.SPECULATION_SCHEDULE)
+    if confirming and os.path.exists(results.CONFIRMATION):
+        text[-1:-1] = confirm.conclusion_lines(results.CONFIRMATION)
     print("\n".join(text), file=progress)
 
 

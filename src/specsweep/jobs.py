@@ -304,13 +304,17 @@ def plan_configuration(smk: Any) -> None:
 @sets_aside_damaged
 def write_commands(smk: Any) -> None:
     import specsweep.plan.launchplan as launchplan
+    from specsweep.analyse import confirm, sequential
     from specsweep.plan import detectable, walltime
+    from specsweep.plan.design import session_range
 
     plans = [read_json(p) for p in smk.input]
     configurations = configurations_for(smk.config, smk.params.configurations.values())
     table, details = walltime.report(configurations, smk.config["benchmark"])
     # read before this sweep's summary replaces the earlier one
     power = detectable.lines(configurations, smk.config["benchmark"], results.SUMMARY)
+    power += sequential.plan_lines(session_range(smk.config["benchmark"]))
+    power += confirm.plan_lines(smk.config["benchmark"]["confirm_sessions"])
     with progress_to(smk.log[0]) as progress:
         atomic_write(smk.output[0], launchplan.commands_script(plans, [*table, "", *power, "", *details]))
         print("\n".join([*table, *power]), file=progress)
@@ -342,3 +346,28 @@ def write_effects(smk: Any) -> None:
         print(frame.to_string(index=False), file=progress)
         for note in notes:
             print(f"effects: {note}", file=progress)
+
+
+@sets_aside_damaged
+def confirm_choice(smk: Any) -> None:
+    """The checkpoint: what summary.csv chose, whose confirmation sessions are measured next."""
+    from specsweep.analyse import conclusion, confirm
+
+    with progress_to(smk.log[0]) as progress:
+        choice = confirm.choose(conclusion.read(smk.input.summary))
+        confirm.write_choice(choice, smk.output[0])
+        print(f"to confirm: {choice or 'nothing (no baseline, or no configuration beside it)'}", file=progress)
+
+
+@sets_aside_damaged
+def confirmation(smk: Any) -> None:
+    """confirmation.csv: the choice's speedup from its fresh sessions alone."""
+    from specsweep.analyse import confirm
+
+    choice = confirm.read_choice(smk.input.choice)
+    result, counted = (
+        confirm.confirmed_runs(choice, smk.params.sessions, results.load_runs(smk.input.runs)) if choice else (None, 0)
+    )
+    with progress_to(smk.log[0]) as progress:
+        confirm.write(choice, result, counted, smk.output[0])
+        print("\n".join(confirm.conclusion_lines(smk.output[0])), file=progress)

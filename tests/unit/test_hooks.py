@@ -54,7 +54,7 @@ def test_the_wall_time_is_said_only_when_something_is_measured_and_never_stops_t
     from specsweep.plan import walltime
 
     quiet = io.StringIO()
-    hooks.print_walltime([], CONFIGURATIONS, {}, quiet)
+    hooks.print_walltime([], CONFIGURATIONS, CONFIGURATIONS, {}, quiet)
     assert quiet.getvalue() == ""
 
     def broken(*_args, **_kwargs):
@@ -62,7 +62,7 @@ def test_the_wall_time_is_said_only_when_something_is_measured_and_never_stops_t
 
     monkeypatch.setattr(walltime, "report", broken)
     out = io.StringIO()
-    hooks.print_walltime(["ngram"], CONFIGURATIONS, {}, out)
+    hooks.print_walltime(["ngram"], CONFIGURATIONS, CONFIGURATIONS, {}, out)
     assert out.getvalue() == "specsweep: no wall-time estimate (RuntimeError('no records'))\n"
 
 
@@ -75,13 +75,13 @@ def test_the_conclusion_comes_only_from_a_summary_this_run_made_with_the_load_li
     monkeypatch.setattr(conclusion, "lines", lambda rows, root, files: [f"best: from {rows}", "files: results/"])
     monkeypatch.setattr(loadbest, "conclusion_lines", lambda path: [f"per load level: {path}"])
     out = io.StringIO()
-    hooks.print_conclusion(True, [], out)  # no summary.csv (--touch, --dry-run)
+    hooks.print_conclusion(True, False, [], out)  # no summary.csv (--touch, --dry-run)
     Path(results.SUMMARY).parent.mkdir(parents=True)
     Path(results.SUMMARY).write_text("configuration\n")
-    hooks.print_conclusion(False, [], out)  # a summary of an earlier run
+    hooks.print_conclusion(False, False, [], out)  # a summary of an earlier run
     assert out.getvalue() == ""
     Path(results.LOAD_TABLE).write_text("configuration\n")
-    hooks.print_conclusion(True, [], out)
+    hooks.print_conclusion(True, False, [], out)
     assert out.getvalue().splitlines() == [
         f"best: from {results.SUMMARY}",
         f"per load level: {results.LOAD_TABLE}",

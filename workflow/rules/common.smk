@@ -66,6 +66,12 @@ try:
     config.update(sweep_config.validate_schema(config))
     # Grids expanded; benchmark.order: bracket adds <baseline>-end, measured after the others.
     CONFIGURATIONS = sweep_design.configurations_of(config)
+    # benchmark.confirm_sessions: every fresh session a choice could need (confirm.smk measures two of them)
+    CONFIRMATIONS = sweep_design.confirmations_of(
+        CONFIGURATIONS, config["benchmark"]["confirm_sessions"]
+    )
+    # what a bench job may measure: the design's sessions and the confirmation sessions
+    MEASURABLE = {**CONFIGURATIONS, **CONFIRMATIONS}
     PROFILE_PARSERS = compile_parsers(config.get("profile_parsers"))
     # Engine settings, files, then engine domain checks (e.g. SGLang EAGLE tree sizes): warnings, errors
     # when impossible.
@@ -117,7 +123,7 @@ if "measuring" not in workflow.global_resources:
 
 
 wildcard_constraints:
-    cfg="|".join(re.escape(name) for name in CONFIGURATIONS),
+    cfg="|".join(re.escape(name) for name in MEASURABLE),
     engine="|".join(re.escape(name) for name in config["engines"]),
     model="|".join(re.escape(name) for name in config.get("models", {})) or "^$",
     i=r"\d+",
@@ -137,6 +143,19 @@ def final_outputs():
         *PAPER,
         *breakdown_figures(),
         *effects_outputs(),
+        *([results_tree.CONFIRMATION] if CONFIRMATIONS else []),
+    ]
+
+
+def confirmation_runs(wildcards):
+    """The runs of the confirmation sessions the checkpoint's choice needs (none before it chose)."""
+    from specsweep.analyse import confirm
+
+    choice = confirm.read_choice(checkpoints.confirm_choice.get().output[0])
+    return [
+        results_tree.run_file(name, i)
+        for name in confirm.sessions_of(choice, BENCH["confirm_sessions"])
+        for i in RUNS
     ]
 
 
@@ -182,7 +201,7 @@ RECORD_SOURCES = {
         "engine": results_tree.engine_record_file(c.engine),
         "models": models_named(c),
     }
-    for name, c in CONFIGURATIONS.items()
+    for name, c in MEASURABLE.items()
 }
 
 
@@ -207,14 +226,18 @@ SERVER_LOG_FORMATS = {
 # .snakemake/metadata: secrets appear as fingerprints; jobs read real values from the config.
 # Computed once, not per job (planning 1,000 configurations calls these 3,000 times).
 IDENTITIES = {name: c.identity() for name, c in CONFIGURATIONS.items()}
+# with the confirmation sessions', which only their bench jobs use
+MEASURABLE_IDENTITIES = IDENTITIES | {
+    name: c.identity() for name, c in CONFIRMATIONS.items()
+}
 
 
 def configuration_params(wildcards):
-    return IDENTITIES[wildcards.cfg]
+    return MEASURABLE_IDENTITIES[wildcards.cfg]
 
 
 def engine_params(wildcards):
-    return engine_identity(CONFIGURATIONS[wildcards.cfg].engine)
+    return engine_identity(MEASURABLE[wildcards.cfg].engine)
 
 
 def engine_identity(name):
@@ -286,20 +309,30 @@ def runs_before(wildcards):
 
 
 # Sessions in rounds, each its own seeded shuffle of every configuration, the baseline among them (plan/design.py).
-SESSION_PRIORITIES = sweep_design.session_priorities(CONFIGURATIONS)
+SESSION_PRIORITIES = sweep_design.session_priorities(
+    CONFIGURATIONS
+) | sweep_design.confirmation_priorities(
+    CONFIRMATIONS, sweep_design.order_seed(CONFIGURATIONS)
+)
 
 
-# cluster.same_node: each configuration measured on the node its baseline was measured on (docs/cluster.md).
+# cluster.same_node: each configuration measured on the node its baseline was measured on (docs/cluster.md);
+# a confirmation session too (the baseline's own on its first session's node).
+BASELINES = sweep_factors.baselines_by_configuration(CONFIGURATIONS)
 SAME_NODE = (
     sweep_cluster.same_node_as(
         CONFIGURATIONS,
-        sweep_factors.baselines_by_configuration(CONFIGURATIONS),
+        BASELINES,
         {
             sweep_design.end_name(name): name
             for name, c in CONFIGURATIONS.items()
             if c.baseline
         },
     )
+    | {
+        name: BASELINES.get(c.session_of) or c.session_of
+        for name, c in CONFIRMATIONS.items()
+    }
     if config["cluster"]["same_node"]
     else {}
 )
@@ -431,13 +464,41 @@ def archive_inputs(wildcards):
         ],
         "aggregates": REBUILT,
         "final_outputs": final_outputs(),  # whatever else `all` makes (cost model, drift, ...)
+        "confirmation": confirmation_files(wildcards),
     }
+
+
+def confirmation_files(wildcards):
+    """benchmark.confirm_sessions: the choice and every file of its fresh sessions (none when off)."""
+    if not CONFIRMATIONS:
+        return []
+    runs = confirmation_runs(wildcards)
+    sessions = sorted({results_tree.configuration_of(path) for path in runs})
+    return [
+        results_tree.CONFIRMATION_CHOICE,
+        *[str(path) for path in results_tree.with_extra_runs(runs)],
+        *[results_tree.launch_file(name) for name in sessions],
+        *[results_tree.server_log(name) for name in sessions],
+        *[
+            results_tree.window_file(name, label, w)
+            for name in sessions
+            for label in LOAD_LABELS
+            for w in WINDOWS
+        ],
+        *(
+            [results_tree.rate_search_file(name) for name in sessions]
+            if RATE_SEARCH
+            else []
+        ),
+    ]
 
 
 def print_conclusion():
     """onsuccess: what results/summary.csv concludes, when this run made it (hooks.py)."""
     made = any(job.rule.name == "summary" for job in workflow.dag.jobs)
-    hooks.print_conclusion(made, workflow.overwrite_configfiles, sys.stderr)
+    hooks.print_conclusion(
+        made, bool(CONFIRMATIONS), workflow.overwrite_configfiles, sys.stderr
+    )
 
 
 def summarise_what_finished():
@@ -464,7 +525,7 @@ MEASURING_RESOURCES = {
     name: sweep_cluster.measuring_resources(
         config["engines"][c.engine], BENCH, config["cluster"]
     )
-    for name, c in CONFIGURATIONS.items()
+    for name, c in MEASURABLE.items()
 }
 
 
@@ -506,12 +567,12 @@ def measuring_jobs():
 def print_walltime():
     """onstart: the expected wall time of the sessions this run measures (hooks.py)."""
     measuring = [name for name, _ in measuring_jobs()]
-    hooks.print_walltime(measuring, CONFIGURATIONS, BENCH, sys.stderr)
+    hooks.print_walltime(measuring, CONFIGURATIONS, MEASURABLE, BENCH, sys.stderr)
 
 
 def keep_previous_sessions():
     """onstart: a measuring job's previous session kept in results/<cfg>/history/ (hooks.py)."""
-    hooks.keep_previous_sessions(measuring_jobs(), CONFIGURATIONS, config, sys.stderr)
+    hooks.keep_previous_sessions(measuring_jobs(), MEASURABLE, config, sys.stderr)
 
 
 def check_reserved_names():

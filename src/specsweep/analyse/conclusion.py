@@ -23,29 +23,29 @@ from specsweep.record.rates import SINGLE_REQUEST_DECODE
 Row = dict[str, str]
 
 
-def _number(row: Row, column: str) -> float:
+def number(row: Row, column: str) -> float:
     try:
         return float(row.get(column) or "nan")
     except ValueError:
         return math.nan
 
 
-def _ok(row: Row) -> bool:
-    return row.get("status", "ok") == "ok" and not math.isnan(_number(row, "decode_tok_s_mean"))
+def is_measured(row: Row) -> bool:
+    return row.get("status", "ok") == "ok" and not math.isnan(number(row, "decode_tok_s_mean"))
 
 
 def _interval(row: Row, stem: str, spec: str, name: str = "95 % CI") -> str:
-    low, high = _number(row, f"{stem}_low"), _number(row, f"{stem}_high")
+    low, high = number(row, f"{stem}_low"), number(row, f"{stem}_high")
     return "no CI" if math.isnan(low) or math.isnan(high) else f"{name} {low:{spec}}-{high:{spec}}"
 
 
 def noisy(row: Row) -> str | None:
     """Why a configuration's numbers are shaky (no interval possible, CV above the limit), or None. The CV is
     the launch-to-launch one, else the within-session one of a prompt's repeated runs (docs/summary.md)."""
-    cv = _number(row, "decode_tok_s_cv")
+    cv = number(row, "decode_tok_s_cv")
     if not math.isnan(cv) and cv > CV_WARNING:
         return f"CV {100 * cv:.1f} % > {100 * CV_WARNING:.0f} %"
-    if math.isnan(_number(row, "decode_tok_s_ci95_low")):
+    if math.isnan(number(row, "decode_tok_s_ci95_low")):
         return "noise not estimable: no CI" if math.isnan(cv) else "no CI"
     return None
 
@@ -55,12 +55,12 @@ NOT_JUDGED = "(2 sessions, whose spread has 1 degree of freedom; benchmark.sessi
 
 def not_judged(row: Row) -> bool:
     """Whether 'noisy' could not be judged: 2 sessions (one degree of freedom) and no within-session spread."""
-    return _number(row, "sessions") == 2 and math.isnan(_number(row, "decode_tok_s_cv")) and not noisy(row)
+    return number(row, "sessions") == 2 and math.isnan(number(row, "decode_tok_s_cv")) and not noisy(row)
 
 
 def _sessions_line(measured: list[Row]) -> str | None:
     """How many sessions the intervals rest on, and whether they ignore launch-to-launch variation."""
-    counts = sorted({int(_number(r, "sessions")) for r in measured if not math.isnan(_number(r, "sessions"))})
+    counts = sorted({int(number(r, "sessions")) for r in measured if not math.isnan(number(r, "sessions"))})
     if not counts:
         return None
     unit = next((r.get("interval_unit") for r in measured if r.get("interval_unit")), "")
@@ -76,7 +76,7 @@ def _sessions_line(measured: list[Row]) -> str | None:
 def lines(rows: list[Row], results: str = "results", config_files: Sequence[str] = ()) -> list[str]:
     """The conclusion, one line per finding; the commands it prints carry ``config_files`` (the sweep's
     --configfile values), so they act on these results and not on the default sweep."""
-    measured = [r for r in rows if _ok(r)]
+    measured = [r for r in rows if is_measured(r)]
     # Crossed factors may make several baselines; each configuration's speedup is against its own.
     baselines = [r for r in measured if r.get("baseline") == "True"]
     out = [f"specsweep: {len(measured)} of {len(rows)} configurations measured"]
@@ -86,7 +86,7 @@ def lines(rows: list[Row], results: str = "results", config_files: Sequence[str]
         out.append(sessions)
     if baselines:
         listed = "; ".join(
-            f"{b['configuration']}, {SINGLE_REQUEST_DECODE.quote(_number(b, 'decode_tok_s_mean'))} "
+            f"{b['configuration']}, {SINGLE_REQUEST_DECODE.quote(number(b, 'decode_tok_s_mean'))} "
             f"({_interval(b, 'decode_tok_s_ci95', '.1f')})"
             for b in baselines
         )
@@ -110,10 +110,10 @@ def lines(rows: list[Row], results: str = "results", config_files: Sequence[str]
     if any(r.get("interval_unit") == "pass" for r in others):  # within-launch tests declare nothing
         out.append(f"  differences: {ONE_SESSION_NOTE}")
         return [*out, *_closing(rows, results, config_files, measured, judged, touched)]
-    faster = [_change(r) for r in others if r.get("significant") == "True" and _number(r, "speedup") > 1]
-    slower = [_change(r) for r in others if r.get("significant") == "True" and _number(r, "speedup") < 1]
+    faster = [_change(r) for r in others if r.get("significant") == "True" and number(r, "speedup") > 1]
+    slower = [_change(r) for r in others if r.get("significant") == "True" and number(r, "speedup") < 1]
     unclear = [r["configuration"] for r in others if r.get("significant") != "True"]
-    family = max((_number(r, "comparisons") for r in others), default=math.nan)
+    family = max((number(r, "comparisons") for r in others), default=math.nan)
     tests = f"Holm-adjusted p < 0.05 over {family:.0f} comparisons" if not math.isnan(family) else "p < 0.05"
     out.append(f"  significantly faster than the baseline ({tests}): {', '.join(faster) or 'none'}")
     out.append(f"  significantly slower: {', '.join(slower) or 'none'}")
@@ -135,7 +135,7 @@ def _closing(
     """The lines after the verdicts: noisy configurations, contention, energy, files."""
     shaky = [f"{r['configuration']} ({reason})" for r in measured if (reason := noisy(r))]
     unjudged = [r["configuration"] for r in measured if not_judged(r)]
-    fastest = max(judged, key=lambda r: _number(r, "decode_tok_s_mean"))
+    fastest = max(judged, key=lambda r: number(r, "decode_tok_s_mean"))
     return [
         f"  noisy: {', '.join(shaky) or 'none'}",
         *([f"  noisy not judged {NOT_JUDGED}: {', '.join(unjudged)}"] if unjudged else []),
@@ -149,10 +149,10 @@ def _closing_lines(rows: list[Row], results: str, config_files: Sequence[str]) -
     """What every conclusion ends with, whatever it could judge: re-measured and unmeasured configurations,
     and where the files are."""
     out = []
-    remeasured = [r["configuration"] for r in rows if _ok(r) and REMEASURED in (r.get("warnings") or "")]
+    remeasured = [r["configuration"] for r in rows if is_measured(r) and REMEASURED in (r.get("warnings") or "")]
     if remeasured:  # a node failed under an earlier attempt (docs/cluster.md, Node failure)
         out.append(f"  {REMEASURED} (an earlier attempt was lost: warnings in summary.csv): {', '.join(remeasured)}")
-    failed = [f"{r['configuration']} ({r.get('status')})" for r in rows if not _ok(r)]
+    failed = [f"{r['configuration']} ({r.get('status')})" for r in rows if not is_measured(r)]
     if failed:
         out.append(f"  not measured: {', '.join(failed)}")
     out.append(
@@ -169,25 +169,28 @@ def best(measured: list[Row]) -> Row | None:
     The fastest is selected by its own noise, so it is quoted with its simultaneous interval
     (speedup_sim95_*), and named only where that interval excludes 1: Holm's step-down declares some the
     Bonferroni interval does not, and the verdict and the quoted interval must say the same."""
-    touched = contended(measured)  # no winner from contended runs, or against a contended baseline
-    baselines = [r["configuration"] for r in measured if r.get("baseline") == "True"]
     faster = [
         r
-        for r in measured
+        for r in candidates(measured)
         if r.get("significant") == "True"
-        and _number(r, "speedup") > 1
-        and not _cross_machine(r)
-        and not _touched_by(r, touched, baselines)
-        and not _number(r, "speedup_sim95_low") <= 1.0  # NaN (no interval): Holm's verdict alone
+        and number(r, "speedup") > 1
+        and not number(r, "speedup_sim95_low") <= 1.0  # NaN (no interval): Holm's verdict alone
     ]
-    return max(faster, key=lambda r: _number(r, "decode_tok_s_mean"), default=None)
+    return max(faster, key=lambda r: number(r, "decode_tok_s_mean"), default=None)
+
+
+def candidates(measured: list[Row]) -> list[Row]:
+    """The configurations a winner may be: measured on their baseline's machine, neither of them contended."""
+    touched = contended(measured)  # no winner from contended runs, or against a contended baseline
+    baselines = [r["configuration"] for r in measured if r.get("baseline") == "True"]
+    return [r for r in measured if not _cross_machine(r) and not _touched_by(r, touched, baselines)]
 
 
 def _best_line(measured: list[Row], baselines: list[Row]) -> str:
     """The significantly faster configuration with the highest throughput (as the paper's Best* macros),
     else the fastest measured, said not to be shown better than its baseline."""
-    chosen = best(measured) or max(measured, key=lambda r: _number(r, "decode_tok_s_mean"))
-    text = f"  best: {chosen['configuration']}, {SINGLE_REQUEST_DECODE.quote(_number(chosen, 'decode_tok_s_mean'))} "
+    chosen = best(measured) or max(measured, key=lambda r: number(r, "decode_tok_s_mean"))
+    text = f"  best: {chosen['configuration']}, {SINGLE_REQUEST_DECODE.quote(number(chosen, 'decode_tok_s_mean'))} "
     if chosen in baselines:
         return text + f"({_interval(chosen, 'decode_tok_s_ci95', '.1f')}), a baseline itself: no configuration beats it"
     if not baselines:
@@ -195,15 +198,15 @@ def _best_line(measured: list[Row], baselines: list[Row]) -> str:
     if _cross_machine(chosen):
         return text + (
             f"({_interval(chosen, 'decode_tok_s_ci95', '.1f')}), but its baseline ran on another machine: the ratio "
-            f"{_number(chosen, 'speedup'):.2f}x is no speedup (docs/cluster.md: comparisons on one node)"
+            f"{number(chosen, 'speedup'):.2f}x is no speedup (docs/cluster.md: comparisons on one node)"
         )
     its = "its" if len(baselines) > 1 else "the"
     text += (
-        f"({_interval(chosen, 'decode_tok_s_ci95', '.1f')}), speedup {_number(chosen, 'speedup'):.2f}x over {its} "
+        f"({_interval(chosen, 'decode_tok_s_ci95', '.1f')}), speedup {number(chosen, 'speedup'):.2f}x over {its} "
         f"baseline ({_interval(chosen, 'speedup_sim95', '.2f', 'simultaneous 95 % CI')}; {_selected_verdict(chosen)})"
     )
     if best(measured) is None:
-        holm_only = any(r.get("significant") == "True" and _number(r, "speedup") > 1 for r in measured)
+        holm_only = any(r.get("significant") == "True" and number(r, "speedup") > 1 for r in measured)
         text += (
             ": none is confirmed as the best: Holm declares some faster, but no simultaneous interval excludes 1"
             if holm_only
@@ -215,9 +218,9 @@ def _best_line(measured: list[Row], baselines: list[Row]) -> str:
 def contended(rows: list[Row]) -> dict[str, str]:
     """Configurations with runs measured under contention (summary.csv contended_runs): name -> how many."""
     return {
-        r["configuration"]: f"{_number(r, 'contended_runs'):.0f} of {_number(r, 'runs'):.0f} runs"
+        r["configuration"]: f"{number(r, 'contended_runs'):.0f} of {number(r, 'runs'):.0f} runs"
         for r in rows
-        if _number(r, "contended_runs") > 0
+        if number(r, "contended_runs") > 0
     }
 
 
@@ -243,16 +246,16 @@ def energy_lines(rows: list[Row], fastest: Row | None) -> list[str]:
     measured; nothing for a summary.csv written before energy was (no energy_source column)."""
     if not rows or "energy_source" not in rows[0]:
         return []
-    measured = [r for r in rows if not math.isnan(_number(r, "tokens_per_joule_mean"))]
+    measured = [r for r in rows if not math.isnan(number(r, "tokens_per_joule_mean"))]
     if not measured:
         return [f"  energy: {rows[0].get('energy_source') or 'not measured'}"]
-    best = max(measured, key=lambda r: _number(r, "tokens_per_joule_mean"))
+    best = max(measured, key=lambda r: number(r, "tokens_per_joule_mean"))
     text = (
-        f"  most efficient: {best['configuration']}, {_number(best, 'tokens_per_joule_mean'):.3g} output tokens/J "
+        f"  most efficient: {best['configuration']}, {number(best, 'tokens_per_joule_mean'):.3g} output tokens/J "
         f"({_energy_interval(best)}; {best.get('energy_source')})"
     )
     if fastest is not None and fastest["configuration"] != best["configuration"]:
-        per_joule = _number(fastest, "tokens_per_joule_mean")
+        per_joule = number(fastest, "tokens_per_joule_mean")
         text += f"; the fastest, {fastest['configuration']}, gives {per_joule:.3g} tokens/J"
     elif fastest is not None:
         text += ", also the fastest"
@@ -262,7 +265,7 @@ def energy_lines(rows: list[Row], fastest: Row | None) -> list[str]:
 def _energy_interval(row: Row) -> str:
     """tokens/J's interval, over sessions as the throughput's: with one session there is none, and why."""
     shown = _interval(row, "tokens_per_joule_ci95", ".3g")
-    return "no CI: one session" if shown == "no CI" and _number(row, "sessions") == 1 else shown
+    return "no CI: one session" if shown == "no CI" and number(row, "sessions") == 1 else shown
 
 
 def _cross_machine(row: Row) -> bool:
@@ -272,7 +275,7 @@ def _cross_machine(row: Row) -> bool:
 def _verdict(row: Row) -> str:
     if row.get("interval_unit") == "pass":
         return "one session: nothing declared"
-    p, holm = _number(row, "speedup_p_value"), _number(row, "speedup_p_holm")
+    p, holm = number(row, "speedup_p_value"), number(row, "speedup_p_holm")
     if math.isnan(p):
         return "no test possible"
     adjusted = f", Holm p = {holm:.2g}" if not math.isnan(holm) else ""
@@ -281,7 +284,7 @@ def _verdict(row: Row) -> str:
 
 def _selected_verdict(row: Row) -> str:
     """The test of the quoted simultaneous interval: p x comparisons (Bonferroni), so that both say the same."""
-    p, comparisons = _number(row, "speedup_p_value"), _number(row, "comparisons")
+    p, comparisons = number(row, "speedup_p_value"), number(row, "comparisons")
     if math.isnan(p) or math.isnan(comparisons) or row.get("interval_unit") == "pass":
         return _verdict(row)
     adjusted = min(1.0, p * comparisons)
@@ -289,12 +292,12 @@ def _selected_verdict(row: Row) -> str:
     if adjusted < ALPHA:
         return text + "significant"
     if row.get("significant") == "True":
-        return text + f"not significant as the selected best (Holm p = {_number(row, 'speedup_p_holm'):.2g})"
+        return text + f"not significant as the selected best (Holm p = {number(row, 'speedup_p_holm'):.2g})"
     return text + "not significant"
 
 
 def _change(row: Row) -> str:
-    return f"{row['configuration']} {_number(row, 'speedup_pct'):+.1f} %"
+    return f"{row['configuration']} {number(row, 'speedup_pct'):+.1f} %"
 
 
 def read(summary_csv: str | Path) -> list[Row]:

@@ -250,8 +250,15 @@ def compare(
     ``own``: one of them has a larger spread (``larger_spread``), so Welch-Satterthwaite on their own ones."""
     shared = prompts if prompts is not None else common_prompts(*candidate, *baseline)
     unit = model.unit or SESSION
-    x = np.log([v for v in units(candidate, unit, shared) if not math.isnan(v)])
-    y = np.log([v for v in units(baseline, unit, shared) if not math.isnan(v)])
+    return compare_rates(units(candidate, unit, shared), units(baseline, unit, shared), model, own)
+
+
+def compare_rates(
+    candidate: Sequence[float], baseline: Sequence[float], model: Pooled, own: bool = False
+) -> Comparison:
+    """``compare`` on the units' workload rates (NaN ones left out)."""
+    x = np.log([v for v in candidate if not math.isnan(v)])
+    y = np.log([v for v in baseline if not math.isnan(v)])
     if not len(x) or not len(y):
         return Comparison(*[math.nan] * 6, 0)
     delta = float(x.mean() - y.mean())

@@ -31,6 +31,7 @@ import hashlib
 import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from specsweep.plan.config import ConfigError, Configuration, check_engines, expand, expand_entry
@@ -39,6 +40,7 @@ from specsweep.record.results import run_file
 ORDERS = ("sequential", "bracket")
 END_SUFFIX = "-end"
 SESSION_SUFFIX = "-s"
+CONFIRM_SUFFIX = "-c"
 
 
 def end_name(baseline: str) -> str:
@@ -50,11 +52,91 @@ def session_name(name: str, session: int) -> str:
     return name if session == 1 else f"{name}{SESSION_SUFFIX}{session}"
 
 
+def confirmation_name(name: str, session: int) -> str:
+    """The fresh session ``session`` (1-based) that confirms configuration ``name`` after the sweep chose
+    (analyse/confirm.py)."""
+    return f"{name}{CONFIRM_SUFFIX}{session}"
+
+
+def confirmations_of(configurations: Mapping[str, Configuration], sessions: int) -> dict[str, Configuration]:
+    """Every confirmation session ``benchmark.confirm_sessions`` could measure, of every configuration: which
+    two are measured is known only once summary.csv chose (the workflow's checkpoint), so any must be a job."""
+    if sessions == 1:
+        raise ConfigError(
+            "benchmark/confirm_sessions: 1 fresh session each gives the confirmed speedup no interval (one "
+            "session has no spread); use 0 (no confirmation) or 2 or more"
+        )
+    found: dict[str, Configuration] = {}
+    for configuration in measured_configurations(configurations).values():
+        for session in range(1, sessions + 1):
+            name = confirmation_name(configuration.name, session)
+            if name in configurations:
+                raise ConfigError(
+                    f"benchmark/confirm_sessions: {sessions} adds a session '{name}' of '{configuration.name}', "
+                    f"which already exists as a configuration; rename that configuration"
+                )
+            found[name] = dataclasses.replace(
+                configuration,
+                name=name,
+                baseline=False,
+                baseline_factors=[],
+                compared_with=configuration.name if configuration.baseline else configuration.compared_with,
+                session_of=configuration.name,
+                description=f"{configuration.name}, confirmation session {session} of {sessions} "
+                "(benchmark.confirm_sessions)",
+            )
+    return found
+
+
+def confirmation_priorities(confirmations: Mapping[str, Configuration], seed: int) -> dict[str, int]:
+    """Scheduling priority of every confirmation session: round k (every chosen configuration's k-th) before
+    round k + 1, each round in a random order seeded by the sweep (``order_seed``), as the design's sessions."""
+    rounds = 1 + max((_confirmation_round(name) for name in confirmations), default=0)
+    return {
+        name: (rounds - _confirmation_round(name)) * 2**20
+        + int.from_bytes(hashlib.sha256(f"{seed}/{name}".encode()).digest()[:2], "big")
+        for name in confirmations
+    }
+
+
+def _confirmation_round(name: str) -> int:
+    return int(name.rsplit(CONFIRM_SUFFIX, 1)[1])
+
+
+@dataclass(frozen=True)
+class SessionRange:
+    """``benchmark.sessions`` read: every configuration ``min`` sessions, then, round by round, one more for the
+    configurations whose answer is still open, up to ``max`` (analyse/sequential.py); an integer is min = max."""
+
+    min: int
+    max: int
+
+    @property
+    def looks(self) -> int:
+        return self.max - self.min + 1
+
+    @property
+    def sequential(self) -> bool:
+        return self.max > self.min
+
+
+def session_range(benchmark: Mapping[str, Any]) -> SessionRange:
+    value = benchmark.get("sessions", 1)
+    if not isinstance(value, Mapping):
+        return SessionRange(int(value), int(value))
+    found = SessionRange(int(value["min"]), int(value["max"]))
+    if found.max < found.min:
+        raise ConfigError(
+            f"benchmark/sessions: max {found.max} is below min {found.min}; give max >= min (or one integer)"
+        )
+    return found
+
+
 def configurations_of(config: dict[str, Any]) -> dict[str, Configuration]:
     """Every configuration-instance of a validated config: grids expanded, each configuration's further
     sessions (``benchmark.sessions``) and, for ``benchmark.order: bracket``, the ``<baseline>-end``
     session added. What the workflow plans."""
-    sessions = with_sessions(expand(config), config["benchmark"].get("sessions", 1))
+    sessions = with_sessions(expand(config), session_range(config["benchmark"]).max)
     return with_end_baseline(sessions, config["benchmark"]["order"])
 
 
@@ -112,7 +194,9 @@ def configurations_for(config: dict[str, Any], identities: Iterable[dict[str, An
     expanded: dict[str, Configuration] = {}
     for group in dict.fromkeys(wanted.values()):
         expanded.update(expand_entry(config, group))
-    expanded = with_sessions(expanded, config["benchmark"].get("sessions", 1))
+    expanded = with_sessions(expanded, session_range(config["benchmark"]).max)
+    if any(name not in expanded for name in wanted):  # a confirmation session (analyse/confirm.py)
+        expanded.update(confirmations_of(expanded, config["benchmark"].get("confirm_sessions", 0)))
     baseline = next((c for c in expanded.values() if c.baseline), None)
     if baseline is not None and end_name(baseline.name) in wanted:
         expanded[end_name(baseline.name)] = end_session(baseline)

@@ -84,3 +84,27 @@ def test_the_order_is_seeded_by_the_sweeps_content_not_by_its_size(default_confi
     assert len(firsts) > 1
     changed = {**base, "baseline": dataclasses.replace(base["baseline"], args={"-t": 3})}
     assert design.order_seed(changed) != design.order_seed(base)  # parameters count, not only names
+
+
+def test_confirmation_sessions_of_every_configuration_in_seeded_rounds(default_config):
+    configurations = design.with_sessions(expand(validate_schema(default_config)), 2)
+    confirmations = design.confirmations_of(configurations, 3)
+    names = list(design.measured_configurations(configurations))
+    assert set(confirmations) == {design.confirmation_name(n, k) for n in names for k in (1, 2, 3)}
+    fresh = confirmations[design.confirmation_name("baseline", 2)]
+    assert fresh.session_of == "baseline" and not fresh.baseline and fresh.compared_with == "baseline"
+    assert design.confirmations_of(configurations, 0) == {}
+    with pytest.raises(ValueError, match="benchmark/confirm_sessions: 1"):
+        design.confirmations_of(configurations, 1)
+    priorities = design.confirmation_priorities(confirmations, design.order_seed(configurations))
+    for n in names:  # every round before the next
+        assert priorities[f"{n}-c1"] > max(priorities[f"{m}-c2"] for m in names)
+    pairs = [(f"{n}-c{k}", f"baseline-c{k}") for n in names if n != "baseline" for k in (1, 2, 3)]
+    assert {priorities[a] > priorities[b] for a, b in pairs} == {True, False}  # the order within a round varies
+
+
+def test_a_confirmation_job_gets_its_configuration(default_config):
+    config = validate_schema({**default_config, "benchmark": {**default_config["benchmark"], "confirm_sessions": 2}})
+    confirmations = design.confirmations_of(design.configurations_of(config), 2)
+    identity = confirmations["ngram-m8-c2"].identity()
+    assert design.configuration_for(config, identity) == confirmations["ngram-m8-c2"]

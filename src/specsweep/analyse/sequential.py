@@ -1,0 +1,182 @@
+"""Sessions where the answer is open: ``benchmark.sessions: {min: a, max: b}`` measures every configuration in
+a sessions, then, round by round, gives one more session only to the configurations whose verdict against the
+baseline is still open (and to the baseline while any is), up to b.
+
+Looking at the data after every round and stopping when it looks decided would inflate the errors (each look
+is another chance of a false positive), so every test and interval is a repeated one: valid whichever look it
+is read at. A comparison's statistic at the looks (a sessions, a + 1, ..., b, both sides growing together)
+is a random walk at those times; ``repeated_p`` turns the nominal p of the summary's t-test (pooled session
+spread, analyse/replicates.py) into the probability that some look reaches that level under no difference (a
+Pocock-type boundary, found by a seeded simulation of that t-test over the looks: the looks' correlation and the
+pooled spread's few degrees of freedom at the first looks included), which is a valid p-value however many
+looks are taken. The sweep's comparisons are one Holm family of those
+repeated p-values: a family-wise false positive at any look is at most alpha = 0.05. Each comparison's repeated
+interval is the summary's interval at the nominal level whose repeated level is 95 % (wider than the one-look
+interval): its intervals of all looks hold together with 95 %, whenever its configuration stops.
+
+After a look a comparison is decided, and its configuration stops, when
+- Holm on the repeated p-values declares it (faster or slower), or
+- it is shown equivalent to the baseline within ±``benchmark.detect_pct`` (a difference the sweep set out to
+  detect is excluded): two one-sided repeated tests at alpha / comparisons each, i.e. its repeated interval at
+  that level lies inside the margin, so that a wrong equivalence anywhere in the family, at any look, has
+  probability at most alpha;
+otherwise it is open. A stopped configuration keeps its verdict and interval of the look that decided it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from specsweep.analyse import replicates
+from specsweep.maths import stats
+from specsweep.plan.design import SessionRange
+
+WALKS = 100_000  # simulated null sweeps of the boundary: a repeated level known to about ±0.0014 at 0.05
+GROUPS_SIMULATED = 50  # configurations beyond these add degrees of freedom that no longer change the boundary
+
+FASTER, SLOWER, EQUIVALENT, OPEN = "faster", "slower", "equivalent", "open"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A comparison against the baseline at one look: its verdict and its repeated 95 % interval."""
+
+    verdict: str
+    ratio: float
+    ci_low: float
+    ci_high: float
+    p_holm: float
+    look: int  # 1-based: the look that decided it, or the last one it was open at
+
+
+def look(
+    rates: Mapping[str, Sequence[float]],
+    baseline: str,
+    sessions: SessionRange,
+    look_index: int,
+    detect_pct: float,
+) -> dict[str, Verdict]:
+    """Every configuration's verdict against ``baseline`` at look ``look_index`` (1-based), from each
+    configuration's session workload rates so far (the baseline's among them)."""
+    model = _pooled(rates)
+    others = [name for name in rates if name != baseline]
+    comparisons = {name: replicates.compare_rates(rates[name], rates[baseline], model) for name in others}
+    groups = len(rates)
+    adjusted = stats.holm([repeated_p(comparisons[n].p_value, sessions, groups) for n in others])
+    repeated = 1 - nominal_level(stats.ALPHA, sessions, groups)
+    equivalence = 1 - nominal_level(2 * stats.ALPHA / max(1, len(others)), sessions, groups)
+    margin = math.log1p(detect_pct / 100)
+    found = {}
+    for (name, comparison), p_holm in zip(comparisons.items(), adjusted, strict=True):
+        low, high = comparison.interval(repeated)
+        inner_low, inner_high = comparison.interval(equivalence)
+        if p_holm < stats.ALPHA:
+            verdict = FASTER if comparison.ratio > 1 else SLOWER
+        elif -margin < math.log(inner_low) and math.log(inner_high) < margin:
+            verdict = EQUIVALENT
+        else:  # NaN bounds (no spread yet) compare False: open
+            verdict = OPEN
+        found[name] = Verdict(verdict, comparison.ratio, low, high, p_holm, look_index)
+    return found
+
+
+@functools.cache
+def _null_minima(sessions: SessionRange, groups: int) -> np.ndarray:
+    """The smallest nominal p over the looks of one comparison's t-test, in ``WALKS`` seeded sweeps of ``groups``
+    configurations (the baseline among them) with no difference, sorted: the summary's test exactly (its spread
+    pooled over every configuration, whose few degrees of freedom at the first looks move every look's
+    statistic together), every configuration continuing to the last look."""
+    from scipy import special
+
+    rng = np.random.default_rng(0)
+    groups = min(groups, GROUPS_SIMULATED)
+    sums = np.zeros((WALKS, groups))
+    squares = np.zeros((WALKS, groups))
+    smallest = np.ones(WALKS)
+    for n in range(1, sessions.max + 1):
+        step = rng.standard_normal((WALKS, groups))
+        sums += step
+        squares += step**2
+        if n >= sessions.min:
+            means = sums / n
+            spread = np.sqrt((squares - n * means**2).sum(axis=1) / (groups * (n - 1)))
+            t = (means[:, 1] - means[:, 0]) / (spread * math.sqrt(2 / n))
+            smallest = np.minimum(smallest, 2 * special.stdtr(groups * (n - 1), -np.abs(t)))
+    return np.sort(smallest)
+
+
+def repeated_p(p: float, sessions: SessionRange, groups: int) -> float:
+    """The probability, under no difference, that some look of a sweep of ``groups`` configurations reaches the
+    nominal two-sided ``p`` (NaN stays NaN)."""
+    if math.isnan(p) or sessions.looks == 1:
+        return p
+    minima = _null_minima(sessions, groups)
+    return float(np.searchsorted(minima, p, side="right")) / len(minima)
+
+
+@functools.cache
+def nominal_level(alpha: float, sessions: SessionRange, groups: int) -> float:
+    """The nominal two-sided level at each look whose repeated level is ``alpha``."""
+    if sessions.looks == 1:
+        return alpha
+    return float(np.quantile(_null_minima(sessions, groups), alpha))
+
+
+def _pooled(rates: Mapping[str, Sequence[float]]) -> replicates.Pooled:
+    sd, df = replicates.pooled_sd(rates.values())
+    return replicates.Pooled(replicates.SESSION if df else "", sd, df)
+
+
+@dataclass
+class Rounds:
+    """A sequential design's state: sessions per configuration and the verdicts decided so far."""
+
+    sessions: SessionRange
+    baseline: str
+    measured: dict[str, int]  # configuration -> sessions measured
+    decided: dict[str, Verdict]
+    looks: list[dict[str, Verdict]]  # every look's verdicts, of every configuration, in order
+
+    def next_round(self) -> list[str]:
+        """The configurations that get one more session: the open ones, and the baseline while any is."""
+        open_ = [n for n in self.measured if n != self.baseline and n not in self.decided]
+        if not open_ or self.measured[self.baseline] >= self.sessions.max:
+            return []
+        return [self.baseline, *open_]
+
+
+def start(names: Sequence[str], baseline: str, sessions: SessionRange) -> Rounds:
+    return Rounds(sessions, baseline, {name: sessions.min for name in names}, {}, [])
+
+
+def after_look(state: Rounds, rates: Mapping[str, Sequence[float]], detect_pct: float) -> list[str]:
+    """Take the look on the rates measured so far (every configuration's, stopped ones included), record what
+    it decided, and return who gets the next session (``[]``: the design is done)."""
+    index = state.measured[state.baseline] - state.sessions.min + 1
+    verdicts = look(rates, state.baseline, state.sessions, index, detect_pct)
+    state.looks.append(verdicts)
+    last = state.measured[state.baseline] >= state.sessions.max
+    for name, verdict in verdicts.items():
+        if name not in state.decided and (verdict.verdict != OPEN or last):
+            state.decided[name] = verdict
+    following = state.next_round()
+    for name in following:
+        state.measured[name] += 1
+    return following
+
+
+def plan_lines(sessions: SessionRange) -> list[str]:
+    """What the plan says of ``benchmark.sessions: {min, max}`` (nothing for a plain integer)."""
+    if not sessions.sequential:
+        return []
+    return [
+        f"Sessions: {sessions.min} to {sessions.max} per configuration (benchmark.sessions), one more each round only "
+        f"where the answer is open (analyse/sequential.py): the workflow does not run these rounds yet, so every "
+        f"configuration is measured in {sessions.max} sessions, the fixed design (no GPU time saved; make bench's "
+        f"sequential rows show what the rounds save)"
+    ]
