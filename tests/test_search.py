@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
+import pandas as pd
 import pytest
+import yaml
 
 from specsweep.analyse import search
+from specsweep.record.configuration import Configuration
 
 
 def test_between_a_winning_2_and_a_losing_5_it_proposes_3():
@@ -57,3 +62,92 @@ def test_next_values_is_the_union_of_the_levels_proposals():
 def test_nothing_measured_is_an_error():
     with pytest.raises(ValueError, match="no measured value"):
         search.propose({})
+
+
+def _configuration(name: str, value: int | None, group: str = "ngram", grid: bool = True) -> Configuration:
+    args = {"--spec-type": "ngram-simple"} if value is not None else {}
+    axes = {}
+    if value is not None:
+        (axes if grid else args)[FLAG] = value
+    return Configuration(name, "llama", "llamacpp", value is None, {**args, **axes}, {}, axes, group)
+
+
+FLAG = "--spec-ngram-simple-size-m"
+ENTRIES = {
+    "baseline": {"baseline": True},
+    "ngram": {
+        "args": {"--spec-type": "ngram-simple"},
+        "grid": {"args": {FLAG: [2, 5]}, "name": "ngram-m{" + FLAG + "}"},
+    },
+}
+
+
+def _sweep(rates: dict[str, float], grid: bool = True) -> tuple[pd.DataFrame, dict[str, Configuration]]:
+    values = {"baseline": None, "ngram-m1": 1, "ngram-m2": 2, "ngram-m5": 5}
+    configurations = {
+        name: _configuration(
+            name, values[name], "baseline" if values[name] is None else "ngram" if grid else name, grid
+        )
+        for name in rates
+    }
+    frame = pd.DataFrame({"configuration": list(rates), "decode_tok_s_mean": list(rates.values())})
+    return frame, configurations
+
+
+def test_the_summary_gives_each_value_its_rate_and_the_baseline_is_0():
+    frame, configurations = _sweep({"baseline": 100.0, "ngram-m2": 120.0, "ngram-m5": float("nan")})
+    assert search.measured_values(frame, configurations, FLAG) == {0: ("baseline", 100.0), 2: ("ngram-m2", 120.0)}
+
+
+def test_a_grid_axis_gets_the_new_values_in_its_list(tmp_path):
+    frame, configurations = _sweep({"baseline": 100.0, "ngram-m2": 120.0, "ngram-m5": 110.0})
+    shown = search.write(frame, configurations, ENTRIES, None, tmp_path / "next.json", tmp_path / "next.yaml")
+    found = json.loads((tmp_path / "next.json").read_text())
+    assert found["best"] == 2 and found["next_values"] == [1, 3]
+    assert yaml.safe_load((tmp_path / "next.yaml").read_text()) == {
+        "configurations": {"ngram": {"grid": {"args": {FLAG: [1, 2, 3, 5]}}}}
+    }
+    assert "1, 3" in shown[0]
+    assert shown[1].endswith(f"--configfile {search.DEFAULT_CONFIG} {tmp_path / 'next.yaml'}")
+    assert search.conclusion_lines(tmp_path / "next.json") == [f"  {line}" for line in shown]
+    assert (
+        f"--configfile my.yaml {tmp_path / 'next.yaml'}"
+        in search.conclusion_lines(tmp_path / "next.json", ["my.yaml"])[1]
+    )
+
+
+def test_the_fragment_merged_into_the_config_expands_to_the_new_configurations(tmp_path):
+    from snakemake.utils import update_config
+
+    frame, configurations = _sweep({"baseline": 100.0, "ngram-m2": 120.0, "ngram-m5": 110.0})
+    search.write(frame, configurations, ENTRIES, None, tmp_path / "next.json", tmp_path / "next.yaml")
+    config = {"configurations": json.loads(json.dumps(ENTRIES))}
+    update_config(config, yaml.safe_load((tmp_path / "next.yaml").read_text()))
+    assert config["configurations"]["ngram"]["grid"] == {"args": {FLAG: [1, 2, 3, 5]}, "name": "ngram-m{" + FLAG + "}"}
+
+
+def test_plain_entries_are_copied_with_the_new_value():
+    entries = {"eagle": {"args": {"--spec-type": "ngram-simple", FLAG: 2}, "description": "eagle"}}
+    configurations = {"eagle": _configuration("eagle", 2, group="eagle", grid=False)}
+    assert search.fragment(entries, configurations, FLAG, [3]) == {
+        "configurations": {
+            "eagle-spec-ngram-simple-size-m3": {
+                "args": {"--spec-type": "ngram-simple", FLAG: 3},
+                "description": f"eagle; {FLAG} = 3 (search)",
+            }
+        }
+    }
+
+
+def test_measured_neighbours_write_no_round_and_say_confirm(tmp_path):
+    frame, configurations = _sweep({"baseline": 100.0, "ngram-m1": 110.0, "ngram-m2": 105.0})
+    shown = search.write(frame, configurations, ENTRIES, None, tmp_path / "next.json", tmp_path / "next.yaml")
+    assert search.CONFIRM in shown[0]
+    assert yaml.safe_load((tmp_path / "next.yaml").read_text()) == {}
+
+
+def test_a_sweep_without_a_swept_flag_says_so(tmp_path):
+    frame, configurations = _sweep({"baseline": 100.0, "ngram-m2": 120.0})
+    shown = search.write(frame, configurations, ENTRIES, None, tmp_path / "next.json", tmp_path / "next.yaml")
+    assert "varies no one speculative flag" in shown[0]
+    assert search.conclusion_lines(tmp_path / "next.json") == []

@@ -118,8 +118,9 @@ def bench_configuration(smk: Any) -> None:
 @sets_aside_damaged
 def summarise(smk: Any) -> None:
     """Every table: profiles from server logs, then summary, runs, drift, paper and cost model (one job)."""
-    from specsweep.analyse import aggregate
+    from specsweep.analyse import aggregate, search
     from specsweep.parsers.profile import write_profiles
+    from specsweep.plan import design
     from specsweep.record.segments import Segments
     from specsweep.report import tables
 
@@ -143,6 +144,15 @@ def summarise(smk: Any) -> None:
         files = tables.TableFiles(**{f: smk.output[f] for f in tables.TableFiles.__dataclass_fields__})
         built = tables.build(measured, smk.params.profile_parsers, smk.config["benchmark"].get("detect_pct"))
         tables.write(built, files, progress, smk.params.macro_prefix)
+        for line in search.write(
+            built.summary,
+            design.measured_configurations(configurations),
+            smk.config["configurations"],
+            built.costmodel,
+            smk.output.next_values,
+            smk.output.next_round,
+        ):
+            print(line, file=progress)
 
 
 @sets_aside_damaged

@@ -464,6 +464,12 @@ def print_conclusion():
             from specsweep.analyse import schedule
 
             text[-1:-1] = schedule.conclusion_lines(results_tree.SPECULATION_SCHEDULE)
+        if os.path.exists(results_tree.NEXT_VALUES):  # analyse/search.py
+            from specsweep.analyse import search
+
+            text[-1:-1] = search.conclusion_lines(
+                results_tree.NEXT_VALUES, workflow.overwrite_configfiles
+            )
         print("\n".join(text), file=sys.stderr)
 
 

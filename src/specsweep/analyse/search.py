@@ -13,10 +13,25 @@ estimates; whether the best is *shown* best is the verdicts' matter (analyse/loa
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+import yaml
+
+from specsweep.analyse import costmodel
+from specsweep.analyse.schedule import number, swept_flag
+from specsweep.plan.config_errors import user_command
+from specsweep.record.atomic import atomic_write
+from specsweep.record.configuration import Configuration
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+DEFAULT_CONFIG = "config/config.yaml"  # the Snakefile's own, which any --configfile replaces
 CONFIRM = "confirm the winner: re-measure it and the baseline in fresh sessions"
 
 
@@ -67,3 +82,114 @@ def _inside(low: int, high: int, predicted: float | None, towards: int) -> int:
 def next_values(proposals: Iterable[Proposal]) -> list[int]:
     """What one more round measures: every proposal's values (per load level, say), once."""
     return sorted({value for p in proposals for value in p.next_values})
+
+
+def measured_values(
+    summary: pd.DataFrame, configurations: Mapping[str, Configuration], flag: str
+) -> dict[int, tuple[str, float]]:
+    """Per value of ``flag``, the fastest measured configuration setting it and its decode tok/s (summary.csv's
+    mean); the baseline is value 0."""
+    found: dict[int, tuple[str, float]] = {}
+    for row in summary.itertuples():
+        name, rate = str(row.configuration), float(row.decode_tok_s_mean)
+        configuration = configurations.get(name)
+        if configuration is None or not math.isfinite(rate):
+            continue
+        value = 0.0 if configuration.baseline else number({**configuration.args, **configuration.axes}.get(flag))
+        if value is None or value != int(value):
+            continue
+        if int(value) not in found or rate > found[int(value)][1]:
+            found[int(value)] = (name, rate)
+    return found
+
+
+def _predicted(model: costmodel.CostModel | None, flag: str, group: str) -> float | None:
+    """The cost model's optimum in the flag's units, from the group the best belongs to."""
+    groups = [g for g in (model.groups if model else []) if g.axis == flag and g.name == group]
+    return costmodel.optimum_value(groups[0]) if groups else None
+
+
+def fragment(
+    entries: Mapping[str, Any], configurations: Mapping[str, Configuration], flag: str, values: Iterable[int]
+) -> dict[str, Any]:
+    """The next round as a config fragment Snakemake merges into the sweep's config (``--configfile`` after the
+    sweep's own): where the flag is a grid axis, the grid's list with the new values; else one entry per value,
+    a copy of the entry of the configuration that sets the flag."""
+    setting = [c for c in configurations.values() if not c.baseline and flag in {**c.args, **c.axes}]
+    if not setting or not (values := sorted(values)):
+        return {}
+    entry_name = setting[0].group or setting[0].name
+    entry = entries[entry_name]
+    if "factors" in entry:
+        raise ValueError(f"configurations/{entry_name}: the search extends grids and plain entries, not factors")
+    key, axis = ("env", flag.removeprefix("env:")) if flag.startswith("env:") else ("args", flag)
+    grid_axis = entry.get("grid", {}).get(key, {}).get(axis)
+    if grid_axis is not None:
+        listed = grid_axis if isinstance(grid_axis, list) else [grid_axis]
+        return {"configurations": {entry_name: {"grid": {key: {axis: sorted({*listed, *values})}}}}}
+    stem = axis.lstrip("-").lower().replace("_", "-")
+    return {
+        "configurations": {
+            f"{entry_name}-{stem}{value}": {
+                **entry,
+                key: {**entry.get(key, {}), axis: value},
+                "description": f"{entry.get('description', entry_name)}; {axis} = {value} (search)",
+            }
+            for value in values
+        }
+    }
+
+
+def write(
+    summary: pd.DataFrame,
+    configurations: Mapping[str, Configuration],
+    entries: Mapping[str, Any],
+    model: costmodel.CostModel | None,
+    json_path: str | Path,
+    fragment_path: str | Path,
+) -> list[str]:
+    """results/next_values.json and the next round's config fragment; the lines the summary job prints."""
+    flag = swept_flag(configurations)
+    measured = measured_values(summary, configurations, flag) if flag else {}
+    if flag is None or len(measured) < 2:
+        found: dict[str, Any] = {"flag": flag, "next_values": [], "why": "the sweep varies no one speculative flag"}
+        next_round: dict[str, Any] = {}
+    else:
+        best_name = measured[max(measured, key=lambda v: measured[v][1])][0]
+        predicted = _predicted(model, flag, configurations[best_name].group)
+        proposal = propose({value: rate for value, (_, rate) in measured.items()}, predicted)
+        found = {
+            "flag": flag,
+            "measured": {str(v): {"configuration": n, "decode_tok_s": r} for v, (n, r) in sorted(measured.items())},
+            "best": proposal.best,
+            "predicted_optimum": predicted,
+            "next_values": list(proposal.next_values),
+            "why": proposal.why,
+            "next_round": str(fragment_path) if proposal.next_values else None,
+        }
+        next_round = fragment(entries, configurations, flag, proposal.next_values)
+    atomic_write(json_path, json.dumps(found, indent=1) + "\n")
+    header = "# the search's next round (analyse/search.py): pass after the sweep's own --configfile\n"
+    atomic_write(fragment_path, header + yaml.safe_dump(next_round, sort_keys=False))
+    return lines(found)
+
+
+def lines(found: Mapping[str, Any], config_files: Sequence[str] = ()) -> list[str]:
+    """What the search found; the command that measures the next round carries ``config_files`` (the sweep's
+    --configfile values; the default sweep's file when none: any --configfile replaces it)."""
+    if not found.get("flag") or "best" not in found:
+        return [f"next values worth measuring: none ({found.get('why')})"]
+    if not found["next_values"]:
+        return [f"search ({found['flag']}): {found['why']}"]
+    values = ", ".join(str(v) for v in found["next_values"])
+    command = user_command("--cores 1", [*(config_files or [DEFAULT_CONFIG]), found["next_round"]])
+    return [
+        f"next values worth measuring ({found['flag']}, best so far {found['best']}): {values} ({found['why']})",
+        f"  next round: {command}",
+    ]
+
+
+def conclusion_lines(path: str | Path, config_files: Sequence[str] = ()) -> list[str]:
+    """The conclusion's lines, from the file (the conclusion runs in Snakemake's own process)."""
+    found = json.loads(Path(path).read_text())
+    return [f"  {line}" for line in lines(found, config_files)] if "best" in found else []
