@@ -19,6 +19,7 @@ from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import aiperf_agreement
+import choose
 import client_load
 import coverage
 import fidelity
@@ -112,7 +113,9 @@ def table(result: dict) -> str:
             )
     for v in result.get("verdicts") or []:
         row(v["row"], _percent(v["value"]), v["goal"])
-    for name, figure, target in power.lines(result["power"]) + level_choice.lines(result["level_choice"]):
+    for name, figure, target in (
+        power.lines(result["power"]) + level_choice.lines(result["level_choice"]) + choose.lines(result["choose"])
+    ):
         lines.append(f"{name:<84} {figure:>18} {target:>14}")
     if tel := result.get("telemetry"):
         row(
@@ -204,6 +207,9 @@ def main() -> None:
         "power": finished("power", power.measure_all),
         # the setting per load level's wrong verdicts (benchmarks/level_choice.py, about 10 s)
         "level_choice": finished("level choice", level_choice.measure_all),
+        # choosing k per load level: specsweep's search against tune_speculative_k's rule (benchmarks/choose.py,
+        # about 1 min)
+        "choose": finished("choose", choose.measure_all),
         "telemetry": finished("telemetry overhead", telemetry_overhead.measure),
     }
     OUT.write_text(json.dumps(result, indent=1) + "\n")
