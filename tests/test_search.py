@@ -42,7 +42,7 @@ def test_a_best_that_is_the_largest_measured_is_doubled():
 def test_measured_neighbours_stop_the_search_and_say_confirm():
     found = search.propose({0: 1.0, 1: 1.1, 2: 1.2, 3: 1.15, 5: 1.0})
     assert found.next_values == ()
-    assert search.CONFIRM in found.why
+    assert "neighbours are measured" in found.why
 
 
 def test_the_baseline_best_with_1_measured_needs_nothing_more():
@@ -82,28 +82,45 @@ ENTRIES = {
 }
 
 
-def _sweep(rates: dict[str, float], grid: bool = True) -> tuple[pd.DataFrame, dict[str, Configuration]]:
+def _sweep(rates: dict[str, float]) -> tuple[dict[str, dict[str, float]], dict[str, Configuration]]:
+    """One level (single request) of the given rates, and the configurations: a baseline, a grid on FLAG."""
     values = {"baseline": None, "ngram-m1": 1, "ngram-m2": 2, "ngram-m5": 5}
     configurations = {
-        name: _configuration(
-            name, values[name], "baseline" if values[name] is None else "ngram" if grid else name, grid
-        )
-        for name in rates
+        name: _configuration(name, values[name], "baseline" if values[name] is None else "ngram") for name in rates
     }
-    frame = pd.DataFrame({"configuration": list(rates), "decode_tok_s_mean": list(rates.values())})
-    return frame, configurations
+    return {search.SINGLE_REQUEST: rates}, configurations
 
 
-def test_the_summary_gives_each_value_its_rate_and_the_baseline_is_0():
-    frame, configurations = _sweep({"baseline": 100.0, "ngram-m2": 120.0, "ngram-m5": float("nan")})
-    assert search.measured_values(frame, configurations, FLAG) == {0: ("baseline", 100.0), 2: ("ngram-m2", 120.0)}
+def test_each_value_gets_its_rate_and_the_baseline_is_0():
+    levels, configurations = _sweep({"baseline": 100.0, "ngram-m2": 120.0, "ngram-m5": float("nan")})
+    assert search.measured_values(levels[search.SINGLE_REQUEST], configurations, FLAG) == {
+        0: ("baseline", 100.0),
+        2: ("ngram-m2", 120.0),
+    }
+
+
+def test_the_levels_are_the_single_request_rate_and_each_load_levels_output_rate():
+    summary = pd.DataFrame({"configuration": ["baseline", "ngram-m2"], "decode_tok_s_mean": [100.0, 120.0]})
+    load = pd.DataFrame(
+        {
+            "configuration": ["baseline", "ngram-m2"] * 2,
+            "load": ["c1", "c1", "c16", "c16"],
+            "output_tok_s_mean": [1, 2, 3, 4],
+        }
+    )
+    assert search.level_rates(summary, load) == {
+        search.SINGLE_REQUEST: {"baseline": 100.0, "ngram-m2": 120.0},
+        "c1": {"baseline": 1.0, "ngram-m2": 2.0},
+        "c16": {"baseline": 3.0, "ngram-m2": 4.0},
+    }
+    assert list(search.level_rates(summary, None)) == [search.SINGLE_REQUEST]
 
 
 def test_a_grid_axis_gets_the_new_values_in_its_list(tmp_path):
-    frame, configurations = _sweep({"baseline": 100.0, "ngram-m2": 120.0, "ngram-m5": 110.0})
-    shown = search.write(frame, configurations, ENTRIES, None, tmp_path / "next.json", tmp_path / "next.yaml")
+    levels, configurations = _sweep({"baseline": 100.0, "ngram-m2": 120.0, "ngram-m5": 110.0})
+    shown = search.write(levels, configurations, ENTRIES, None, tmp_path / "next.json", tmp_path / "next.yaml")
     found = json.loads((tmp_path / "next.json").read_text())
-    assert found["best"] == 2 and found["next_values"] == [1, 3]
+    assert found["levels"][search.SINGLE_REQUEST]["best"] == 2 and found["next_values"] == [1, 3]
     assert yaml.safe_load((tmp_path / "next.yaml").read_text()) == {
         "configurations": {"ngram": {"grid": {"args": {FLAG: [1, 2, 3, 5]}}}}
     }
@@ -116,11 +133,32 @@ def test_a_grid_axis_gets_the_new_values_in_its_list(tmp_path):
     )
 
 
+def test_the_next_round_is_every_levels_proposals_together(tmp_path):
+    levels, configurations = _sweep({"baseline": 100.0, "ngram-m2": 120.0, "ngram-m5": 110.0})
+    levels["c16"] = {"baseline": 100.0, "ngram-m2": 90.0, "ngram-m5": 80.0}  # no speculation best: 1 is open
+    levels["c64"] = {"baseline": 100.0}  # one value: nothing to search at this level
+    shown = search.write(levels, configurations, ENTRIES, None, tmp_path / "next.json", tmp_path / "next.yaml")
+    found = json.loads((tmp_path / "next.json").read_text())
+    assert found["levels"]["c16"]["best"] == 0 and found["levels"]["c16"]["next_values"] == [1]
+    assert "c64" not in found["levels"]
+    assert found["next_values"] == [1, 3]
+    assert f"best {search.SINGLE_REQUEST} 2, c16 0" in shown[0]
+
+
+def test_the_cost_models_optimum_is_followed_at_the_single_request_level_only(tmp_path, monkeypatch):
+    monkeypatch.setattr(search, "_predicted", lambda model, flag, group: 4.2)
+    levels, configurations = _sweep({"baseline": 100.0, "ngram-m2": 120.0, "ngram-m5": 110.0})
+    levels["c4"] = dict(levels[search.SINGLE_REQUEST])
+    found = search.found(levels, configurations, None)
+    assert found["levels"][search.SINGLE_REQUEST]["next_values"] == [1, 4]
+    assert found["levels"]["c4"]["next_values"] == [1, 3]
+
+
 def test_the_fragment_merged_into_the_config_expands_to_the_new_configurations(tmp_path):
     from snakemake.utils import update_config
 
-    frame, configurations = _sweep({"baseline": 100.0, "ngram-m2": 120.0, "ngram-m5": 110.0})
-    search.write(frame, configurations, ENTRIES, None, tmp_path / "next.json", tmp_path / "next.yaml")
+    levels, configurations = _sweep({"baseline": 100.0, "ngram-m2": 120.0, "ngram-m5": 110.0})
+    search.write(levels, configurations, ENTRIES, None, tmp_path / "next.json", tmp_path / "next.yaml")
     config = {"configurations": json.loads(json.dumps(ENTRIES))}
     update_config(config, yaml.safe_load((tmp_path / "next.yaml").read_text()))
     assert config["configurations"]["ngram"]["grid"] == {"args": {FLAG: [1, 2, 3, 5]}, "name": "ngram-m{" + FLAG + "}"}
@@ -140,14 +178,15 @@ def test_plain_entries_are_copied_with_the_new_value():
 
 
 def test_measured_neighbours_write_no_round_and_say_confirm(tmp_path):
-    frame, configurations = _sweep({"baseline": 100.0, "ngram-m1": 110.0, "ngram-m2": 105.0})
-    shown = search.write(frame, configurations, ENTRIES, None, tmp_path / "next.json", tmp_path / "next.yaml")
+    levels, configurations = _sweep({"baseline": 100.0, "ngram-m1": 110.0, "ngram-m2": 105.0})
+    shown = search.write(levels, configurations, ENTRIES, None, tmp_path / "next.json", tmp_path / "next.yaml")
     assert search.CONFIRM in shown[0]
     assert yaml.safe_load((tmp_path / "next.yaml").read_text()) == {}
+    assert json.loads((tmp_path / "next.json").read_text())["next_round"] is None
 
 
 def test_a_sweep_without_a_swept_flag_says_so(tmp_path):
-    frame, configurations = _sweep({"baseline": 100.0, "ngram-m2": 120.0})
-    shown = search.write(frame, configurations, ENTRIES, None, tmp_path / "next.json", tmp_path / "next.yaml")
+    levels, configurations = _sweep({"baseline": 100.0, "ngram-m2": 120.0})
+    shown = search.write(levels, configurations, ENTRIES, None, tmp_path / "next.json", tmp_path / "next.yaml")
     assert "varies no one speculative flag" in shown[0]
     assert search.conclusion_lines(tmp_path / "next.json") == []

@@ -118,9 +118,8 @@ def bench_configuration(smk: Any) -> None:
 @sets_aside_damaged
 def summarise(smk: Any) -> None:
     """Every table: profiles from server logs, then summary, runs, drift, paper and cost model (one job)."""
-    from specsweep.analyse import aggregate, search
+    from specsweep.analyse import aggregate
     from specsweep.parsers.profile import write_profiles
-    from specsweep.plan import design
     from specsweep.record.segments import Segments
     from specsweep.report import tables
 
@@ -144,15 +143,6 @@ def summarise(smk: Any) -> None:
         files = tables.TableFiles(**{f: smk.output[f] for f in tables.TableFiles.__dataclass_fields__})
         built = tables.build(measured, smk.params.profile_parsers, smk.config["benchmark"].get("detect_pct"))
         tables.write(built, files, progress, smk.params.macro_prefix)
-        for line in search.write(
-            built.summary,
-            design.measured_configurations(configurations),
-            smk.config["configurations"],
-            built.costmodel,
-            smk.output.next_values,
-            smk.output.next_round,
-        ):
-            print(line, file=progress)
 
 
 @sets_aside_damaged
@@ -224,6 +214,29 @@ def load_tables(smk: Any) -> None:
             from specsweep.analyse import slorate
 
             slorate.write(configurations, results.load_rate_searches(smk.input.searches), smk.output.slo_rate, progress)
+
+
+def search_next(smk: Any) -> None:
+    """results/next_values.json and next_round.yaml: the swept speculative flag's next values per level, from
+    summary.csv, load.csv (with benchmark.load) and the cost model (analyse/search.py)."""
+    import pandas as pd
+
+    from specsweep.analyse import costmodel, search
+    from specsweep.plan import design
+
+    configurations = configurations_for(smk.config, smk.params.configurations.values())
+    model, _ = costmodel.fit_sweep(configurations, results.load_runs(smk.input.runs))
+    load = pd.read_csv(smk.input.load) if "load" in smk.input.keys() else None  # noqa: SIM118 (Namedlist: names)
+    with progress_to(smk.log[0]) as progress:
+        for line in search.write(
+            search.level_rates(pd.read_csv(smk.input.summary), load),
+            design.measured_configurations(configurations),
+            smk.config["configurations"],
+            model,
+            smk.output.next_values,
+            smk.output.next_round,
+        ):
+            print(line, file=progress)
 
 
 @sets_aside_damaged

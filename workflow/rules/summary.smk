@@ -1,7 +1,6 @@
 # Every table of the sweep in one job (one Python start instead of one per table and per
 # configuration): server logs -> results/{cfg}/profile.csv, runs -> summary.csv,
-# runs.csv, drift.csv (bracketing), paper/ (LaTeX macros and table), the cost model's tables, the
-# search's next values of the swept speculative flag and the next round's config fragment.
+# runs.csv, drift.csv (bracketing), paper/ (LaTeX macros and table), the cost model's tables.
 rule summary:
     input:
         runs=run_files,
@@ -41,8 +40,6 @@ rule summary:
             caption="../report/costmodel_report.rst",
             category="Cost model",
         ),
-        next_values=results_tree.NEXT_VALUES,
-        next_round=results_tree.NEXT_ROUND,
     log:
         "logs/summary.log",
     conda:

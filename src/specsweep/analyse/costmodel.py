@@ -34,6 +34,8 @@ import pandas as pd
 from scipy import optimize
 
 from specsweep.analyse.stats import CONFIDENCE, t_critical
+from specsweep.measure.rate_check import kept_and_excluded
+from specsweep.plan import design
 from specsweep.plan.config import Configuration
 from specsweep.record.results import Run
 from specsweep.record.speculation import SpeculationCounts
@@ -432,6 +434,13 @@ def fit_or_reason(configurations: dict[str, Configuration], runs: dict[str, list
     except NotIdentifiable as reason:
         return None, f"# Speculation cost model\n\nNot fitted: {reason}.\n"
     return model, report(model)
+
+
+def fit_sweep(configurations: dict[str, Configuration], runs: dict[str, list[Run]]) -> tuple[CostModel | None, str]:
+    """``fit_or_reason`` on a sweep as the tables see it: the runs that count, every session of a configuration
+    pooled under its name."""
+    counted = {name: kept_and_excluded(records)[0] for name, records in runs.items()}
+    return fit_or_reason(design.measured_configurations(configurations), design.merged_runs(configurations, counted))
 
 
 def report(model: CostModel) -> str:

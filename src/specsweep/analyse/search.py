@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 DEFAULT_CONFIG = "config/config.yaml"  # the Snakefile's own, which any --configfile replaces
+SINGLE_REQUEST = "single request"  # the level of summary.csv's runs, one request at a time
 CONFIRM = "confirm the winner: re-measure it and the baseline in fresh sessions"
 
 
@@ -66,7 +67,7 @@ def propose(rates: Mapping[int, float], predicted: float | None = None) -> Propo
         proposed.append(max(2 * best, best + 1))
         reasons.append(f"above the best {best}, the largest measured (the curve may still rise)")
     if not proposed:
-        return Proposal(best, (), f"the best {best}'s neighbours are measured: {CONFIRM}")
+        return Proposal(best, (), f"the best {best}'s neighbours are measured")
     return Proposal(best, tuple(sorted(set(proposed))), "; ".join(reasons))
 
 
@@ -85,13 +86,12 @@ def next_values(proposals: Iterable[Proposal]) -> list[int]:
 
 
 def measured_values(
-    summary: pd.DataFrame, configurations: Mapping[str, Configuration], flag: str
+    rates: Mapping[str, float], configurations: Mapping[str, Configuration], flag: str
 ) -> dict[int, tuple[str, float]]:
-    """Per value of ``flag``, the fastest measured configuration setting it and its decode tok/s (summary.csv's
-    mean); the baseline is value 0."""
+    """Per value of ``flag``, the fastest configuration setting it and its rate (``rates`` by configuration
+    name); the baseline is value 0."""
     found: dict[int, tuple[str, float]] = {}
-    for row in summary.itertuples():
-        name, rate = str(row.configuration), float(row.decode_tok_s_mean)
+    for name, rate in rates.items():
         configuration = configurations.get(name)
         if configuration is None or not math.isfinite(rate):
             continue
@@ -101,6 +101,17 @@ def measured_values(
         if int(value) not in found or rate > found[int(value)][1]:
             found[int(value)] = (name, rate)
     return found
+
+
+def level_rates(summary: pd.DataFrame, load: pd.DataFrame | None) -> dict[str, dict[str, float]]:
+    """The rates each level's search follows: summary.csv's single-request decode rate, and load.csv's steady
+    output rate at each load level."""
+    levels = {
+        SINGLE_REQUEST: dict(zip(summary["configuration"], summary["decode_tok_s_mean"].astype(float), strict=True))
+    }
+    for label, rows in load.groupby("load", sort=False) if load is not None else []:
+        levels[str(label)] = dict(zip(rows["configuration"], rows["output_tok_s_mean"].astype(float), strict=True))
+    return levels
 
 
 def _predicted(model: costmodel.CostModel | None, flag: str, group: str) -> float | None:
@@ -140,56 +151,73 @@ def fragment(
     }
 
 
+def found(
+    levels: Mapping[str, Mapping[str, float]],
+    configurations: Mapping[str, Configuration],
+    model: costmodel.CostModel | None,
+) -> dict[str, Any]:
+    """next_values.json: per level its measured values, best, next values and why; their union."""
+    flag = swept_flag(configurations)
+    if flag is None:
+        return {"flag": None, "next_values": [], "why": "the sweep varies no one speculative flag"}
+    per_level = {}
+    for label, rates in levels.items():
+        measured = measured_values(rates, configurations, flag)
+        if len(measured) < 2:
+            continue
+        best_name = measured[max(measured, key=lambda v: measured[v][1])][0]
+        # the cost model is fitted on single-request runs: its optimum is that level's
+        predicted = _predicted(model, flag, configurations[best_name].group) if label == SINGLE_REQUEST else None
+        proposal = propose({value: rate for value, (_, rate) in measured.items()}, predicted)
+        per_level[label] = {
+            "measured": {str(v): {"configuration": n, "rate": r} for v, (n, r) in sorted(measured.items())},
+            "best": proposal.best,
+            "predicted_optimum": predicted,
+            "next_values": list(proposal.next_values),
+            "why": proposal.why,
+        }
+    if not per_level:
+        return {"flag": flag, "next_values": [], "why": f"fewer than two values of {flag} measured"}
+    values = sorted({v for level in per_level.values() for v in level["next_values"]})
+    return {"flag": flag, "levels": per_level, "next_values": values}
+
+
 def write(
-    summary: pd.DataFrame,
+    levels: Mapping[str, Mapping[str, float]],
     configurations: Mapping[str, Configuration],
     entries: Mapping[str, Any],
     model: costmodel.CostModel | None,
     json_path: str | Path,
     fragment_path: str | Path,
 ) -> list[str]:
-    """results/next_values.json and the next round's config fragment; the lines the summary job prints."""
-    flag = swept_flag(configurations)
-    measured = measured_values(summary, configurations, flag) if flag else {}
-    if flag is None or len(measured) < 2:
-        found: dict[str, Any] = {"flag": flag, "next_values": [], "why": "the sweep varies no one speculative flag"}
-        next_round: dict[str, Any] = {}
-    else:
-        best_name = measured[max(measured, key=lambda v: measured[v][1])][0]
-        predicted = _predicted(model, flag, configurations[best_name].group)
-        proposal = propose({value: rate for value, (_, rate) in measured.items()}, predicted)
-        found = {
-            "flag": flag,
-            "measured": {str(v): {"configuration": n, "decode_tok_s": r} for v, (n, r) in sorted(measured.items())},
-            "best": proposal.best,
-            "predicted_optimum": predicted,
-            "next_values": list(proposal.next_values),
-            "why": proposal.why,
-            "next_round": str(fragment_path) if proposal.next_values else None,
-        }
-        next_round = fragment(entries, configurations, flag, proposal.next_values)
-    atomic_write(json_path, json.dumps(found, indent=1) + "\n")
-    header = "# the search's next round (analyse/search.py): pass after the sweep's own --configfile\n"
+    """results/next_values.json and the next round's config fragment; the lines the search job prints."""
+    search = found(levels, configurations, model)
+    next_round = fragment(entries, configurations, search["flag"], search["next_values"]) if search["flag"] else {}
+    search["next_round"] = str(fragment_path) if next_round else None
+    atomic_write(json_path, json.dumps(search, indent=1) + "\n")
+    header = "# the search's next round (analyse/search.py): pass it after the sweep's own --configfile\n"
     atomic_write(fragment_path, header + yaml.safe_dump(next_round, sort_keys=False))
-    return lines(found)
+    return lines(search)
 
 
-def lines(found: Mapping[str, Any], config_files: Sequence[str] = ()) -> list[str]:
+def lines(search: Mapping[str, Any], config_files: Sequence[str] = ()) -> list[str]:
     """What the search found; the command that measures the next round carries ``config_files`` (the sweep's
     --configfile values; the default sweep's file when none: any --configfile replaces it)."""
-    if not found.get("flag") or "best" not in found:
-        return [f"next values worth measuring: none ({found.get('why')})"]
-    if not found["next_values"]:
-        return [f"search ({found['flag']}): {found['why']}"]
-    values = ", ".join(str(v) for v in found["next_values"])
-    command = user_command("--cores 1", [*(config_files or [DEFAULT_CONFIG]), found["next_round"]])
+    if "levels" not in search:
+        return [f"next values worth measuring: none ({search['why']})"]
+    bests = ", ".join(f"{label} {level['best']}" for label, level in search["levels"].items())
+    if not search["next_values"]:
+        return [f"search ({search['flag']}, best {bests}): every best's neighbours are measured: {CONFIRM}"]
+    values = ", ".join(str(v) for v in search["next_values"])
+    why = "; ".join(f"{label}: {level['why']}" for label, level in search["levels"].items() if level["next_values"])
+    command = user_command("--cores 1", [*(config_files or [DEFAULT_CONFIG]), search["next_round"]])
     return [
-        f"next values worth measuring ({found['flag']}, best so far {found['best']}): {values} ({found['why']})",
+        f"next values worth measuring ({search['flag']}, best {bests}): {values} ({why})",
         f"  next round: {command}",
     ]
 
 
 def conclusion_lines(path: str | Path, config_files: Sequence[str] = ()) -> list[str]:
     """The conclusion's lines, from the file (the conclusion runs in Snakemake's own process)."""
-    found = json.loads(Path(path).read_text())
-    return [f"  {line}" for line in lines(found, config_files)] if "best" in found else []
+    search = json.loads(Path(path).read_text())
+    return [f"  {line}" for line in lines(search, config_files)] if "levels" in search else []
