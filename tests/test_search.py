@@ -190,3 +190,15 @@ def test_a_sweep_without_a_swept_flag_says_so(tmp_path):
     shown = search.write(levels, configurations, ENTRIES, None, tmp_path / "next.json", tmp_path / "next.yaml")
     assert "varies no one speculative flag" in shown[0]
     assert search.conclusion_lines(tmp_path / "next.json") == []
+
+
+def test_a_flag_set_by_factors_gets_its_values_but_no_round(tmp_path):
+    levels, configurations = _sweep({"baseline": 100.0, "ngram-m2": 120.0, "ngram-m5": 110.0})
+    entries = {**ENTRIES, "ngram": {"factors": ["size"]}}
+    shown = search.write(levels, configurations, entries, None, tmp_path / "next.json", tmp_path / "next.yaml")
+    assert "1, 3" in shown[0]
+    assert (
+        shown[1]
+        == "  no next round written: configurations/ngram: the search extends grids and plain entries, not factors"
+    )
+    assert yaml.safe_load((tmp_path / "next.yaml").read_text()) == {}

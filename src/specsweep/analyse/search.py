@@ -192,7 +192,10 @@ def write(
 ) -> list[str]:
     """results/next_values.json and the next round's config fragment; the lines the search job prints."""
     search = found(levels, configurations, model)
-    next_round = fragment(entries, configurations, search["flag"], search["next_values"]) if search["flag"] else {}
+    try:
+        next_round = fragment(entries, configurations, search["flag"], search["next_values"]) if search["flag"] else {}
+    except ValueError as reason:  # a flag set by factors: the values stand, the user writes the round
+        next_round, search["why_no_round"] = {}, str(reason)
     search["next_round"] = str(fragment_path) if next_round else None
     atomic_write(json_path, json.dumps(search, indent=1) + "\n")
     header = "# the search's next round (analyse/search.py): pass it after the sweep's own --configfile\n"
@@ -210,11 +213,11 @@ def lines(search: Mapping[str, Any], config_files: Sequence[str] = ()) -> list[s
         return [f"search ({search['flag']}, best {bests}): every best's neighbours are measured: {CONFIRM}"]
     values = ", ".join(str(v) for v in search["next_values"])
     why = "; ".join(f"{label}: {level['why']}" for label, level in search["levels"].items() if level["next_values"])
+    found = f"next values worth measuring ({search['flag']}, best {bests}): {values} ({why})"
+    if search["next_round"] is None:
+        return [found, f"  no next round written: {search.get('why_no_round')}"]
     command = user_command("--cores 1", [*(config_files or [DEFAULT_CONFIG]), search["next_round"]])
-    return [
-        f"next values worth measuring ({search['flag']}, best {bests}): {values} ({why})",
-        f"  next round: {command}",
-    ]
+    return [found, f"  next round: {command}"]
 
 
 def conclusion_lines(path: str | Path, config_files: Sequence[str] = ()) -> list[str]:
