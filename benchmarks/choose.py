@@ -94,6 +94,8 @@ class Outcome:
     sessions: int
     resolved: list[bool]
     confirming: int = 0  # of the sessions, those that confirmed the winners
+    # the speedup the sessions that chose the winner give it (what a sweep without confirmation reports)
+    unconfirmed: list[float] = field(default_factory=list)
 
 
 def specsweep(campaign: Campaign, sessions_per_value: int) -> Outcome:
@@ -117,6 +119,10 @@ def specsweep(campaign: Campaign, sessions_per_value: int) -> Outcome:
         contenders = [int(n) for n, v in verdicts.items() if v != loadbest.SLOWER]
         chosen.append(best[0] if best else max(contenders, key=lambda k: np.mean(np.log([s[level] for s in rates[k]]))))
         resolved.append(bool(best))
+    unconfirmed = [
+        math.exp(np.mean(np.log([s[level] for s in rates[k]])) - np.mean(np.log([s[level] for s in rates[0]])))
+        for level, k in enumerate(chosen)
+    ]
     # confirmation: fresh sessions of each winner and the baseline, paired session by session
     searched = campaign.sessions
     fresh = {k: [campaign.session(k).mean(axis=0) for _ in range(CONFIRM_SESSIONS)] for k in {0, *chosen}}
@@ -127,7 +133,7 @@ def specsweep(campaign: Campaign, sessions_per_value: int) -> Outcome:
         width = half * float(logs.std(ddof=1)) if k else 0.0
         speedups.append(math.exp(logs.mean()))
         intervals.append((math.exp(logs.mean() - width), math.exp(logs.mean() + width)))
-    return Outcome(chosen, speedups, intervals, campaign.sessions, resolved, campaign.sessions - searched)
+    return Outcome(chosen, speedups, intervals, campaign.sessions, resolved, campaign.sessions - searched, unconfirmed)
 
 
 def tune_choice(runs: dict[int, list[float]]) -> tuple[int, float] | None:
@@ -191,7 +197,7 @@ def _figures(outcomes: list[Outcome], truth: Callable[[int], np.ndarray], curve:
     best = curve.max(axis=0)
     levels = {}
     for level, name in enumerate(LEVELS):
-        hit, regret, bias, covered, judged, resolved = [], [], [], [], 0, []
+        hit, regret, bias, covered, judged, resolved, unconfirmed = [], [], [], [], 0, [], []
         for o in outcomes:
             k = o.chosen[level]
             if k is None:  # refused: as bad as the worst setting measured
@@ -203,6 +209,8 @@ def _figures(outcomes: list[Outcome], truth: Callable[[int], np.ndarray], curve:
             regret.append(100 * (1 - real / best[level]))
             speedup = real / float(truth(0)[level])
             bias.append(100 * (o.speedup[level] / speedup - 1))
+            if o.unconfirmed:
+                unconfirmed.append(100 * (o.unconfirmed[level] / speedup - 1))
             resolved.append(o.resolved[level])
             if k and (interval := o.interval[level]) is not None:
                 judged += 1
@@ -213,6 +221,7 @@ def _figures(outcomes: list[Outcome], truth: Callable[[int], np.ndarray], curve:
             "bias_pct": float(np.mean(bias)) if bias else math.nan,
             "coverage": float(np.mean(covered)) if judged else math.nan,
             "resolved": float(np.mean(resolved)) if resolved else math.nan,
+            "bias_unconfirmed_pct": float(np.mean(unconfirmed)) if unconfirmed else math.nan,
         }
     return {
         "sessions": float(np.mean([o.sessions for o in outcomes])),
@@ -251,6 +260,14 @@ def lines(results: list[dict]) -> list[tuple[str, str, str]]:
                     "report",
                 )
             )
+            if not math.isnan(found["levels"][next(iter(LEVELS))]["bias_unconfirmed_pct"]):
+                rows.append(
+                    (
+                        f"    bias % of the winner's speedup from the sessions that chose it ({', '.join(LEVELS)})",
+                        " ".join(f"{f['bias_unconfirmed_pct']:+.2f}" for f in found["levels"].values()),
+                        "report",
+                    )
+                )
             for level, f in found["levels"].items():
                 coverage = "none" if math.isnan(f["coverage"]) else f"{100 * f['coverage']:.1f}"
                 rows.append(
