@@ -9,6 +9,10 @@ the cost model's predicted optimum when it lies inside the gap, else the middle 
 (steps 3 between a winning 2 and a losing 5). A best that is the largest value measured is doubled: the curve
 may still rise. The baseline (no speculation) is value 0, the lowest there is. The proposal follows the point
 estimates; whether the best is *shown* best is the verdicts' matter (analyse/loadbest.py, summary.csv).
+
+Each level searches on its own rates (single request: summary.csv's decode rate; each load level: load.csv's
+steady output rate), since the best draft length falls as the load rises; the next round measures the union
+of their proposals, written as a config fragment (``fragment``) for ``--configfile``.
 """
 
 from __future__ import annotations
