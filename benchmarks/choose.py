@@ -51,7 +51,7 @@ GRID = tuple(range(7))  # the tune rule's k: steps 1..6 and none
 START = (0, 2, 5)  # the seed's first sweep
 MAX_ROUNDS = 4
 CONFIRM_SESSIONS = 3
-EQUIVALENCE_PCT = 1.0
+EQUIVALENCE_PCT = 3.0  # benchmark.equivalence_pct's default
 # tune_speculative_k's defaults (its add_cli_args)
 MIN_RUNS, PENALTY, MAX_RELATIVE_MAD, TOLERANCE = 3, 1.0, 0.1, 0.01
 
