@@ -214,10 +214,10 @@ def lines(search: Mapping[str, Any], config_files: Sequence[str] = ()) -> list[s
         return [f"next values worth measuring: none ({search['why']})"]
     bests = ", ".join(f"{label} {level['best']}" for label, level in search["levels"].items())
     if not search["next_values"]:
-        return [f"search ({search['flag']}, best {bests}): every best's neighbours are measured: {CONFIRM}"]
+        return [f"search ({search['flag']}; best at {bests}): every best's neighbours are measured: {CONFIRM}"]
     values = ", ".join(str(v) for v in search["next_values"])
     why = "; ".join(f"{label}: {level['why']}" for label, level in search["levels"].items() if level["next_values"])
-    found = f"next values worth measuring ({search['flag']}, best {bests}): {values} ({why})"
+    found = f"next values worth measuring ({search['flag']}; best at {bests}): {values} ({why})"
     if search["next_round"] is None:
         return [found, f"  no next round written: {search.get('why_no_round')}"]
     command = user_command("--cores 1", [*(config_files or [DEFAULT_CONFIG]), search["next_round"]])
