@@ -24,6 +24,7 @@ include: "workflow/rules/bench.smk"  # one job per configuration: server session
 include: "workflow/rules/summary.smk"  # logs, runs -> profiles, summary, drift, paper, cost model
 include: "workflow/rules/confirm.smk"  # the choice measured again in fresh sessions -> confirmation.csv
 include: "workflow/rules/figures.smk"  # tables, runs -> results/figures/
+include: "workflow/rules/search.smk"  # summary, load tables -> the swept flag's next values, next round
 include: "workflow/rules/effects.smk"  # crossed factors -> results/effects.csv, interaction figure
 include: "workflow/rules/load.smk"  # load windows, categories -> tables and figures
 include: "workflow/rules/benchserve.smk"  # load windows -> results/bench_serve.json (vLLM's field names)
@@ -46,6 +47,7 @@ localrules:
     effects,
     load_tables,
     load_figures,
+    search,
     bench_serve,
     provenance,
     plan_configuration,

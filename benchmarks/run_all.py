@@ -19,6 +19,7 @@ from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import aiperf_agreement
+import choose
 import client_load
 import coverage
 import fidelity
@@ -119,6 +120,7 @@ def table(result: dict) -> str:
         + level_choice.lines(result["level_choice"])
         + winner.lines(result["winner"])
         + sequential.lines(result["sequential"])
+        + choose.lines(result["choose"])
     ):
         lines.append(f"{name:<84} {figure:>18} {target:>14}")
     if tel := result.get("telemetry"):
@@ -216,6 +218,9 @@ def main() -> None:
         # sessions where the answer is open: errors, repeated intervals, sessions saved (benchmarks/sequential.py,
         # about 12 s)
         "sequential": finished("sequential", sequential.measure_all),
+        # choosing k per load level: specsweep's search against tune_speculative_k's rule (benchmarks/choose.py,
+        # about 1 min)
+        "choose": finished("choose", choose.measure_all),
         "telemetry": finished("telemetry overhead", telemetry_overhead.measure),
     }
     OUT.write_text(json.dumps(result, indent=1) + "\n")

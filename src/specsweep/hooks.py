@@ -75,9 +75,10 @@ def keep_previous_sessions(
 
 def print_conclusion(made_summary: bool, confirming: bool, config_files: Sequence[str], progress: TextIO) -> None:
     """onsuccess: when this run made results/summary.csv (``made_summary``), what it concludes, last on the
-    console: best configuration, significance, noisy ones, the setting per load level, the confirmed winner
+    console: best configuration, significance, noisy ones, the setting per load level, the next values worth
+    measuring, the confirmed winner
     (``confirming``: benchmark.confirm_sessions is on), the files."""
-    from specsweep.analyse import conclusion, confirm, loadbest, schedule
+    from specsweep.analyse import conclusion, confirm, loadbest, schedule, search
 
     if not made_summary or not os.path.exists(results.SUMMARY):  # --touch, --dry-run: nothing to conclude
         return
@@ -86,6 +87,8 @@ def print_conclusion(made_summary: bool, confirming: bool, config_files: Sequenc
         text[-1:-1] = loadbest.conclusion_lines(results.LOAD_TABLE)
     if os.path.exists(results.SPECULATION_SCHEDULE):
         text[-1:-1] = schedule.conclusion_lines(results.SPECULATION_SCHEDULE)
+    if os.path.exists(results.NEXT_VALUES):
+        text[-1:-1] = search.conclusion_lines(results.NEXT_VALUES, config_files)
     if confirming and os.path.exists(results.CONFIRMATION):
         text[-1:-1] = confirm.conclusion_lines(results.CONFIRMATION)
     print("\n".join(text), file=progress)

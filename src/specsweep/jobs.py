@@ -217,6 +217,30 @@ def load_tables(smk: Any) -> None:
 
 
 @sets_aside_damaged
+def search_next(smk: Any) -> None:
+    """results/next_values.json and next_round.yaml: the swept speculative flag's next values per level, from
+    summary.csv, load.csv (with benchmark.load) and the cost model (analyse/search.py)."""
+    import pandas as pd
+
+    from specsweep.analyse import costmodel, search
+    from specsweep.plan import design
+
+    configurations = configurations_for(smk.config, smk.params.configurations.values())
+    model, _ = costmodel.fit_sweep(configurations, results.load_runs(smk.input.runs))
+    load = pd.read_csv(smk.input.load) if "load" in smk.input.keys() else None  # noqa: SIM118 (Namedlist: names)
+    with progress_to(smk.log[0]) as progress:
+        for line in search.write(
+            search.level_rates(pd.read_csv(smk.input.summary), load),
+            design.measured_configurations(configurations),
+            smk.config["configurations"],
+            model,
+            smk.output.next_values,
+            smk.output.next_round,
+        ):
+            print(line, file=progress)
+
+
+@sets_aside_damaged
 def bench_serve(smk: Any) -> None:
     """results/bench_serve.json and vLLM's result files per configuration and level (docs/load.md)."""
     from specsweep.report import benchserve

@@ -139,6 +139,7 @@ def final_outputs():
         results_tree.figure("efficiency"),
         results_tree.DRIFT,
         results_tree.PROVENANCE,
+        results_tree.NEXT_VALUES,
         *LOAD_OUTPUTS,
         *PAPER,
         *breakdown_figures(),

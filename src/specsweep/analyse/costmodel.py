@@ -34,6 +34,8 @@ import pandas as pd
 from scipy import optimize
 
 from specsweep.maths.stats import CONFIDENCE, t_critical
+from specsweep.measure.rate_check import kept_and_excluded
+from specsweep.plan import design
 from specsweep.plan.config import Configuration
 from specsweep.record.results import Run
 from specsweep.record.speculation import SpeculationCounts
@@ -364,6 +366,25 @@ def _band(
     return low, high
 
 
+def optimum_value(group: Group) -> float | None:
+    """The predicted optimum in the swept axis's own units (None: no numeric axis, or no optimum in range):
+    interpolated between the measured draft lengths, or beyond them scaled by the nearest one's ratio."""
+    measured = sorted((k, v) for v, k in group.points)
+    if (
+        group.axis is None
+        or not measured
+        or not all(isinstance(v, int | float) and not isinstance(v, bool) for _, v in measured)
+        or not group.curve_k[1] < group.optimum_k < group.curve_k[-1]
+    ):
+        return None
+    ks = np.asarray([k for k, _ in measured])
+    values = np.asarray([float(v) for _, v in measured])
+    if len(ks) > 1 and ks.min() <= group.optimum_k <= ks.max():
+        return float(np.interp(group.optimum_k, ks, values))
+    nearest = min(measured, key=lambda p: abs(p[0] - group.optimum_k))
+    return float(nearest[1]) * group.optimum_k / nearest[0] if nearest[0] else None
+
+
 def _next(group: Group) -> str:
     if group.optimum_k <= group.curve_k[1]:
         return (
@@ -382,14 +403,9 @@ def _next(group: Group) -> str:
         return f"the predicted optimum (about {group.optimum_k:.1f} draft tokens per cycle) is already measured" + (
             f" ({group.axis} = {nearest[1]})" if group.axis else ""
         )
-    if group.axis is None or not all(isinstance(v, int | float) for _, v in measured):
+    suggestion = optimum_value(group)
+    if suggestion is None:
         return f"measure a configuration drafting about {group.optimum_k:.1f} tokens per cycle"
-    ks = np.asarray([k for k, _ in measured])
-    values = np.asarray([float(v) for _, v in measured])
-    if len(ks) > 1 and ks.min() <= group.optimum_k <= ks.max():
-        suggestion = float(np.interp(group.optimum_k, ks, values))
-    else:  # outside the measured range: scale the nearest point's parameter-per-draft-token ratio
-        suggestion = nearest[1] * group.optimum_k / nearest[0]
     return (
         f"{group.axis} = {max(1, round(suggestion))} (predicted to draft about {group.optimum_k:.1f} tokens "
         f"per cycle, {group.optimum_tok_s:.1f} tok/s)"
@@ -418,6 +434,13 @@ def fit_or_reason(configurations: dict[str, Configuration], runs: dict[str, list
     except NotIdentifiable as reason:
         return None, f"# Speculation cost model\n\nNot fitted: {reason}.\n"
     return model, report(model)
+
+
+def fit_sweep(configurations: dict[str, Configuration], runs: dict[str, list[Run]]) -> tuple[CostModel | None, str]:
+    """``fit_or_reason`` on a sweep as the tables see it: the runs that count, every session of a configuration
+    pooled under its name."""
+    counted = {name: kept_and_excluded(records)[0] for name, records in runs.items()}
+    return fit_or_reason(design.measured_configurations(configurations), design.merged_runs(configurations, counted))
 
 
 def report(model: CostModel) -> str:

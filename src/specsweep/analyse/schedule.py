@@ -36,7 +36,7 @@ def swept_flag(configurations: Mapping[str, Configuration]) -> str | None:
         if configuration.baseline:
             continue
         for axis, value in {**configuration.axes, **configuration.args}.items():
-            if _number(value) is not None:
+            if number(value) is not None:
                 values.setdefault(axis, set()).add(float(value))
     swept = [axis for axis, seen in values.items() if len(seen) > 1]
     return swept[0] if len(swept) == 1 else None
@@ -55,7 +55,7 @@ def schedule(table: pd.DataFrame, configurations: Mapping[str, Configuration], f
             continue
         name = str(best["configuration"].iloc[0])
         configuration = configurations[name]
-        k = 0 if configuration.baseline else _number({**configuration.args, **configuration.axes}.get(flag))
+        k = 0 if configuration.baseline else number({**configuration.args, **configuration.axes}.get(flag))
         chosen[batch] = int(k) if k is not None else None
         reasons[label] = f"best {name}" + (f" (k = {int(k)})" if k is not None else f": not on {flag}")
     ranges: list[list[int]] = []
@@ -103,7 +103,7 @@ def conclusion_lines(path: str | Path) -> list[str]:
     return [f"  {line}" for line in lines(found)] if found.get(SCHEDULE_KEY) else []
 
 
-def _number(value: Any) -> float | None:
+def number(value: Any) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     try:

@@ -17,6 +17,8 @@ from typing import Any, NoReturn
 
 import yaml
 
+from specsweep.record import results
+
 # The leading key of a ConfigError message: "a/b/--flag: ..." (no spaces inside a key path).
 _LEADING_KEY = re.compile(r"^([A-Za-z0-9_.:{}/-]+): ")
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
@@ -210,10 +212,13 @@ def config_file_problem(value: str | Path) -> str | None:
 def misplaced_targets(config_files: Sequence[str | Path]) -> list[str]:
     """Values given to ``--configfile`` that are targets, not config files: the option takes several
     values, so ``--configfile my.yaml all`` reads ``all`` as a second config file. A value is taken for a
-    target when it lies under the sweep's ``results/``, or is not a .yaml/.yml/.json file and does not exist."""
+    target when it lies under the sweep's ``results/`` (but for the search's next round, a config fragment), or
+    is not a .yaml/.yml/.json file and does not exist."""
     found = []
     for value in config_files:
         path = Path(value)
+        if Path(shown(path)) == Path(results.NEXT_ROUND) and path.is_file():
+            continue
         if Path(shown(path)).parts[:1] == ("results",) or (
             path.suffix.lower() not in CONFIG_SUFFIXES and not path.is_file()
         ):

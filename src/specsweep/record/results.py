@@ -444,6 +444,9 @@ CATEGORIES_TABLE = _under("categories.csv")
 WORKLOADS = _under("workloads")
 # The speculation setting per batch size, in vLLM's dynamic schedule form (analyse/schedule.py).
 SPECULATION_SCHEDULE = _under("speculation_schedule.json")
+# The search's next values of the swept speculative flag, and the next round as a config fragment (analyse/search.py).
+NEXT_VALUES = _under("next_values.json")
+NEXT_ROUND = _under("next_round.yaml")
 # The load levels in `vllm bench serve --save-result` field names (report/benchserve.py).
 BENCH_SERVE = _under("bench_serve.json")
 BENCH_SERVE_DIR = _under("bench_serve")  # <configuration>/<level>.json: vLLM's file; .requests.jsonl beside it

@@ -12,7 +12,6 @@ import pandas as pd
 
 from specsweep.analyse import aggregate, costmodel, drift, runs_table
 from specsweep.measure.rate_check import kept_and_excluded
-from specsweep.plan import design
 from specsweep.record import results
 from specsweep.record.atomic import atomic_write
 from specsweep.report import paper
@@ -49,9 +48,7 @@ def build(
     # the statistics rest on the runs that count; summary.csv counts the others, runs.csv lists every run
     counted = {name: kept_and_excluded(records)[0] for name, records in runs.items()}
     # the cost model pools every session of a configuration; drift looks at each session on its own
-    model, text = costmodel.fit_or_reason(
-        design.measured_configurations(configurations), design.merged_runs(configurations, counted)
-    )
+    model, text = costmodel.fit_sweep(configurations, runs)
     return Tables(
         summary=aggregate.summary_table(replace(measured, runs=runs), profile_parsers, detect_pct=detect_pct),
         runs=runs_table.runs_table(runs, configurations),

@@ -84,7 +84,7 @@ def test_only_engine_builds_and_sessions_are_submitted_to_a_cluster():
 
     repo = Path(__file__).resolve().parents[3]
     sources = [repo / "Snakefile", *sorted((repo / "workflow" / "rules").glob("*.smk"))]
-    rules = {m for path in sources for m in re.findall(r"^rule (\w+):", path.read_text(), flags=re.M)}
+    rules = {m for path in sources for m in re.findall(r"^(?:rule|checkpoint) (\w+):", path.read_text(), flags=re.M)}
     block = re.search(r"^localrules:\n((?:    \w+,\n)+)", (repo / "Snakefile").read_text(), flags=re.M)
     assert block, "the Snakefile lists its localrules one per line"
     local = set(re.findall(r"(\w+),", block[1]))

@@ -1,0 +1,304 @@
+"""Choosing the speculation setting per load level, by simulation: specsweep's search against
+``tune_speculative_k``'s rule, side by side on the same simulated campaigns.
+
+A campaign tunes one speculative parameter (steps k; k = 0 is no speculation) whose true throughput follows
+the cost model's curve (analyse/costmodel.py ``tok_s``): an interior optimum at k 2 or 3 at concurrency 1,
+which moves down to 1, then 0, as the load makes each verified token dearer. A session (one server launch)
+measures every level with WINDOWS windows; its rates carry the launch's offset (log-normal, LAUNCH_CV, shared
+by its levels) and each window its own (RUN_CV), as measured on the seed's machines. GPU time is counted in
+sessions, which cost the same in both methods (every session measures every level with WINDOWS windows).
+
+(a) specsweep: the search (analyse/search.py) starts at the seed's steps 0, 2, 5, measures each level's
+proposals (their union) until every level's best has its neighbours measured, chooses per level by the
+library's verdicts (analyse/loadbest.py: the best when resolved, else the fastest of the candidates), then
+confirms: each level's winner and the baseline re-measured in CONFIRM_SESSIONS fresh sessions, whose paired
+log ratios give the reported speedup and its 95 % Student-t interval (what the pipeline's confirmation does).
+
+(b) tune_speculative_k's rule, reimplemented from its definition in vLLM's
+vllm/benchmarks/sweep/tune_speculative_k.py (vllm-project/vllm, commit
+318528f63c2df7f04b0f237dd714af3dc58ce1fa): every k of the grid at every batch size (the rule refuses a grid
+that differs between batch sizes, and extrapolation); per (batch size, k) at least ``min_runs`` (3) runs, their
+median and MAD, refused when MAD / median exceeds 0.1; the conservative objective median - penalty (1.0) x
+1.4826 x MAD; per batch size each k's utility is its conservative objective over the best one, counted as 1
+within the relative tolerance (0.01); the highest utility wins, ties to the smaller k; the reported gain is
+the winner's conservative objective over k = 0's. Run as vLLM's sweep runs it: one launch per k, its runs
+within that launch; and again with as many launches per k as specsweep's campaign spent in all.
+
+    .venv/bin/python benchmarks/choose.py [--sweeps N]        (rows of make bench)
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import simulation_main
+
+from specsweep.analyse import costmodel, loadbest, search
+from specsweep.maths import stats
+
+LAUNCH_CV, RUN_CV, WINDOWS = 0.03, 0.015, 3
+# per level: target cost per verified token and draft cost per drafted token, in units of a pass's fixed cost
+LEVELS = {"c1": (0.05, 0.12), "c4": (0.2, 0.2), "c16": (0.6, 0.3), "c64": (1.5, 0.5)}
+SCENARIOS = {"acceptance 0.6": 0.6, "acceptance 0.7": 0.7}
+GRID = tuple(range(7))  # the tune rule's k: steps 1..6 and none
+START = (0, 2, 5)  # the seed's first sweep
+MAX_ROUNDS = 4
+CONFIRM_SESSIONS = 3
+EQUIVALENCE_PCT = 3.0  # benchmark.equivalence_pct's default
+# tune_speculative_k's defaults (its add_cli_args)
+MIN_RUNS, PENALTY, MAX_RELATIVE_MAD, TOLERANCE = 3, 1.0, 0.1, 0.01
+
+
+def true_rates(alpha: float) -> Callable[[int], np.ndarray]:
+    """Throughput at each level for k draft steps (relative to one pass's fixed cost)."""
+    return lambda k: np.array([float(costmodel.tok_s(k, 1.0, b, c, alpha, 0.0)) for b, c in LEVELS.values()])
+
+
+@dataclass
+class Campaign:
+    """One simulated machine: sessions of a k measured at every level, and the GPU time spent on them. The
+    n-th session of a k is the same draw in every method's campaign of one seed (common random numbers: the
+    methods are compared on the same data wherever they measure the same thing)."""
+
+    truth: Callable[[int], np.ndarray]
+    seed: tuple[int, int]
+    launched: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def sessions(self) -> int:
+        return sum(self.launched.values())
+
+    def session(self, k: int) -> np.ndarray:
+        """WINDOWS x levels rates of one fresh launch."""
+        n = self.launched.get(k, 0)
+        self.launched[k] = n + 1
+        rng = np.random.default_rng([*self.seed, k, n])
+        offset = rng.normal(0.0, LAUNCH_CV)
+        return self.truth(k) * np.exp(offset + rng.normal(0.0, RUN_CV, (WINDOWS, len(LEVELS))))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Per level: the k chosen, the reported speedup against k = 0, its interval (None: the method gives none)."""
+
+    chosen: list[int | None]
+    speedup: list[float]
+    interval: list[tuple[float, float] | None]
+    sessions: int
+    resolved: list[bool]
+    confirming: int = 0  # of the sessions, those that confirmed the winners
+    # the speedup the sessions that chose the winner give it (what a sweep without confirmation reports)
+    unconfirmed: list[float] = field(default_factory=list)
+
+
+def specsweep(campaign: Campaign, sessions_per_value: int) -> Outcome:
+    rates: dict[int, list[np.ndarray]] = {}  # k -> each session's mean rate per level
+    values = list(START)
+    for _ in range(MAX_ROUNDS):
+        for k in values:
+            rates[k] = [campaign.session(k).mean(axis=0) for _ in range(sessions_per_value)]
+        proposals = [
+            search.propose({k: float(np.mean(np.log([s[level] for s in found]))) for k, found in rates.items()})
+            for level in range(len(LEVELS))
+        ]
+        values = [k for k in search.next_values(proposals) if k not in rates]
+        if not values:
+            break
+    chosen, resolved = [], []
+    for level in range(len(LEVELS)):
+        by_name = {str(k): {i: s[level] for i, s in enumerate(found)} for k, found in rates.items()}
+        verdicts = loadbest.level_verdicts(by_name, EQUIVALENCE_PCT)
+        best = [int(n) for n, v in verdicts.items() if v == loadbest.BEST]
+        contenders = [int(n) for n, v in verdicts.items() if v != loadbest.SLOWER]
+        chosen.append(best[0] if best else max(contenders, key=lambda k: np.mean(np.log([s[level] for s in rates[k]]))))
+        resolved.append(bool(best))
+    unconfirmed = [
+        math.exp(np.mean(np.log([s[level] for s in rates[k]])) - np.mean(np.log([s[level] for s in rates[0]])))
+        for level, k in enumerate(chosen)
+    ]
+    # confirmation: fresh sessions of each winner and the baseline, paired session by session
+    searched = campaign.sessions
+    fresh = {k: [campaign.session(k).mean(axis=0) for _ in range(CONFIRM_SESSIONS)] for k in {0, *chosen}}
+    speedups, intervals = [], []
+    half = stats.t_critical(CONFIRM_SESSIONS - 1) / math.sqrt(CONFIRM_SESSIONS)
+    for level, k in enumerate(chosen):
+        logs = np.log([a[level] / b[level] for a, b in zip(fresh[k], fresh[0], strict=True)])
+        width = half * float(logs.std(ddof=1)) if k else 0.0
+        speedups.append(math.exp(logs.mean()))
+        intervals.append((math.exp(logs.mean() - width), math.exp(logs.mean() + width)))
+    return Outcome(chosen, speedups, intervals, campaign.sessions, resolved, campaign.sessions - searched, unconfirmed)
+
+
+def tune_choice(runs: dict[int, list[float]]) -> tuple[int, float] | None:
+    """tune_speculative_k's k for one batch size from each k's runs, and its reported gain over k = 0 (a
+    ratio); None where the rule refuses (too few runs, or a relative MAD above its limit)."""
+    conservative = {}
+    for k, values in runs.items():
+        median = statistics.median(values)
+        mad = statistics.median(abs(v - median) for v in values)
+        if len(values) < MIN_RUNS or mad / median > MAX_RELATIVE_MAD:
+            return None
+        conservative[k] = max(median - PENALTY * 1.4826 * mad, 0.0)
+    top = max(conservative.values())
+    utility = {k: 1.0 if v / top >= 1.0 - TOLERANCE else v / top for k, v in conservative.items()}
+    k = min(utility, key=lambda k: (-utility[k], k))
+    return k, conservative[k] / conservative[0]
+
+
+def tune_rule(campaign: Campaign, launches_per_k: int) -> Outcome:
+    """The rule's choice per level from every k of the grid, each measured in ``launches_per_k`` launches
+    (each window one run)."""
+    runs = {k: np.vstack([campaign.session(k) for _ in range(launches_per_k)]) for k in GRID}
+    found = [tune_choice({k: list(r[:, level]) for k, r in runs.items()}) for level in range(len(LEVELS))]
+    return Outcome(
+        [f[0] if f else None for f in found],
+        [f[1] if f else math.nan for f in found],
+        [None] * len(LEVELS),
+        campaign.sessions,
+        [False] * len(LEVELS),
+    )
+
+
+def _cached(truth: Callable[[int], np.ndarray]) -> Callable[[int], np.ndarray]:
+    found: dict[int, np.ndarray] = {}
+    return lambda k: found[k] if k in found else found.setdefault(k, truth(k))
+
+
+def measure(sweeps: int, scenario: str, seed: int = 33) -> dict:
+    truth = _cached(true_rates(SCENARIOS[scenario]))
+    curve = np.array([truth(k) for k in GRID])  # the truth over the grid, k x level
+    best = curve.argmax(axis=0)
+    methods: dict[str, list[Outcome]] = {"specsweep, 1 session a value": [], "specsweep, 2 sessions a value": []}
+    methods |= {"tune_speculative_k, 1 launch a k": [], "tune_speculative_k, launches matched": []}
+    for i in range(sweeps):
+        one = specsweep(Campaign(truth, (seed, i)), 1)
+        methods["specsweep, 1 session a value"].append(one)
+        methods["specsweep, 2 sessions a value"].append(specsweep(Campaign(truth, (seed, i)), 2))
+        methods["tune_speculative_k, 1 launch a k"].append(tune_rule(Campaign(truth, (seed, i)), 1))
+        matched = max(1, round(one.sessions / len(GRID)))
+        methods["tune_speculative_k, launches matched"].append(tune_rule(Campaign(truth, (seed, i)), matched))
+    return {
+        "scenario": scenario,
+        "sweeps": sweeps,
+        "true_best": dict(zip(LEVELS, best.tolist(), strict=True)),
+        "methods": {name: _figures(found, truth, curve) for name, found in methods.items()},
+    }
+
+
+def _figures(outcomes: list[Outcome], truth: Callable[[int], np.ndarray], curve: np.ndarray) -> dict:
+    """Per level: P(best), mean regret %, bias of the reported speedup (%), its interval's coverage; sessions."""
+    best = curve.max(axis=0)
+    levels = {}
+    for level, name in enumerate(LEVELS):
+        hit, regret, bias, covered, judged, resolved, unconfirmed = [], [], [], [], 0, [], []
+        for o in outcomes:
+            k = o.chosen[level]
+            if k is None:  # refused: as bad as the worst setting measured
+                hit.append(False)
+                regret.append(100 * (1 - curve[:, level].min() / best[level]))
+                continue
+            real = float(truth(k)[level])
+            hit.append(math.isclose(real, best[level]))
+            regret.append(100 * (1 - real / best[level]))
+            speedup = real / float(truth(0)[level])
+            bias.append(100 * (o.speedup[level] / speedup - 1))
+            if o.unconfirmed:
+                unconfirmed.append(100 * (o.unconfirmed[level] / speedup - 1))
+            resolved.append(o.resolved[level])
+            if k and (interval := o.interval[level]) is not None:
+                judged += 1
+                covered.append(interval[0] <= speedup <= interval[1])
+        levels[name] = {
+            "p_best": float(np.mean(hit)),
+            "regret_pct": float(np.mean(regret)),
+            "bias_pct": float(np.mean(bias)) if bias else math.nan,
+            "coverage": float(np.mean(covered)) if judged else math.nan,
+            "resolved": float(np.mean(resolved)) if resolved else math.nan,
+            "bias_unconfirmed_pct": float(np.mean(unconfirmed)) if unconfirmed else math.nan,
+        }
+    return {
+        "sessions": float(np.mean([o.sessions for o in outcomes])),
+        "confirming": float(np.mean([o.confirming for o in outcomes])),
+        "levels": levels,
+    }
+
+
+def measure_all(sweeps: int = 1500) -> list[dict]:
+    return [measure(sweeps, scenario) for scenario in SCENARIOS]
+
+
+GOAL = ("specsweep, 1 session a value", "tune_speculative_k, launches matched")
+# the choice alone: specsweep's sessions before it confirms against the rule's one launch a k
+CHOICE = ("specsweep, 1 session a value", "tune_speculative_k, 1 launch a k")
+
+
+def goal(result: dict, pair: tuple[str, str] = GOAL) -> str:
+    """The first method's P(best) minus the second's, per level, in points."""
+    ours, theirs = (result["methods"][name]["levels"] for name in pair)
+    return " ".join(f"{100 * (ours[level]['p_best'] - theirs[level]['p_best']):+.0f}" for level in ours)
+
+
+def lines(results: list[dict]) -> list[tuple[str, str, str]]:
+    """(measure, figure, target) rows: per scenario and method, the GPU time; per level P(best) %, regret %,
+    bias % and coverage %; then the goal: P(best) against the rule's at the same GPU time."""
+    rows = []
+    for r in results:
+        best = ", ".join(f"{level} k={k}" for level, k in r["true_best"].items())
+        rows.append((f"choosing k per level, {r['scenario']} (true best {best}), {r['sweeps']} campaigns", "", ""))
+        for name, found in r["methods"].items():
+            rows.append(
+                (
+                    f"  {name}: GPU time, sessions (of them confirming the winners)",
+                    f"{found['sessions']:.1f} ({found['confirming']:.1f})",
+                    "report",
+                )
+            )
+            if not math.isnan(found["levels"][next(iter(LEVELS))]["bias_unconfirmed_pct"]):
+                rows.append(
+                    (
+                        f"    bias % of the winner's speedup from the sessions that chose it ({', '.join(LEVELS)})",
+                        " ".join(f"{f['bias_unconfirmed_pct']:+.2f}" for f in found["levels"].values()),
+                        "report",
+                    )
+                )
+            for level, f in found["levels"].items():
+                coverage = "none" if math.isnan(f["coverage"]) else f"{100 * f['coverage']:.1f}"
+                rows.append(
+                    (
+                        f"    {level}: P(best) %; regret %; bias of the reported speedup %; its interval's coverage %",
+                        f"{100 * f['p_best']:.0f}; {f['regret_pct']:.2f}; {f['bias_pct']:+.2f}; {coverage}",
+                        "95 ± 2 % cover",
+                    )
+                )
+        rows.append(
+            (
+                f"  P(best) of {GOAL[0]} minus {GOAL[1]}, per level ({', '.join(LEVELS)}), points",
+                goal(r),
+                "≥ 0 each",
+            )
+        )
+        searched = r["methods"][CHOICE[0]]["sessions"] - r["methods"][CHOICE[0]]["confirming"]
+        rows.append(
+            (
+                f"  the choice alone: its search ({searched:.1f} sessions) minus {CHOICE[1]}, points",
+                goal(r, CHOICE),
+                "report",
+            )
+        )
+    return rows
+
+
+def main() -> None:
+    simulation_main(__doc__, 1500, measure_all, lines)
+
+
+if __name__ == "__main__":
+    main()
