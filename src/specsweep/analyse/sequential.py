@@ -29,12 +29,14 @@ import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from specsweep.analyse import replicates
 from specsweep.maths import stats
 from specsweep.plan.design import SessionRange
+from specsweep.record.atomic import read_json, write_json
 
 WALKS = 100_000  # simulated null sweeps of the boundary: a repeated level known to about ±0.0014 at 0.05
 GROUPS_SIMULATED = 50  # configurations beyond these add degrees of freedom that no longer change the boundary
@@ -168,6 +170,29 @@ def after_look(state: Rounds, rates: Mapping[str, Sequence[float]], detect_pct: 
     for name in following:
         state.measured[name] += 1
     return following
+
+
+def replay(
+    rates: Mapping[str, Sequence[float]], baseline: str, sessions: SessionRange, detect_pct: float
+) -> tuple[Rounds, list[str]]:
+    """The rounds as the sessions measured so far decided them (each configuration's rates in session order,
+    stopped ones shorter): the state, and who gets the next session not measured yet (``[]``: done). A
+    checkpoint sees only the files, so each round replays the looks before it: the same data, the same
+    decisions, hence resumable."""
+    state = start(list(rates), baseline, sessions)
+    while True:
+        following = after_look(state, {name: rates[name][: state.measured[name]] for name in rates}, detect_pct)
+        if not following or any(len(rates[name]) < state.measured[name] for name in following):
+            return state, following
+
+
+def write_round(path: str | Path, following: Sequence[str]) -> None:
+    """Who gets the next session (the checkpoint's output: results_tree.sequential_round)."""
+    write_json(path, {"next_session": list(following)})
+
+
+def read_round(path: str | Path) -> list[str]:
+    return list(read_json(path)["next_session"])
 
 
 def plan_lines(sessions: SessionRange) -> list[str]:

@@ -157,6 +157,13 @@ RUNS_TABLE = _under("runs.csv")
 DRIFT = _under("drift.csv")
 CONFIRMATION_CHOICE = _under("confirmation.json")  # what the sweep chose, to confirm (analyse/confirm.py)
 CONFIRMATION = _under("confirmation.csv")  # its speedup from fresh sessions alone
+
+
+def sequential_round(r: int | str) -> str:
+    """Who gets session r + 1 of a sequential design, decided on sessions 1..r (analyse/sequential.py)."""
+    return _under(f"sequential_round_{r}.json")
+
+
 EFFECTS = _under("effects.csv")  # crossed factors only (effects.py)
 COSTMODEL = _under("costmodel.csv")
 COSTMODEL_PARAMETERS = _under("costmodel_parameters.csv")

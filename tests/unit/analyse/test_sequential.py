@@ -69,3 +69,21 @@ def test_the_plan_says_a_range_is_measured_at_its_maximum_until_the_rounds_run()
     assert sequential.plan_lines(session_range({"sessions": 3})) == []
     (line,) = sequential.plan_lines(SESSIONS)
     assert line.startswith("Sessions: 2 to 6 per configuration") and "measured in 6 sessions" in line
+
+
+def test_a_replay_of_the_sessions_measured_so_far_gives_the_same_rounds_as_looking_after_each():
+    names = ["base", "fast", "unclear"]
+    truth = {"base": 0.0, "fast": 0.3, "unclear": 0.03}
+    state = sequential.start(names, "base", SESSIONS)
+    following = sequential.after_look(state, _rates(truth, 2), detect_pct=5)
+    following = sequential.after_look(state, {n: _rates(truth, 6)[n][: state.measured[n]] for n in names}, detect_pct=5)
+    # a checkpoint sees only the files: every configuration's sessions so far, stopped ones shorter
+    measured = {n: _rates(truth, 6)[n][: state.measured[n] - (n in following)] for n in names}
+    replayed, again = sequential.replay(measured, "base", SESSIONS, detect_pct=5)
+    assert again == following and replayed.measured == state.measured and replayed.decided == state.decided
+
+
+def test_a_round_is_written_and_read_back(tmp_path):
+    path = tmp_path / "round.json"
+    sequential.write_round(path, ["base", "unclear"])
+    assert sequential.read_round(path) == ["base", "unclear"]

@@ -60,6 +60,7 @@ def test_paths_name_the_rule_patterns_and_the_files():
     assert results.RUN_PATH.search("x/" + results.run_file("b", 3)).groups() == ("b", "3")
     assert results.RUN_PATH.search(str(results.extra_run_file(results.runs_dir("b"), 7))).groups() == ("b", "7")
     assert results.LAUNCH_PATH.search(results.launch_file("b"))[1] == "b"
+    assert results.sequential_round("{r}") == "results/sequential_round_{r}.json"
 
 
 def test_the_loader_reads_declared_runs_then_adaptive_extras_in_order(tmp_path):
