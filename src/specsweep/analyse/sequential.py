@@ -35,8 +35,10 @@ import numpy as np
 
 from specsweep.analyse import replicates
 from specsweep.maths import stats
+from specsweep.measure.rate_check import kept_and_excluded
 from specsweep.plan.design import SessionRange
 from specsweep.record.atomic import read_json, write_json
+from specsweep.record.results import Run
 
 WALKS = 100_000  # simulated null sweeps of the boundary: a repeated level known to about ±0.0014 at 0.05
 GROUPS_SIMULATED = 50  # configurations beyond these add degrees of freedom that no longer change the boundary
@@ -184,6 +186,24 @@ def replay(
         following = after_look(state, {name: rates[name][: state.measured[name]] for name in rates}, detect_pct)
         if not following or any(len(rates[name]) < state.measured[name] for name in following):
             return state, following
+
+
+def next_sessions(
+    sessions: Mapping[str, Sequence[str]],
+    runs: Mapping[str, Sequence[Run]],
+    baseline: str,
+    session_range: SessionRange,
+    detect_pct: float,
+) -> list[str]:
+    """The sessions measured next (their names, from ``sessions``: each configuration's in session order, as
+    plan/design.sessions_of gives them), from the runs of the sessions measured so far (``load_runs``): each
+    session's workload rate on the prompts every session measured, excluded runs left out, as the summary's."""
+    kept = {name: kept_and_excluded(list(found))[0] for name, found in runs.items()}
+    measured = {name: [kept[s] for s in names if kept.get(s)] for name, names in sessions.items()}
+    shared = replicates.common_prompts(*(one for found in measured.values() for one in found))
+    rates = {name: replicates.units(found, replicates.SESSION, shared) for name, found in measured.items()}
+    state, following = replay(rates, baseline, session_range, detect_pct)
+    return [sessions[name][state.measured[name] - 1] for name in following]
 
 
 def write_round(path: str | Path, following: Sequence[str]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from run_records import run_record
 
 from specsweep.analyse import replicates, sequential
 from specsweep.maths import stats
@@ -87,3 +88,18 @@ def test_a_round_is_written_and_read_back(tmp_path):
     path = tmp_path / "round.json"
     sequential.write_round(path, ["base", "unclear"])
     assert sequential.read_round(path) == ["base", "unclear"]
+
+
+def test_a_round_gives_the_open_configurations_next_session_by_its_name():
+    from specsweep.plan.design import session_name
+
+    truth = {"base": 0.0, "fast": 0.3, "unclear": 0.03}
+    rates = _rates(truth, 2)
+    sessions = {name: [name] + [session_name(name, k) for k in range(2, SESSIONS.max + 1)] for name in truth}
+    runs = {
+        session: [run_record({"client": {"decode_tokens_per_s": rates[name][k]}})]
+        for name, names in sessions.items()
+        for k, session in enumerate(names[:2])
+    }
+    following = sequential.next_sessions(sessions, runs, "base", SESSIONS, detect_pct=5)
+    assert following == [session_name("base", 3), session_name("unclear", 3)]
