@@ -22,6 +22,7 @@ include: "workflow/rules/common.smk"  # validation, expanded configurations, hel
 include: "workflow/rules/engine.smk"  # build or locate the engine; obtain model files
 include: "workflow/rules/bench.smk"  # one job per configuration: server session + runs
 include: "workflow/rules/summary.smk"  # logs, runs -> profiles, summary, drift, paper, cost model
+include: "workflow/rules/sequential.smk"  # benchmark.sessions {min, max}: a checkpoint per round
 include: "workflow/rules/confirm.smk"  # the choice measured again in fresh sessions -> confirmation.csv
 include: "workflow/rules/figures.smk"  # tables, runs -> results/figures/
 include: "workflow/rules/search.smk"  # summary, load tables -> the swept flag's next values, next round

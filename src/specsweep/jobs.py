@@ -373,6 +373,25 @@ def write_effects(smk: Any) -> None:
 
 
 @sets_aside_damaged
+def sequential_round(smk: Any) -> None:
+    """A round's checkpoint: which configurations get the next session (analyse/sequential.py)."""
+    from specsweep.analyse import sequential
+    from specsweep.plan.design import session_range
+
+    benchmark = smk.config["benchmark"]
+    following = sequential.next_sessions(
+        smk.params.sessions,
+        results.load_runs(smk.input.runs),
+        smk.params.baseline,
+        session_range(benchmark),
+        benchmark["detect_pct"],
+    )
+    with progress_to(smk.log[0]) as progress:
+        sequential.write_round(smk.output[0], following)
+        print(f"next session: {', '.join(following) or 'none, every verdict is decided'}", file=progress)
+
+
+@sets_aside_damaged
 def confirm_choice(smk: Any) -> None:
     """The checkpoint: what summary.csv chose, whose confirmation sessions are measured next."""
     from specsweep.analyse import conclusion, confirm

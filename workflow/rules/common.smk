@@ -148,6 +148,43 @@ def final_outputs():
     ]
 
 
+# benchmark.sessions: {min, max}: each configuration's sessions in order, and the one baseline they are compared with
+SESSION_RANGE = sweep_design.session_range(BENCH)
+SESSION_NAMES = sweep_design.sessions_of(CONFIGURATIONS)
+SEQUENTIAL_BASELINE = next(
+    (name for name in SESSION_NAMES if CONFIGURATIONS[name].baseline), ""
+)
+
+
+def measured_sessions(through=SESSION_RANGE.max):
+    """The sessions measured up to session ``through``: every configuration's first ``min``, then those each
+    round's checkpoint gave one more (every session without a sequential design)."""
+    if not SESSION_RANGE.sequential:
+        return list(CONFIGURATIONS)
+    from specsweep.analyse import sequential
+
+    found = [
+        name for names in SESSION_NAMES.values() for name in names[: SESSION_RANGE.min]
+    ]
+    for r in range(SESSION_RANGE.min, through):
+        following = sequential.read_round(
+            checkpoints.sequential_round.get(r=r).output[0]
+        )
+        if not following:
+            break
+        found += following
+    return found
+
+
+def round_runs(wildcards):
+    """The run files a round's checkpoint decides on: those of the sessions up to its round."""
+    return [
+        results_tree.run_file(name, i)
+        for name in measured_sessions(int(wildcards.r))
+        for i in RUNS
+    ]
+
+
 def confirmation_runs(wildcards):
     """The runs of the confirmation sessions the checkpoint's choice needs (none before it chose)."""
     from specsweep.analyse import confirm
