@@ -41,6 +41,7 @@ localrules:
     all,
     model,
     summary,
+    sequential_round,
     confirm_choice,
     confirmation,
     figures,
