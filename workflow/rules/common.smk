@@ -158,8 +158,9 @@ SEQUENTIAL_BASELINE = next(
 
 def measured_sessions(through=SESSION_RANGE.max):
     """The sessions measured up to session ``through``: every configuration's first ``min``, then those each
-    round's checkpoint gave one more (every session without a sequential design)."""
-    if not SESSION_RANGE.sequential:
+    round's checkpoint gave one more (every session without a sequential design, or without a baseline to
+    compare with)."""
+    if not SESSION_RANGE.sequential or not SEQUENTIAL_BASELINE:
         return list(CONFIGURATIONS)
     from specsweep.analyse import sequential
 
