@@ -193,8 +193,10 @@ def write(
     model: costmodel.CostModel | None,
     json_path: str | Path,
     fragment_path: str | Path,
+    config_files: Sequence[str] = (),
 ) -> list[str]:
-    """results/next_values.json and the next round's config fragment; the lines the search job prints."""
+    """results/next_values.json and the next round's config fragment; the lines the search job prints (its
+    command with the sweep's own ``config_files``)."""
     search = found(levels, configurations, model)
     try:
         next_round = fragment(entries, configurations, search["flag"], search["next_values"]) if search["flag"] else {}
@@ -204,7 +206,7 @@ def write(
     atomic_write(json_path, json.dumps(search, indent=1) + "\n")
     header = "# the search's next round (analyse/search.py): pass it after the sweep's own --configfile\n"
     atomic_write(fragment_path, header + yaml.safe_dump(next_round, sort_keys=False))
-    return lines(search)
+    return lines(search, config_files)
 
 
 def lines(search: Mapping[str, Any], config_files: Sequence[str] = ()) -> list[str]:
