@@ -31,10 +31,15 @@ test: $(STAMP)
 	$(BIN)/pytest -m "not quiet" -n $(TEST_WORKERS) || status=1; \
 	exit $$status
 
-# The quick loop (about 1 min on 2 cores): unit tests, no real engine, no Slurm, no fault suite, no whole
-# workflow. `make test` runs these and everything else.
+# The quick loop (under 3 min on 2 cores): unit tests, no real engine, no Slurm, no fault suite, no whole
+# workflow; as `make test`, the timing-sensitive ones alone first, the rest on 2 workers. `make test` runs
+# these and everything else.
+FAST := not engine and not slurm and not workflow
 test-fast: $(STAMP)
-	$(BIN)/pytest -m "not engine and not slurm and not workflow" --ignore=tests/faults --ignore=tests/slurm
+	@status=0; \
+	$(BIN)/pytest -m "quiet and $(FAST)" --ignore=tests/faults --ignore=tests/slurm || status=1; \
+	$(BIN)/pytest -m "not quiet and $(FAST)" -n 2 --ignore=tests/faults --ignore=tests/slurm || status=1; \
+	exit $$status
 
 # Only the fault suite on the stand-in engine (tests/faults; its real-engine tests too, once the engine is built).
 test-faults: $(STAMP)

@@ -236,6 +236,7 @@ def search_next(smk: Any) -> None:
             model,
             smk.output.next_values,
             smk.output.next_round,
+            smk.params.config_files,
         ):
             print(line, file=progress)
 

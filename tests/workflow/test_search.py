@@ -28,12 +28,13 @@ def test_the_next_round_measures_the_proposed_values_alone(tmp_path: Path):
             "baseline": {"baseline": True},
             "draft": {"grid": {"args": {FLAG: [2, 6]}, "name": "draft{" + FLAG + "}"}},
         },
-        # two load levels (the stand-in has one slot): each level's search follows its own rates
+        # a load level beside single requests (the stand-in has one slot): each level's search follows its own
+        # rates; one session each, as the search reads rates, not verdicts (a short test: CI's time)
         {
             **BENCHMARK,
             "runs": 2,
-            "sessions": 2,
-            "load": {"concurrency": [1], "request_rate": [20.0], "requests_per_window": 8, "windows": 1},
+            "sessions": 1,
+            "load": {"concurrency": [1], "requests_per_window": 4, "windows": 1},
         },
     )
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
@@ -42,7 +43,7 @@ def test_the_next_round_measures_the_proposed_values_alone(tmp_path: Path):
         assert first.returncode == 0, first.stderr[-3000:]
         found = json.loads((tmp_path / "results" / "next_values.json").read_text())
         assert found["flag"] == FLAG and found["next_values"]
-        assert set(found["levels"]) == {search.SINGLE_REQUEST, "c1", "r20"}
+        assert set(found["levels"]) == {search.SINGLE_REQUEST, "c1"}
         assert "next values worth measuring" in first.stderr
         next_round = tmp_path / "results" / "next_round.yaml"
         launches = {path: path.read_text() for path in (tmp_path / "results").glob("*/launch.json")}

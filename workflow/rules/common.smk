@@ -454,6 +454,7 @@ REBUILT = [
     results_tree.COSTMODEL,
     results_tree.COSTMODEL_PARAMETERS,
     results_tree.COSTMODEL_REPORT,
+    results_tree.NEXT_VALUES,
     *per_configuration(results_tree.profile_file),
     *FIGURES,
     *LOAD_OUTPUTS,
@@ -461,7 +462,7 @@ REBUILT = [
     *breakdown_figures(),
     *effects_outputs(),
 ]
-# The derived files a rebuild cannot make again, listed as not checked in its report: provenance describes
+# The derived files a rebuild does not make again, listed as not checked in its report: provenance describes
 # the machine and environment of the sweep (a snapshot taken when it was written), not the archived records.
 NOT_REBUILT = {
     path: "the sweep's machine and environment, which a rebuild elsewhere does not reproduce; "
@@ -470,6 +471,14 @@ NOT_REBUILT = {
         results_tree.PROVENANCE,
         *per_configuration(results_tree.configuration_provenance),
     ]
+} | {
+    path: "made after the summary by the confirmation's checkpoint, which a rebuild does not rerun; "
+    "MANIFEST.sha256 checks it is unaltered"
+    for path in (
+        [results_tree.CONFIRMATION_CHOICE, results_tree.CONFIRMATION]
+        if CONFIRMATIONS
+        else []
+    )
 }
 
 

@@ -14,5 +14,7 @@ rule search:
         "../../envs/specsweep.yaml"
     params:
         configurations=all_configurations,
+        # the sweep's own --configfile values, for the next round's command in the job's log
+        config_files=list(workflow.overwrite_configfiles),
     script:
         "../../scripts/search.py"

@@ -160,7 +160,8 @@ def found(
     configurations: Mapping[str, Configuration],
     model: costmodel.CostModel | None,
 ) -> dict[str, Any]:
-    """next_values.json: per level its measured values, best, next values and why; their union."""
+    """next_values.json: per level its measured values, best, next values and why; their union and why (every
+    file has a top-level ``why``: the reasons of the levels that propose values, else what to do next)."""
     flag = swept_flag(configurations)
     if flag is None:
         return {"flag": None, "next_values": [], "why": "the sweep varies no one speculative flag"}
@@ -183,7 +184,8 @@ def found(
     if not per_level:
         return {"flag": flag, "next_values": [], "why": f"fewer than two values of {flag} measured"}
     values = sorted({v for level in per_level.values() for v in level["next_values"]})
-    return {"flag": flag, "levels": per_level, "next_values": values}
+    why = "; ".join(f"{label}: {level['why']}" for label, level in per_level.items() if level["next_values"])
+    return {"flag": flag, "levels": per_level, "next_values": values, "why": why or CONFIRM}
 
 
 def write(
@@ -193,8 +195,10 @@ def write(
     model: costmodel.CostModel | None,
     json_path: str | Path,
     fragment_path: str | Path,
+    config_files: Sequence[str] = (),
 ) -> list[str]:
-    """results/next_values.json and the next round's config fragment; the lines the search job prints."""
+    """results/next_values.json and the next round's config fragment; the lines the search job prints (its
+    command with the sweep's own ``config_files``)."""
     search = found(levels, configurations, model)
     try:
         next_round = fragment(entries, configurations, search["flag"], search["next_values"]) if search["flag"] else {}
@@ -204,7 +208,7 @@ def write(
     atomic_write(json_path, json.dumps(search, indent=1) + "\n")
     header = "# the search's next round (analyse/search.py): pass it after the sweep's own --configfile\n"
     atomic_write(fragment_path, header + yaml.safe_dump(next_round, sort_keys=False))
-    return lines(search)
+    return lines(search, config_files)
 
 
 def lines(search: Mapping[str, Any], config_files: Sequence[str] = ()) -> list[str]:
@@ -212,12 +216,12 @@ def lines(search: Mapping[str, Any], config_files: Sequence[str] = ()) -> list[s
     --configfile values; the default sweep's file when none: any --configfile replaces it)."""
     if "levels" not in search:
         return [f"next values worth measuring: none ({search['why']})"]
-    bests = ", ".join(f"{label} {level['best']}" for label, level in search["levels"].items())
+    # the fastest measured, not "the best": the search reads rates, the verdicts are the summary's
+    fastest = ", ".join(f"{label} {level['best']}" for label, level in search["levels"].items())
     if not search["next_values"]:
-        return [f"search ({search['flag']}; best at {bests}): every best's neighbours are measured: {CONFIRM}"]
+        return [f"search ({search['flag']}; fastest measured at {fastest}): every neighbour is measured: {CONFIRM}"]
     values = ", ".join(str(v) for v in search["next_values"])
-    why = "; ".join(f"{label}: {level['why']}" for label, level in search["levels"].items() if level["next_values"])
-    found = f"next values worth measuring ({search['flag']}; best at {bests}): {values} ({why})"
+    found = f"next values worth measuring ({search['flag']}; fastest measured at {fastest}): {values} ({search['why']})"
     if search["next_round"] is None:
         return [found, f"  no next round written: {search.get('why_no_round')}"]
     command = user_command("--cores 1", [*(config_files or [DEFAULT_CONFIG]), search["next_round"]])

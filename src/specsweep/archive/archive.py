@@ -213,7 +213,7 @@ def _within_noise(folder: Path, name: str, digest: str) -> bool:
 REBUILD_COMMAND = (
     "PYTHONPATH=code/src snakemake --snakefile code/Snakefile --cores 1 --forcerun summary load_tables "
     "bench_serve effects --allowed-rules summary figures cycle_breakdown effects load_tables load_figures "
-    "bench_serve rebuild -- rebuild"
+    "bench_serve search rebuild -- rebuild"
 )
 
 
@@ -299,9 +299,9 @@ With the pinned environment (`code/envs/requirements.txt`; `pip install -r` it),
     {REBUILD_COMMAND}
 
 It recomputes every table (profiles from the archived server logs, summary, runs, drift, cost model,
-paper files, requests, categories, load tables, bench_serve.json and effects) and the figures from the
-archived runs, load windows and logs only (`--allowed-rules` means no server can be launched and nothing
-rebuilt upstream), then checks each against this manifest and writes
+paper files, requests, categories, load tables, bench_serve.json, effects and the search's next values)
+and the figures from the archived runs, load windows and logs only (`--allowed-rules` means no server can be
+launched and nothing rebuilt upstream), then checks each against this manifest and writes
 `results/archive/rebuild-check.txt`; it fails if any file differs or was not rebuilt, except a text table
 (CSV, Markdown, LaTeX) whose every number agrees within {FLOAT_NOISE:g} (relative or absolute) with its
 archived copy in `{AS_ARCHIVED}/`: another machine's numeric libraries round the last digits differently.

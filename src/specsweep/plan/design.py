@@ -70,20 +70,13 @@ def confirmations_of(configurations: Mapping[str, Configuration], sessions: int)
     for configuration in measured_configurations(configurations).values():
         for session in range(1, sessions + 1):
             name = confirmation_name(configuration.name, session)
-            if name in configurations:
-                raise ConfigError(
-                    f"benchmark/confirm_sessions: {sessions} adds a session '{name}' of '{configuration.name}', "
-                    f"which already exists as a configuration; rename that configuration"
-                )
-            found[name] = dataclasses.replace(
+            found[name] = _instance(
                 configuration,
-                name=name,
-                baseline=False,
-                baseline_factors=[],
-                compared_with=configuration.name if configuration.baseline else configuration.compared_with,
-                session_of=configuration.name,
-                description=f"{configuration.name}, confirmation session {session} of {sessions} "
-                "(benchmark.confirm_sessions)",
+                name,
+                configurations,
+                "benchmark/confirm_sessions",
+                sessions,
+                f"confirmation session {session} of {sessions}",
             )
     return found
 
@@ -140,25 +133,35 @@ def configurations_of(config: dict[str, Any]) -> dict[str, Configuration]:
     return with_end_baseline(sessions, config["benchmark"]["order"])
 
 
+def _instance(
+    configuration: Configuration, name: str, taken: Mapping[str, Configuration], key: str, sessions: int, which: str
+) -> Configuration:
+    """A further session of ``configuration`` named ``name``, measured as one of its replicates (never a
+    baseline of its own, compared as its configuration is); refused where ``name`` is taken."""
+    if name in taken:
+        raise ConfigError(
+            f"{key}: {sessions} adds a session '{name}' of '{configuration.name}', which already exists as a "
+            "configuration; rename that configuration"
+        )
+    return dataclasses.replace(
+        configuration,
+        name=name,
+        baseline=False,
+        baseline_factors=[],
+        compared_with=configuration.name if configuration.baseline else configuration.compared_with,
+        session_of=configuration.name,
+        description=f"{configuration.name}, {which} ({key.replace('/', '.')})",
+    )
+
+
 def with_sessions(configurations: dict[str, Configuration], sessions: int) -> dict[str, Configuration]:
     """Each configuration followed by its sessions 2..``sessions`` as instances (see the module doc)."""
     found = dict(configurations)
     for configuration in configurations.values():
         for session in range(2, sessions + 1):
             name = session_name(configuration.name, session)
-            if name in found:
-                raise ConfigError(
-                    f"benchmark/sessions: {sessions} adds a session '{name}' of '{configuration.name}', which "
-                    f"already exists as a configuration; rename that configuration"
-                )
-            found[name] = dataclasses.replace(
-                configuration,
-                name=name,
-                baseline=False,
-                baseline_factors=[],
-                compared_with=configuration.name if configuration.baseline else configuration.compared_with,
-                session_of=configuration.name,
-                description=f"{configuration.name}, session {session} of {sessions} (benchmark.sessions)",
+            found[name] = _instance(
+                configuration, name, found, "benchmark/sessions", sessions, f"session {session} of {sessions}"
             )
     return found
 

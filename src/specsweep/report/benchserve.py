@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from specsweep.analyse.latency import PERCENTILES, request_latency
-from specsweep.engines.openai import counter_speculation
+from specsweep.engines import adapter_class
 from specsweep.engines.vllm import per_position_rates
 from specsweep.plan.load_levels import CONCURRENCY, RAMP_UP, REQUEST_RATE
 from specsweep.record.arrivals import decode_arrivals
@@ -54,9 +54,13 @@ DEFINITIONS = {
 
 
 def level_result(
-    windows: Sequence[Window], percentiles: Sequence[float] = PERCENTILES, slo: dict[str, float] | None = None
+    windows: Sequence[Window],
+    percentiles: Sequence[float] = PERCENTILES,
+    slo: dict[str, float] | None = None,
+    kind: str | None = None,
 ) -> dict[str, Any]:
-    """One level's windows (one configuration) as the ``result`` of vLLM's ``benchmark()``, in its key order."""
+    """One level's windows (one configuration) as the ``result`` of vLLM's ``benchmark()``, in its key order;
+    ``kind``: the configuration's engine adapter, which reads its own counters (``speculation``)."""
     every = [r for w in windows for r in w.requests]
     # a request whose token count disagrees with its stream (record/tokens.py) is vLLM's failed request
     requests = [r for r in every if not r.flagged]
@@ -97,7 +101,7 @@ def level_result(
         "max_concurrent_requests": max(peak_requests),
         "rtfx": 0.0,  # audio only
     }
-    result.update(speculation(windows))
+    result.update(speculation(windows, kind))
     for metric in METRICS:
         values = np.asarray(samples[metric] or [0.0]) * 1000  # vLLM reports 0 for an empty sample
         result[f"mean_{metric}_ms"] = float(np.mean(values))
@@ -133,16 +137,18 @@ def peaks(window: Window) -> tuple[float, int]:
     return float(buckets.max()), peak
 
 
-def speculation(windows: Sequence[Window]) -> dict[str, Any]:
-    """``spec_decode_*`` of vLLM's result for any engine; empty without drafts (as vLLM leaves them out)."""
+def speculation(windows: Sequence[Window], kind: str | None) -> dict[str, Any]:
+    """``spec_decode_*`` of vLLM's result for any engine; empty without drafts (as vLLM leaves them out). The
+    windows' counter deltas as the ``kind``'s adapter reads them (as load.csv does), else the requests' own
+    counts (SGLang's counters say none for overlapping requests; llama-server without /metrics)."""
     delta: dict[str, float] = {}
     for window in windows:
         for key, value in window.counter_delta.items():
             delta[key] = delta.get(key, 0.0) + value
-    counts = counter_speculation(delta, 0)
+    counts = adapter_class(kind).window_speculation(delta) if kind else None
     if counts is not None:
         drafted, accepted, drafts = counts.drafted or 0, counts.accepted, counts.verify_steps
-    else:  # the requests' own counts: SGLang, llama-server without /metrics
+    else:
         own = [r for w in windows for r in w.requests if r.drafted is not None and r.accepted is not None]
         drafted, accepted, drafts = sum(r.drafted for r in own), sum(r.accepted for r in own), None  # type: ignore[misc]
     if not drafted:
@@ -160,7 +166,7 @@ def speculation(windows: Sequence[Window]) -> dict[str, Any]:
 def save_result(windows: Sequence[Window], label: str, meta: dict[str, Any], slo: dict[str, float]) -> dict[str, Any]:
     """One configuration's level as vLLM's ``--save-result`` file: ``main``'s setup and traffic keys, then the
     result. ``meta``: the configuration's ``backend`` (vLLM's name for the endpoint: ``openai`` for
-    /v1/completions, ``openai-chat`` with benchmark.chat_template) and ``model_id``."""
+    /v1/completions, ``openai-chat`` with benchmark.chat_template), ``model_id`` and engine ``kind``."""
     level = windows[0].level
     started = datetime.fromisoformat(windows[0].started_at) if windows[0].started_at else None
     return {
@@ -186,7 +192,7 @@ def save_result(windows: Sequence[Window], label: str, meta: dict[str, Any], slo
             if level.get("kind") == RAMP_UP
             else {}
         ),
-        **level_result(windows, slo=slo or None),
+        **level_result(windows, slo=slo or None, kind=meta.get("kind")),
     }
 
 
@@ -196,7 +202,7 @@ def meta_of(config: dict[str, Any], configurations: dict[str, Any]) -> dict[str,
     backend = "openai-chat" if config["benchmark"].get("chat_template") else "openai"
     engines = config.get("engines", {})
     return {
-        name: {"backend": backend, "model_id": engines.get(c.engine, {}).get("model")}
+        name: {"backend": backend, "model_id": engines.get(c.engine, {}).get("model"), "kind": c.kind}
         for name, c in configurations.items()
     }
 

@@ -142,7 +142,7 @@ def test_the_next_round_is_every_levels_proposals_together(tmp_path):
     assert found["levels"]["c16"]["best"] == 0 and found["levels"]["c16"]["next_values"] == [1]
     assert "c64" not in found["levels"]
     assert found["next_values"] == [1, 3]
-    assert f"best at {search.SINGLE_REQUEST} 2, c16 0" in shown[0]
+    assert f"fastest measured at {search.SINGLE_REQUEST} 2, c16 0" in shown[0]
 
 
 def test_the_cost_models_optimum_is_followed_at_the_single_request_level_only(tmp_path, monkeypatch):

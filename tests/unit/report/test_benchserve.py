@@ -51,7 +51,8 @@ def test_fields_and_definitions_are_vllms():
         "vllm:spec_decode_num_accepted_tokens_per_pos_total[2]": 2.0,
     }
     result = level_result(
-        [window([request(0, [0.010, 0.020, 0.030], 0.032), request(1, [0.020, 0.025, 0.030], 0.031)], 0.05, delta)]
+        [window([request(0, [0.010, 0.020, 0.030], 0.032), request(1, [0.020, 0.025, 0.030], 0.031)], 0.05, delta)],
+        kind="vllm",
     )
     assert (result["completed"], result["failed"], result["total_output_tokens"]) == (2, 0, 6)
     assert result["output_throughput"] == pytest.approx(6 / 0.05) and result["request_throughput"] == pytest.approx(40)
@@ -69,7 +70,7 @@ def test_a_file_has_exactly_the_keys_order_and_nesting_of_vllms():
     delta = {"vllm:spec_decode_num_drafts_total": 4.0, "vllm:spec_decode_num_draft_tokens_total": 12.0}
     delta["vllm:spec_decode_num_accepted_tokens_total"] = 6.0
     level = window([request(0, [0.010, 0.020, 0.030], 0.032)], 0.05, delta)
-    written = save_result([level], "eagle", {"backend": "openai", "model_id": "m"}, {"ttft_ms": 200})
+    written = save_result([level], "eagle", {"backend": "openai", "model_id": "m", "kind": "vllm"}, {"ttft_ms": 200})
     vllm = json.loads(FIXTURE.read_text())  # json keeps the file's key order
     assert [k for k in vllm if k not in NOT_OURS] == list(written)
     for key, value in vllm.items():
@@ -95,14 +96,24 @@ def test_speculation_fields_for_llamacpp_counters_and_per_request_counts():
         "llamacpp:spec_decode_num_draft_tokens_total": 20.0,
         "llamacpp:spec_decode_num_accepted_tokens_total": 10.0,
     }
-    found = level_result([window([request(0, [0.01, 0.02], 0.02)], 0.05, llamacpp)])
+    found = level_result([window([request(0, [0.01, 0.02], 0.02)], 0.05, llamacpp)], kind="llamacpp")
     assert found["spec_decode_acceptance_rate"] == pytest.approx(50.0)
     assert found["spec_decode_acceptance_length"] == pytest.approx(3.0) and found["spec_decode_num_drafts"] == 5
     # SGLang: only each request's own counts (meta_info), whose number of drafts is unknown
     own = [replace(request(i, [0.01, 0.02], 0.02), drafted=8, accepted=6) for i in range(2)]
-    found = level_result([window(own, 0.05)])
+    found = level_result([window(own, 0.05)], kind="sglang")
     assert found["spec_decode_acceptance_rate"] == pytest.approx(75.0) and found["spec_decode_draft_tokens"] == 16
     assert found["spec_decode_num_drafts"] is None and found["spec_decode_acceptance_length"] is None
+
+
+def test_each_engine_reads_its_own_window_counters():
+    """A counter named like vLLM's on an SGLang server is not read as vLLM's: the adapter reads its own (as
+    load.csv does), and SGLang's say nothing for overlapping requests: the requests' own counts stand."""
+    vllm = {"vllm:spec_decode_num_drafts_total": 4.0, "vllm:spec_decode_num_draft_tokens_total": 12.0}
+    vllm["vllm:spec_decode_num_accepted_tokens_total"] = 3.0
+    own = [replace(request(0, [0.01, 0.02], 0.02), drafted=8, accepted=6)]
+    assert level_result([window(own, 0.05, vllm)], kind="vllm")["spec_decode_draft_tokens"] == 12
+    assert level_result([window(own, 0.05, vllm)], kind="sglang")["spec_decode_draft_tokens"] == 8
 
 
 def test_write_makes_one_vllm_file_and_one_request_log_per_configuration_and_level(tmp_path):
