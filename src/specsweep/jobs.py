@@ -10,7 +10,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
-from collections.abc import Callable, Iterator
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -126,9 +127,9 @@ def summarise(smk: Any) -> None:
     configurations = configurations_for(smk.config, smk.params.configurations.values())
     runs = results.load_runs(smk.input.runs)
     launches = results.load_launches(smk.input.launches)
-    with progress_to(smk.log[0]) as progress:
+    with progress_to(smk.log[0]) as progress, tempfile.TemporaryDirectory() as scratch:
         profiles, parse_warnings = write_profiles(
-            dict(zip(smk.input.server_logs, smk.output.profiles, strict=True)),
+            _profile_outputs(smk.input.server_logs, smk.output.profiles, Path(scratch)),
             smk.params.log_formats,
             smk.params.profile_parsers,
             smk.params.warmup_requests,
@@ -143,6 +144,19 @@ def summarise(smk: Any) -> None:
         files = tables.TableFiles(**{f: smk.output[f] for f in tables.TableFiles.__dataclass_fields__})
         built = tables.build(measured, smk.params.profile_parsers, smk.config["benchmark"].get("detect_pct"))
         tables.write(built, files, progress, smk.params.macro_prefix)
+
+
+def _profile_outputs(server_logs: Iterable[str], declared: Iterable[str], scratch: Path) -> dict[str, str]:
+    """Each server log's profile.csv: the declared one, else (a session a sequential round added, whose files
+    are not known before the rounds ran) one in ``scratch``, parsed into the summary and not kept."""
+    paths = {results.configuration_of_file(p): str(p) for p in declared}
+    found = {}
+    for log in server_logs:
+        name = results.configuration_of_file(log)
+        if name not in paths:
+            (scratch / name).mkdir()
+        found[str(log)] = paths.get(name, str(scratch / name / "profile.csv"))
+    return found
 
 
 @sets_aside_damaged

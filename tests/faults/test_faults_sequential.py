@@ -1,9 +1,13 @@
 """benchmark.sessions: {min, max} through Snakemake, on the stand-in engine: the plan says what the workflow does
-with it (every configuration in max sessions until the rounds run) and plans those sessions, and counts the
-confirmation sessions of benchmark.confirm_sessions."""
+with it and counts the confirmation sessions of benchmark.confirm_sessions; the rounds give a session only to the
+configurations still open, the tables and the archive rest on the sessions measured, and a rerun has nothing to
+do."""
 
 from __future__ import annotations
 
+import tarfile
+
+import pandas as pd
 from conftest import snakemake, write_config
 
 from specsweep.analyse import sequential
@@ -32,18 +36,36 @@ def test_the_plan_says_the_sessions_range_is_measured_at_its_maximum(tmp_path, s
     assert refused.returncode != 0 and "benchmark/sessions: max 2 is below min 3" in refused.stderr
 
 
-def test_a_round_gives_the_next_session_only_to_the_open_configurations(tmp_path, standin, model_file):
+def test_the_rounds_measure_only_the_open_configurations_and_the_tables_follow(tmp_path, standin, model_file):
     write_config(
         tmp_path,
         standin,
         model_file,
-        {"baseline": {"baseline": True}, "same": {}, "slow": {"env": {"STANDIN_MODE": "token-delay=0.01"}}},
+        {
+            "baseline": {"baseline": True},
+            "same": {},  # A/A: no margin this small is shown, so it stays open to the last session
+            "slow": {"env": {"STANDIN_MODE": "token-delay=0.01"}},  # five times slower: decided at the first look
+        },
         sessions={"min": 2, "max": 3},
+        detect_pct=0.1,
+        runs=2,
+        telemetry_hz=0,  # the machine's other work would make every session contended
     )
-    done = snakemake(tmp_path, "results/sequential_round_2.json")
-    assert done.returncode == 0, done.stderr[-3000:]
-    following = sequential.read_round(tmp_path / "results" / "sequential_round_2.json")
-    assert session_name("slow", 3) not in following  # five times slower: decided at the first look
-    assert not (tmp_path / "results" / session_name("slow", 3)).exists()
-    again = snakemake(tmp_path, "-n", "results/sequential_round_2.json")
-    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+    done = snakemake(tmp_path, "all")
+    assert done.returncode == 0, done.stderr[-4000:]
+    results = tmp_path / "results"
+    assert sequential.read_round(results / "sequential_round_2.json") == [session_name("baseline", 3), "same-s3"]
+    assert not (results / session_name("slow", 3)).exists()  # the GPU time the rounds save
+    summary = pd.read_csv(results / "summary.csv").set_index("configuration")
+    assert summary["sessions"].to_dict() == {"baseline": 3, "same": 3, "slow": 2}
+
+    again = snakemake(tmp_path, "-n", "all")  # resumable: the rounds are not taken again
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr, again.stdout[-2000:]
+    packed = snakemake(tmp_path, "archive_pack")
+    assert packed.returncode == 0, packed.stderr[-3000:]
+    (archive,) = (results / "archive").glob("*.tar.gz")
+    with tarfile.open(archive) as packed_files:
+        members = packed_files.getnames()
+    assert any(m.endswith("results/same-s3/runs/run_1.json") for m in members)
+    assert any(m.endswith("results/sequential_round_2.json") for m in members)
+    assert not any("slow-s3" in m for m in members)

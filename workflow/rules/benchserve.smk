@@ -15,8 +15,10 @@ rule bench_serve:
     conda:
         "../../envs/specsweep.yaml"
     params:
-        configurations=list(CONFIGURATIONS),
-        meta=benchserve.meta_of(config, CONFIGURATIONS),
+        configurations=lambda wildcards: measured_sessions(),
+        meta=lambda wildcards: benchserve.meta_of(
+            config, {name: CONFIGURATIONS[name] for name in measured_sessions()}
+        ),
         slo=(config["benchmark"].get("load") or {}).get("slo", {}),
     script:
         "../../scripts/bench_serve.py"

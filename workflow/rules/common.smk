@@ -154,34 +154,93 @@ SESSION_NAMES = sweep_design.sessions_of(CONFIGURATIONS)
 SEQUENTIAL_BASELINE = next(
     (name for name in SESSION_NAMES if CONFIGURATIONS[name].baseline), ""
 )
+# Rounds only with a baseline to compare with (else the fixed design: every session up to max).
+ROUNDS = SESSION_RANGE.sequential and bool(SEQUENTIAL_BASELINE)
+# benchmark.order: bracket's <baseline>-end, measured after every round ("" without it)
+END_SESSION = next(
+    (
+        name
+        for name in CONFIGURATIONS
+        if SEQUENTIAL_BASELINE and name == sweep_design.end_name(SEQUENTIAL_BASELINE)
+    ),
+    "",
+)
+# The sessions every run of this design measures: each configuration's first min (all of them without rounds)
+# and the bracket's end. The per-session files a rule declares up front (profile.csv, provenance.json) are
+# theirs: a session a round adds has none (its server log is still parsed into summary.csv).
+FIXED_SESSIONS = (
+    [
+        name
+        for name in CONFIGURATIONS
+        if name == END_SESSION
+        or name
+        in SESSION_NAMES.get(CONFIGURATIONS[name].session_of or name, [])[
+            : SESSION_RANGE.min
+        ]
+    ]
+    if ROUNDS
+    else list(CONFIGURATIONS)
+)
 
 
-def measured_sessions(through=SESSION_RANGE.max):
+def checkpoint_round(r):
+    """Round r's checkpoint file: asked for in an input function, Snakemake runs the checkpoint first."""
+    return checkpoints.sequential_round.get(r=r).output[0]
+
+
+def recorded_round(r):
+    """Round r's file where a run already wrote it (None before): for the checks outside the jobs' inputs."""
+    path = results_tree.sequential_round(r)
+    return path if os.path.exists(path) else None
+
+
+def round_sessions(through, round_file=checkpoint_round):
     """The sessions measured up to session ``through``: every configuration's first ``min``, then those each
-    round's checkpoint gave one more (every session without a sequential design, or without a baseline to
-    compare with)."""
-    if not SESSION_RANGE.sequential or not SEQUENTIAL_BASELINE:
+    round's checkpoint gave one more (every session without rounds), in the configurations' order.
+    """
+    if not ROUNDS:
         return list(CONFIGURATIONS)
     from specsweep.analyse import sequential
 
-    found = [
-        name for names in SESSION_NAMES.values() for name in names[: SESSION_RANGE.min]
-    ]
+    found = {name for name in FIXED_SESSIONS if name != END_SESSION}
     for r in range(SESSION_RANGE.min, through):
-        following = sequential.read_round(
-            checkpoints.sequential_round.get(r=r).output[0]
-        )
+        path = round_file(r)
+        following = sequential.read_round(path) if path else []
         if not following:
             break
-        found += following
-    return found
+        found.update(following)
+    return [name for name in CONFIGURATIONS if name in found]
+
+
+def measured_sessions(round_file=checkpoint_round):
+    """The one list of the sessions this design measures, which every table, figure, provenance record and the
+    archive rest on: the rounds' (their checkpoints decide it), then the bracket's end.
+    """
+    return round_sessions(SESSION_RANGE.max, round_file) + (
+        [END_SESSION] if ROUNDS and END_SESSION else []
+    )
+
+
+def rounds_taken(round_file=checkpoint_round):
+    """The checkpoint files of the rounds looked at, up to the one that gave no session (none without rounds)."""
+    from specsweep.analyse import sequential
+
+    taken = []
+    for r in range(SESSION_RANGE.min, SESSION_RANGE.max) if ROUNDS else []:
+        path = round_file(r)
+        if path is None:
+            break
+        taken.append(path)
+        if not sequential.read_round(path):
+            break
+    return taken
 
 
 def round_runs(wildcards):
     """The run files a round's checkpoint decides on: those of the sessions up to its round."""
     return [
         results_tree.run_file(name, i)
-        for name in measured_sessions(int(wildcards.r))
+        for name in round_sessions(int(wildcards.r))
         for i in RUNS
     ]
 
@@ -218,9 +277,25 @@ CONFIGURATION_FILES = set()
 
 
 def per_configuration(path_of):
-    """One path per configuration, e.g. per_configuration(results_tree.launch_file)."""
+    """One path per planned session, e.g. per_configuration(results_tree.plan_file)."""
     CONFIGURATION_FILES.add(path_of)
     return [path_of(name) for name in CONFIGURATIONS]
+
+
+def per_fixed_session(path_of):
+    """One path per session every run of the design measures (FIXED_SESSIONS): what a rule declares up front."""
+    CONFIGURATION_FILES.add(path_of)
+    return [path_of(name) for name in FIXED_SESSIONS]
+
+
+def per_measured_session(path_of):
+    """An input function: one path per session measured (measured_sessions), e.g. of results_tree.launch_file."""
+    CONFIGURATION_FILES.add(path_of)
+
+    def of_sessions(wildcards):
+        return [path_of(name) for name in measured_sessions()]
+
+    return of_sessions
 
 
 def plan_files(wildcards):
@@ -284,13 +359,20 @@ def engine_identity(name):
 
 
 def all_configurations(wildcards):
+    """Every planned session (the plan's)."""
     return IDENTITIES
 
 
-def window_files(wildcards):
+def measured_configurations(wildcards):
+    """The sessions measured (the tables' and figures'): Snakemake waits for the rounds' checkpoints."""
+    return {name: IDENTITIES[name] for name in measured_sessions()}
+
+
+# The measured sessions' files: ``round_file=recorded_round`` for the checks outside the jobs' inputs.
+def window_files(wildcards, round_file=checkpoint_round):
     return [
         results_tree.window_file(name, label, w)
-        for name in CONFIGURATIONS
+        for name in measured_sessions(round_file)
         for label in LOAD_LABELS
         for w in WINDOWS
     ]
@@ -298,14 +380,18 @@ def window_files(wildcards):
 
 def rate_search_files(wildcards):
     return (
-        [results_tree.rate_search_file(name) for name in CONFIGURATIONS]
+        [results_tree.rate_search_file(name) for name in measured_sessions()]
         if RATE_SEARCH
         else []
     )
 
 
-def run_files(wildcards):
-    return [results_tree.run_file(name, i) for name in CONFIGURATIONS for i in RUNS]
+def run_files(wildcards, round_file=checkpoint_round):
+    return [
+        results_tree.run_file(name, i)
+        for name in measured_sessions(round_file)
+        for i in RUNS
+    ]
 
 
 # A summary.csv that rests on a deleted run file, or the provisional one of a failed sweep, is remade
@@ -321,13 +407,13 @@ if workflow.is_main_process:
             )
     sweep_outdated.check_results(
         results_tree.SUMMARY,
-        run_files(None),
+        run_files(None, recorded_round),
         [
             results_tree.LOAD_TABLE,
             results_tree.REQUESTS_TABLE,
             results_tree.CATEGORIES_TABLE,
         ],
-        window_files(None),
+        window_files(None, recorded_round),
         CONFIGURATIONS,
         sys.stderr,
         mark=sweep_outdated.executes(sys.argv[1:]),
@@ -343,7 +429,12 @@ def model_spec(wildcards):
 
 
 def runs_before(wildcards):
-    """<baseline>-end (benchmark.order: bracket) waits for every other configuration."""
+    """<baseline>-end (benchmark.order: bracket) waits for every other session measured (with rounds, once they
+    are all decided; asking any other session's job would wait on the rounds its own runs decide).
+    """
+    if ROUNDS and wildcards.cfg == END_SESSION:
+        measured = {name: CONFIGURATIONS[name] for name in measured_sessions()}
+        return sweep_design.runs_before(wildcards.cfg, measured, RUNS)
     return sweep_design.runs_before(wildcards.cfg, CONFIGURATIONS, RUNS)
 
 
@@ -455,7 +546,7 @@ REBUILT = [
     results_tree.COSTMODEL_PARAMETERS,
     results_tree.COSTMODEL_REPORT,
     results_tree.NEXT_VALUES,
-    *per_configuration(results_tree.profile_file),
+    *per_fixed_session(results_tree.profile_file),
     *FIGURES,
     *LOAD_OUTPUTS,
     *PAPER,
@@ -469,7 +560,7 @@ NOT_REBUILT = {
     "MANIFEST.sha256 checks it is unaltered"
     for path in [
         results_tree.PROVENANCE,
-        *per_configuration(results_tree.configuration_provenance),
+        *per_fixed_session(results_tree.configuration_provenance),
     ]
 } | {
     path: "made after the summary by the confirmation's checkpoint, which a rebuild does not rerun; "
@@ -497,18 +588,20 @@ def archive_inputs(wildcards):
     return {
         "prompts": BENCH["prompts"],
         "records": ENGINE_RECORDS + MODEL_RECORDS,
-        "launches": per_configuration(results_tree.launch_file),
-        "server_logs": per_configuration(results_tree.server_log),
+        "launches": per_measured_session(results_tree.launch_file)(wildcards),
+        "server_logs": per_measured_session(results_tree.server_log)(wildcards),
+        # benchmark.sessions {min, max}: who got each round's session (the rebuild reads them, never reruns them)
+        "rounds": rounds_taken(),
         # adaptive extras (runs/extra/) exist once their session ran; the summary reads them too
         "runs": [
             str(path) for path in results_tree.with_extra_runs(run_files(wildcards))
         ]
         + window_files(wildcards)
         + rate_search_files(wildcards),
-        "profiles": per_configuration(results_tree.profile_file),
+        "profiles": per_fixed_session(results_tree.profile_file),
         "provenance": [
             results_tree.PROVENANCE,
-            *per_configuration(results_tree.configuration_provenance),
+            *per_fixed_session(results_tree.configuration_provenance),
         ],
         "aggregates": REBUILT,
         "final_outputs": final_outputs(),  # whatever else `all` makes (cost model, drift, ...)
@@ -558,7 +651,7 @@ def summarise_what_finished():
         getattr(workflow.executor_settings, "logdir", None) or ".snakemake/slurm_logs"
     )
     hooks.summarise_what_finished(
-        CONFIGURATIONS,
+        {name: CONFIGURATIONS[name] for name in measured_sessions(recorded_round)},
         config,
         STARTED,
         sys.argv,

@@ -21,6 +21,6 @@ rule effects:
     conda:
         "../../envs/specsweep.yaml"
     params:
-        configurations=all_configurations,
+        configurations=measured_configurations,
     script:
         "../../scripts/effects.py"

@@ -38,7 +38,7 @@ rule figures:
     conda:
         "../../envs/specsweep.yaml"
     params:
-        configurations=all_configurations,
+        configurations=measured_configurations,
     script:
         "../../scripts/plot.py"
 

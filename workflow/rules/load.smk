@@ -57,7 +57,7 @@ rule load_tables:
     conda:
         "../../envs/specsweep.yaml"
     params:
-        configurations=all_configurations,
+        configurations=measured_configurations,
         slo=BENCH.get("load", {}).get("slo", {}),
     script:
         "../../scripts/load_tables.py"

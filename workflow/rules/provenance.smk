@@ -2,7 +2,7 @@
 # results/{cfg}/provenance.json and results/provenance.json (format: docs/provenance.md).
 rule provenance:
     input:
-        launches=per_configuration(results_tree.launch_file),
+        launches=per_fixed_session(results_tree.launch_file),
         engines=ENGINE_RECORDS,
         models=MODEL_RECORDS,
     output:
@@ -11,7 +11,7 @@ rule provenance:
             caption="../report/provenance.rst",
             category="Provenance",
         ),
-        configurations=per_configuration(results_tree.configuration_provenance),
+        configurations=per_fixed_session(results_tree.configuration_provenance),
     log:
         "logs/provenance.log",
     conda:

@@ -13,7 +13,7 @@ rule search:
     conda:
         "../../envs/specsweep.yaml"
     params:
-        configurations=all_configurations,
+        configurations=measured_configurations,
         # the sweep's own --configfile values, for the next round's command in the job's log
         config_files=list(workflow.overwrite_configfiles),
     script:

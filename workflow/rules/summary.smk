@@ -4,8 +4,8 @@
 rule summary:
     input:
         runs=run_files,
-        launches=per_configuration(results_tree.launch_file),
-        server_logs=per_configuration(results_tree.server_log),
+        launches=per_measured_session(results_tree.launch_file),
+        server_logs=per_measured_session(results_tree.server_log),
     output:
         summary=report(
             results_tree.SUMMARY,
@@ -17,7 +17,7 @@ rule summary:
             caption="../report/runs.rst",
             category="Summary",
         ),
-        profiles=per_configuration(results_tree.profile_file),
+        profiles=per_fixed_session(results_tree.profile_file),
         drift=report(
             results_tree.DRIFT,
             caption="../report/drift.rst",
@@ -47,7 +47,7 @@ rule summary:
     # chunked logs (SGLang, vLLM) are parsed by one process per thread: --cores N speeds up large logs
     threads: SUMMARY_THREADS
     params:
-        configurations=all_configurations,
+        configurations=measured_configurations,
         log_formats=SERVER_LOG_FORMATS,
         profile_parsers=config.get("profile_parsers", {}),
         warmup_requests=BENCH["warmup_requests"],
