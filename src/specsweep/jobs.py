@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from specsweep.plan.design import configuration_for, configurations_for
+from specsweep.plan.design import configuration_for, configurations_for, session_range
 from specsweep.record import results
 from specsweep.record.atomic import DamagedFile, atomic_write, read_json, set_aside, write_json
 
@@ -142,7 +142,10 @@ def summarise(smk: Any) -> None:
         )
         measured = aggregate.Measured(configurations, runs, launches, profiles, parse_warnings)
         files = tables.TableFiles(**{f: smk.output[f] for f in tables.TableFiles.__dataclass_fields__})
-        built = tables.build(measured, smk.params.profile_parsers, smk.config["benchmark"].get("detect_pct"))
+        benchmark = smk.config["benchmark"]
+        built = tables.build(
+            measured, smk.params.profile_parsers, benchmark.get("detect_pct"), session_range(benchmark)
+        )
         tables.write(built, files, progress, smk.params.macro_prefix)
 
 
@@ -345,7 +348,6 @@ def write_commands(smk: Any) -> None:
     import specsweep.plan.launchplan as launchplan
     from specsweep.analyse import confirm, sequential
     from specsweep.plan import detectable, walltime
-    from specsweep.plan.design import session_range
 
     plans = [read_json(p) for p in smk.input]
     configurations = configurations_for(smk.config, smk.params.configurations.values())
@@ -391,7 +393,6 @@ def write_effects(smk: Any) -> None:
 def sequential_round(smk: Any) -> None:
     """A round's checkpoint: which configurations get the next session (analyse/sequential.py)."""
     from specsweep.analyse import sequential
-    from specsweep.plan.design import session_range
 
     benchmark = smk.config["benchmark"]
     following = sequential.next_sessions(

@@ -5,6 +5,7 @@ do."""
 
 from __future__ import annotations
 
+import re
 import tarfile
 
 import pandas as pd
@@ -58,6 +59,12 @@ def test_the_rounds_measure_only_the_open_configurations_and_the_tables_follow(t
     assert not (results / session_name("slow", 3)).exists()  # the GPU time the rounds save
     summary = pd.read_csv(results / "summary.csv").set_index("configuration")
     assert summary["sessions"].to_dict() == {"baseline": 3, "same": 3, "slow": 2}
+    # the verdicts are the rounds' repeated ones, with the session each stopped at
+    assert summary.loc["slow", "sequential_verdict"] == "slower" and summary.loc["slow", "decided_at_session"] == 2
+    # the A/A twin was open at session 2 (whatever the last look says of a machine shared with other work)
+    assert summary.loc["same", "decided_at_session"] != 2
+    slower = next(line for line in done.stderr.splitlines() if line.startswith("  significantly slower: "))
+    assert re.search(r"\bslow -[\d.]+ % at 2 sessions", slower), slower
 
     again = snakemake(tmp_path, "-n", "all")  # resumable: the rounds are not taken again
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr, again.stdout[-2000:]

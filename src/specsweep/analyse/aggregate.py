@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from specsweep.analyse import energy, replicates
+from specsweep.analyse import energy, replicates, sequential
 from specsweep.maths import power, stats
 from specsweep.maths.stats import describe
 from specsweep.measure import placement, telemetry
@@ -69,6 +69,9 @@ class Evidence:
     profile: pd.DataFrame | None = None  # the sessions' server-log profiles, concatenated
     log_warnings: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # runs whose speculation counts were impossible
+    # benchmark.sessions {min, max}: the repeated verdict against the baseline, and the sessions at its look
+    sequential: sequential.Verdict | None = None
+    decided_at: int | None = None
 
     @cached_property
     def runs(self) -> list[Run]:
@@ -186,6 +189,10 @@ def _warnings(e: Evidence) -> str:
         found.append(e.cross_machine)
     found += e.log_warnings + launch_warnings(e.session_names, e.launches) + e.refused
     return "; ".join(found)
+
+
+def _sequential(value: Callable[[sequential.Verdict], Any]) -> Callable[[Evidence], Any]:
+    return lambda e: value(e.sequential) if e.sequential is not None else None
 
 
 def _speedup(e: Evidence) -> float:
@@ -356,6 +363,31 @@ SUMMARY: dict[str, Column] = {
         "simultaneous 95 % interval of the speedup, upper bound",
         lambda e: e.simultaneous()[1],
     ),
+    "sequential_verdict": Column(
+        "benchmark.sessions {min, max}: the verdict against the baseline that stays valid when the rounds stop "
+        "early (a one-look test such as speedup_p_holm is not): faster or slower (Holm over the repeated p-values), "
+        "equivalent (within ±benchmark.detect_pct), open (none of these by max sessions); empty for the baseline "
+        "and without rounds",
+        _sequential(lambda v: v.verdict),
+    ),
+    "sequential_p_holm": Column(
+        "the repeated p-value (the chance that some look reaches this configuration's nominal p under no "
+        "difference), Holm-adjusted over the sweep's comparisons, at the look that decided it",
+        _sequential(lambda v: v.p_holm),
+    ),
+    "sequential_ci95_low": Column(
+        "repeated 95 % interval of the speedup at the look that decided it (the last look for an open one), "
+        "lower bound: wider than speedup_ci95_low, it holds whichever look stopped the configuration",
+        _sequential(lambda v: v.ci_low),
+    ),
+    "sequential_ci95_high": Column(
+        "repeated 95 % interval of the speedup, upper bound",
+        _sequential(lambda v: v.ci_high),
+    ),
+    "decided_at_session": Column(
+        "sessions per configuration at the look that decided it: where its sessions stopped (empty while open)",
+        lambda e: e.decided_at,
+    ),
     "engine_decode_tok_s_mean": Column(
         "the engine's own decode throughput, mean over runs (llama.cpp predicted_per_second)",
         lambda e: describe([r.engine_tokens_per_s for r in e.runs], intervals=False).mean,
@@ -425,10 +457,12 @@ def gather(
     profiles: Mapping[str, pd.DataFrame] | None = None,  # per configuration, its sessions' together
     log_warnings: Mapping[str, list[str]] | None = None,
     statuses: Mapping[str, str] | None = None,
+    rounds: tuple[design.SessionRange, float] | None = None,
 ) -> list[Evidence]:
     """Each measured configuration's evidence: its sessions (design.sessions_of) as the replicates
     (analyse/replicates.py), one pooled spread and one Holm family for the sweep. ``statuses`` (an unfinished
-    sweep's) name how far each session got: a configuration is as far as its least finished session."""
+    sweep's) name how far each session got: a configuration is as far as its least finished session.
+    ``rounds`` (benchmark.sessions {min, max} and detect_pct) adds each comparison's repeated verdict."""
     sessions = design.sessions_of(configurations)
     measured = design.measured_configurations(configurations)
     swept = swept_parameters(measured)
@@ -454,6 +488,7 @@ def gather(
         for name, against in compared.items()
         if against is None
     }
+    decided = _sequential_verdicts(sessions, measured, runs, rounds)
     evidence = []
     for name, configuration in measured.items():
         names = sessions[name]
@@ -483,9 +518,27 @@ def gather(
                 profile=(profiles or {}).get(name),
                 log_warnings=[w for s in names for w in (log_warnings or {}).get(s, [])],
                 refused=refused_speculation(names, runs),
+                sequential=decided.get(name),
+                decided_at=sequential.decided_at(decided[name], rounds[0]) if name in decided and rounds else None,
             )
         )
     return evidence
+
+
+def _sequential_verdicts(
+    sessions: Mapping[str, list[str]],
+    measured: Mapping[str, Configuration],
+    runs: Mapping[str, list[Run]],
+    rounds: tuple[design.SessionRange, float] | None,
+) -> dict[str, sequential.Verdict]:
+    """The rounds' verdicts against the baseline they compared with (the sweep's first), replayed from the runs of
+    their sessions (the bracket's end session, measured after the rounds, left out); none without rounds."""
+    baseline = next((name for name, c in measured.items() if c.baseline), None)
+    if rounds is None or not rounds[0].sequential or baseline is None:
+        return {}
+    end = design.end_name(baseline)
+    looked = {name: [s for s in names if s != end] for name, names in sessions.items()}
+    return sequential.verdicts(looked, runs, baseline, *rounds)
 
 
 def summarise(
@@ -495,9 +548,10 @@ def summarise(
     profiles: Mapping[str, pd.DataFrame] | None = None,
     log_warnings: Mapping[str, list[str]] | None = None,
     statuses: Mapping[str, str] | None = None,
+    rounds: tuple[design.SessionRange, float] | None = None,
 ) -> pd.DataFrame:
     """summary.csv's row columns (``SUMMARY``), the swept parameters after ``status``."""
-    evidence = gather(configurations, runs, launches, profiles, log_warnings, statuses)
+    evidence = gather(configurations, runs, launches, profiles, log_warnings, statuses, rounds)
     swept = evidence[0].swept if evidence else []
     rows = [{name: column.value(e) for name, column in SUMMARY.items()} | _parameters(e) for e in evidence]
     ordered = list(SUMMARY)
@@ -517,6 +571,7 @@ def summary_table(
     profile_parsers: dict[str, dict[str, Any]],
     statuses: dict[str, str] | None = None,
     detect_pct: float | None = None,
+    session_range: design.SessionRange | None = None,
 ) -> pd.DataFrame:
     """summary.csv: the one builder, for a finished sweep (the summary job) and an unfinished one (the
     ``onerror`` path, which passes each session's ``status``), so both have the same columns."""
@@ -533,6 +588,7 @@ def summary_table(
         profiles,
         measured.log_warnings,
         statuses,
+        (session_range, detect_pct) if session_range is not None and detect_pct is not None else None,
     )
     frame, energy_warnings = energy.summary_columns(frame, *_of_every_session(sessions, measured))
     frame = add_warnings(frame, energy_warnings)

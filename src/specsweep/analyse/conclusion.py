@@ -110,18 +110,59 @@ def lines(rows: list[Row], results: str = "results", config_files: Sequence[str]
     if any(r.get("interval_unit") == "pass" for r in others):  # within-launch tests declare nothing
         out.append(f"  differences: {ONE_SESSION_NOTE}")
         return [*out, *_closing(rows, results, config_files, measured, judged, touched)]
+    out.extend(_rounds_lines(others) if has_rounds(others) else _one_look_lines(others))
+    out.extend(power.conclusion_lines(others))
+    if across:
+        out.append(f"  baseline measured on another machine (no speedup claimed): {', '.join(across)}")
+    return [*out, *_closing(rows, results, config_files, measured, judged, touched)]
+
+
+def _one_look_lines(others: list[Row]) -> list[str]:
+    """The verdicts of the test of every session measured, its number fixed in advance."""
     faster = [_change(r) for r in others if r.get("significant") == "True" and number(r, "speedup") > 1]
     slower = [_change(r) for r in others if r.get("significant") == "True" and number(r, "speedup") < 1]
     unclear = [r["configuration"] for r in others if r.get("significant") != "True"]
     family = max((number(r, "comparisons") for r in others), default=math.nan)
     tests = f"Holm-adjusted p < 0.05 over {family:.0f} comparisons" if not math.isnan(family) else "p < 0.05"
-    out.append(f"  significantly faster than the baseline ({tests}): {', '.join(faster) or 'none'}")
-    out.append(f"  significantly slower: {', '.join(slower) or 'none'}")
-    out.append(f"  no demonstrated difference (or no test possible): {', '.join(unclear) or 'none'}")
-    out.extend(power.conclusion_lines(others))
-    if across:
-        out.append(f"  baseline measured on another machine (no speedup claimed): {', '.join(across)}")
-    return [*out, *_closing(rows, results, config_files, measured, judged, touched)]
+    return [
+        f"  significantly faster than the baseline ({tests}): {', '.join(faster) or 'none'}",
+        f"  significantly slower: {', '.join(slower) or 'none'}",
+        f"  no demonstrated difference (or no test possible): {', '.join(unclear) or 'none'}",
+    ]
+
+
+def sequential_verdict(row: Row) -> str:
+    """summary.csv's repeated verdict of the rounds (benchmark.sessions {min, max}); "" without one."""
+    found = row.get("sequential_verdict") or ""
+    return "" if found == "nan" else found  # a row pandas wrote back (report/paper.py)
+
+
+def has_rounds(rows: list[Row]) -> bool:
+    """Whether the sessions came in rounds: then the repeated verdicts are the valid ones."""
+    return any(sequential_verdict(r) for r in rows)
+
+
+def _rounds_lines(others: list[Row]) -> list[str]:
+    """The repeated verdicts of the rounds (summary.csv sequential_*), each with the session it was decided at."""
+
+    def said(verdict: str, change: bool = True) -> str:
+        found = [
+            f"{_change(r) if change else r['configuration']} at {number(r, 'decided_at_session'):.0f} sessions"
+            for r in others
+            if sequential_verdict(r) == verdict
+        ]
+        return ", ".join(found) or "none"
+
+    family = max((number(r, "comparisons") for r in others), default=math.nan)
+    margin = max((number(r, "detect_target_pct") for r in others), default=math.nan)
+    still = [r["configuration"] for r in others if sequential_verdict(r) in ("open", "")]
+    return [
+        f"  significantly faster than the baseline (repeated tests over the rounds, Holm over {family:.0f} "
+        f"comparisons; valid wherever the rounds stopped): {said('faster')}",
+        f"  significantly slower: {said('slower')}",
+        f"  shown equivalent within ±{margin:g} % (benchmark.detect_pct): {said('equivalent', change=False)}",
+        f"  still open at the last session (no demonstrated difference): {', '.join(still) or 'none'}",
+    ]
 
 
 def _closing(
@@ -169,13 +210,16 @@ def best(measured: list[Row]) -> Row | None:
     The fastest is selected by its own noise, so it is quoted with its simultaneous interval
     (speedup_sim95_*), and named only where that interval excludes 1: Holm's step-down declares some the
     Bonferroni interval does not, and the verdict and the quoted interval must say the same."""
-    faster = [
-        r
-        for r in candidates(measured)
-        if r.get("significant") == "True"
-        and number(r, "speedup") > 1
-        and not number(r, "speedup_sim95_low") <= 1.0  # NaN (no interval): Holm's verdict alone
-    ]
+    if has_rounds(measured):  # after stopping early only the repeated verdict is valid (it implies its interval > 1)
+        faster = [r for r in candidates(measured) if sequential_verdict(r) == "faster"]
+    else:
+        faster = [
+            r
+            for r in candidates(measured)
+            if r.get("significant") == "True"
+            and number(r, "speedup") > 1
+            and not number(r, "speedup_sim95_low") <= 1.0  # NaN (no interval): Holm's verdict alone
+        ]
     return max(faster, key=lambda r: number(r, "decode_tok_s_mean"), default=None)
 
 
@@ -201,10 +245,12 @@ def _best_line(measured: list[Row], baselines: list[Row]) -> str:
             f"{number(chosen, 'speedup'):.2f}x is no speedup (docs/cluster.md: comparisons on one node)"
         )
     its = "its" if len(baselines) > 1 else "the"
-    text += (
-        f"({_interval(chosen, 'decode_tok_s_ci95', '.1f')}), speedup {number(chosen, 'speedup'):.2f}x over {its} "
-        f"baseline ({_interval(chosen, 'speedup_sim95', '.2f', 'simultaneous 95 % CI')}; {_selected_verdict(chosen)})"
-    )
+    speedup = number(chosen, "speedup")
+    text += f"({_interval(chosen, 'decode_tok_s_ci95', '.1f')}), speedup {speedup:.2f}x over {its} baseline "
+    if has_rounds(measured):
+        text += f"({_interval(chosen, 'sequential_ci95', '.2f', 'repeated 95 % CI')}; {_rounds_verdict(chosen)})"
+        return text if best(measured) else text + ": no configuration is shown to beat its baseline"
+    text += f"({_interval(chosen, 'speedup_sim95', '.2f', 'simultaneous 95 % CI')}; {_selected_verdict(chosen)})"
     if best(measured) is None:
         holm_only = any(r.get("significant") == "True" and number(r, "speedup") > 1 for r in measured)
         text += (
@@ -294,6 +340,13 @@ def _selected_verdict(row: Row) -> str:
     if row.get("significant") == "True":
         return text + f"not significant as the selected best (Holm p = {number(row, 'speedup_p_holm'):.2g})"
     return text + "not significant"
+
+
+def _rounds_verdict(row: Row) -> str:
+    verdict = sequential_verdict(row) or "no test possible"
+    decided = number(row, "decided_at_session")
+    at = "" if math.isnan(decided) else f" at {decided:.0f} sessions"
+    return f"repeated Holm p = {number(row, 'sequential_p_holm'):.2g}, {verdict}{at}"
 
 
 def _change(row: Row) -> str:

@@ -25,6 +25,7 @@ import pandas as pd
 
 from specsweep.analyse import aggregate
 from specsweep.analyse.outdated import mark_outdated, other_sweep, why_outdated
+from specsweep.plan import design
 from specsweep.plan.config import Configuration
 from specsweep.plan.staleness import measured_under, stale_reason
 from specsweep.record import results
@@ -130,6 +131,7 @@ def write_summary(
         profile_parsers,
         statuses,
         benchmark.get("detect_pct"),
+        design.session_range(benchmark),
     )
     aggregate.write_csv(frame, path)
     mark_outdated(path)

@@ -188,6 +188,16 @@ def replay(
             return state, following
 
 
+def session_rates(sessions: Mapping[str, Sequence[str]], runs: Mapping[str, Sequence[Run]]) -> dict[str, list[float]]:
+    """Each configuration's session workload rates in session order (``sessions``: its sessions' names, as
+    plan/design.sessions_of gives them; ``runs``: ``load_runs``'s), on the prompts every session measured, excluded
+    runs left out, as the summary's; configurations with no session measured left out."""
+    kept = {name: kept_and_excluded(list(found))[0] for name, found in runs.items()}
+    measured = {name: [kept[s] for s in names if kept.get(s)] for name, names in sessions.items()}
+    shared = replicates.common_prompts(*(one for found in measured.values() for one in found))
+    return {name: replicates.units(found, replicates.SESSION, shared) for name, found in measured.items() if found}
+
+
 def next_sessions(
     sessions: Mapping[str, Sequence[str]],
     runs: Mapping[str, Sequence[Run]],
@@ -195,15 +205,30 @@ def next_sessions(
     session_range: SessionRange,
     detect_pct: float,
 ) -> list[str]:
-    """The sessions measured next (their names, from ``sessions``: each configuration's in session order, as
-    plan/design.sessions_of gives them), from the runs of the sessions measured so far (``load_runs``): each
-    session's workload rate on the prompts every session measured, excluded runs left out, as the summary's."""
-    kept = {name: kept_and_excluded(list(found))[0] for name, found in runs.items()}
-    measured = {name: [kept[s] for s in names if kept.get(s)] for name, names in sessions.items()}
-    shared = replicates.common_prompts(*(one for found in measured.values() for one in found))
-    rates = {name: replicates.units(found, replicates.SESSION, shared) for name, found in measured.items()}
-    state, following = replay(rates, baseline, session_range, detect_pct)
+    """The sessions measured next (their names, from ``sessions``), from the runs of the sessions measured so far."""
+    state, following = replay(session_rates(sessions, runs), baseline, session_range, detect_pct)
     return [sessions[name][state.measured[name] - 1] for name in following]
+
+
+def verdicts(
+    sessions: Mapping[str, Sequence[str]],
+    runs: Mapping[str, Sequence[Run]],
+    baseline: str,
+    session_range: SessionRange,
+    detect_pct: float,
+) -> dict[str, Verdict]:
+    """Each configuration's repeated verdict against ``baseline``: of the look that decided it (the last look for
+    one open at max); where the rounds did not finish (a failed sweep), of the last look taken."""
+    rates = session_rates(sessions, runs)
+    if baseline not in rates:
+        return {}
+    state, _ = replay(rates, baseline, session_range, detect_pct)
+    return {**state.looks[-1], **state.decided}
+
+
+def decided_at(verdict: Verdict, session_range: SessionRange) -> int | None:
+    """The sessions per configuration at the look that decided ``verdict`` (None while open)."""
+    return None if verdict.verdict == OPEN else session_range.min + verdict.look - 1
 
 
 def write_round(path: str | Path, following: Sequence[str]) -> None:

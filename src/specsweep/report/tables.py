@@ -12,6 +12,7 @@ import pandas as pd
 
 from specsweep.analyse import aggregate, costmodel, drift, runs_table
 from specsweep.measure.rate_check import kept_and_excluded
+from specsweep.plan.design import SessionRange
 from specsweep.record import results
 from specsweep.record.atomic import atomic_write
 from specsweep.report import paper
@@ -41,7 +42,10 @@ class TableFiles:
 
 
 def build(
-    measured: aggregate.Measured, profile_parsers: dict[str, dict[str, Any]], detect_pct: float | None = None
+    measured: aggregate.Measured,
+    profile_parsers: dict[str, dict[str, Any]],
+    detect_pct: float | None = None,
+    sessions: SessionRange | None = None,
 ) -> Tables:
     configurations = measured.configurations
     runs = {name: [] for name in configurations} | measured.runs
@@ -50,7 +54,9 @@ def build(
     # the cost model pools every session of a configuration; drift looks at each session on its own
     model, text = costmodel.fit_sweep(configurations, runs)
     return Tables(
-        summary=aggregate.summary_table(replace(measured, runs=runs), profile_parsers, detect_pct=detect_pct),
+        summary=aggregate.summary_table(
+            replace(measured, runs=runs), profile_parsers, detect_pct=detect_pct, session_range=sessions
+        ),
         runs=runs_table.runs_table(runs, configurations),
         drift=drift.report(configurations, counted),
         costmodel=model,
