@@ -31,14 +31,14 @@ def print_walltime(
     design's power, read before this sweep's summary replaces the earlier one; its sequential and confirming
     sessions."""
     from specsweep.analyse import confirm, sequential
-    from specsweep.plan import design, detectable, walltime
+    from specsweep.plan import detectable, walltime
 
     if not measuring:
         return
     try:
         table, _ = walltime.report({name: measurable[name] for name in measuring}, benchmark)
         table += detectable.lines(configurations, benchmark, results.SUMMARY)
-        table += sequential.plan_lines(design.session_range(benchmark))
+        table += sequential.plan_lines(configurations, benchmark)
         table += confirm.plan_lines(benchmark["confirm_sessions"])
     except Exception as error:  # an estimate must never stop the measurements
         table = [f"specsweep: no wall-time estimate ({error!r})"]

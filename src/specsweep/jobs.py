@@ -354,7 +354,7 @@ def write_commands(smk: Any) -> None:
     table, details = walltime.report(configurations, smk.config["benchmark"])
     # read before this sweep's summary replaces the earlier one
     power = detectable.lines(configurations, smk.config["benchmark"], results.SUMMARY)
-    power += sequential.plan_lines(session_range(smk.config["benchmark"]))
+    power += sequential.plan_lines(configurations, smk.config["benchmark"])
     power += confirm.plan_lines(smk.config["benchmark"]["confirm_sessions"])
     with progress_to(smk.log[0]) as progress:
         atomic_write(smk.output[0], launchplan.commands_script(plans, [*table, "", *power, "", *details]))

@@ -15,7 +15,7 @@ from specsweep.analyse import sequential
 from specsweep.plan.design import session_name
 
 
-def test_the_plan_says_the_sessions_range_is_measured_at_its_maximum(tmp_path, standin, model_file):
+def test_the_plan_says_the_rounds_run_and_plans_every_session_they_may_add(tmp_path, standin, model_file):
     write_config(
         tmp_path,
         standin,
@@ -28,7 +28,7 @@ def test_the_plan_says_the_sessions_range_is_measured_at_its_maximum(tmp_path, s
     assert done.returncode == 0, done.stderr[-3000:]
     commands = (tmp_path / "results" / "commands.sh").read_text()
     assert "Sessions: 2 to 3 per configuration (benchmark.sessions)" in commands
-    assert "every configuration is measured in 3 sessions, the fixed design" in commands
+    assert "Rounds: 4 to 6 sessions, " in commands and "saves 2 sessions against the fixed design" in commands
     assert "other-s3" in commands and "other-s4" not in commands
     assert "Confirmation: after the summary, 4 more sessions" in commands
 
@@ -54,6 +54,7 @@ def test_the_rounds_measure_only_the_open_configurations_and_the_tables_follow(t
     )
     done = snakemake(tmp_path, "all")
     assert done.returncode == 0, done.stderr[-4000:]
+    assert "Rounds: 6 to 9 sessions, " in done.stderr  # the onstart estimate's range
     results = tmp_path / "results"
     assert sequential.read_round(results / "sequential_round_2.json") == [session_name("baseline", 3), "same-s3"]
     assert not (results / session_name("slow", 3)).exists()  # the GPU time the rounds save

@@ -169,15 +169,7 @@ END_SESSION = next(
 # and the bracket's end. The per-session files a rule declares up front (profile.csv, provenance.json) are
 # theirs: a session a round adds has none (its server log is still parsed into summary.csv).
 FIXED_SESSIONS = (
-    [
-        name
-        for name in CONFIGURATIONS
-        if name == END_SESSION
-        or name
-        in SESSION_NAMES.get(CONFIGURATIONS[name].session_of or name, [])[
-            : SESSION_RANGE.min
-        ]
-    ]
+    sweep_design.fixed_sessions(CONFIGURATIONS, SESSION_RANGE)
     if ROUNDS
     else list(CONFIGURATIONS)
 )

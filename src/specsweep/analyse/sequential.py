@@ -30,13 +30,17 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from specsweep.analyse import replicates
 from specsweep.maths import stats
 from specsweep.measure.rate_check import kept_and_excluded
-from specsweep.plan.design import SessionRange
+from specsweep.plan import walltime
+from specsweep.plan.config import Configuration
+from specsweep.plan.design import SessionRange, fixed_sessions, session_range
+from specsweep.record import results
 from specsweep.record.atomic import read_json, write_json
 from specsweep.record.results import Run
 
@@ -240,13 +244,32 @@ def read_round(path: str | Path) -> list[str]:
     return list(read_json(path)["next_session"])
 
 
-def plan_lines(sessions: SessionRange) -> list[str]:
-    """What the plan says of ``benchmark.sessions: {min, max}`` (nothing for a plain integer)."""
+def plan_lines(
+    configurations: Mapping[str, Configuration], benchmark: Mapping[str, Any], root: str | Path = results.ROOT
+) -> list[str]:
+    """What the plan and the onstart estimate say of ``benchmark.sessions: {min, max}`` (nothing for a plain
+    integer): the rounds, and the sessions and measuring time (plan/walltime.py, from the earlier sessions under
+    ``root``) between every verdict decided at the first look and every configuration measured to max.
+    ``configurations``: every planned session (design.configurations_of)."""
+    sessions = session_range(benchmark)
     if not sessions.sequential:
         return []
+    heading = f"Sessions: {sessions.min} to {sessions.max} per configuration (benchmark.sessions)"
+    if not any(c.baseline for c in configurations.values()):
+        return [
+            f"{heading}: no baseline to compare with, so no rounds: every configuration is measured in "
+            f"{sessions.max} sessions, the fixed design"
+        ]
+    fixed = fixed_sessions(configurations, sessions)
+    estimates = walltime.estimate(configurations, benchmark, walltime.measured_sessions(root))
+    seconds = {e.session: e.seconds for e in estimates}
+    fewest, most = sum(seconds[name] for name in fixed), sum(seconds.values())
     return [
-        f"Sessions: {sessions.min} to {sessions.max} per configuration (benchmark.sessions), one more each round only "
-        f"where the answer is open (analyse/sequential.py): the workflow does not run these rounds yet, so every "
-        f"configuration is measured in {sessions.max} sessions, the fixed design (no GPU time saved; make bench's "
-        f"sequential rows show what the rounds save)"
+        f"{heading}, in rounds: every configuration's first {sessions.min}, then after each round one more only for "
+        f"those whose verdict against the baseline is still open (and the baseline while any is), up to "
+        f"{sessions.max} (analyse/sequential.py); each round's choice in results/sequential_round_<r>.json, the "
+        f"repeated verdicts in summary.csv's sequential_* columns",
+        f"Rounds: {len(fixed)} to {len(configurations)} sessions, {fewest / 60:.1f} to {most / 60:.1f} min of "
+        f"measuring: every verdict decided at session {sessions.min} saves {len(configurations) - len(fixed)} "
+        f"sessions against the fixed design, none when every answer stays open",
     ]

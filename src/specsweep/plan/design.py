@@ -174,6 +174,22 @@ def sessions_of(configurations: Mapping[str, Configuration]) -> dict[str, list[s
     return found
 
 
+def fixed_sessions(configurations: Mapping[str, Configuration], sessions: SessionRange) -> list[str]:
+    """The sessions every run of the design measures, whatever its rounds decide: each configuration's first
+    ``sessions.min`` (all of them for a fixed number) and the bracket's ``<baseline>-end``."""
+    first = {
+        name
+        for names in sessions_of(configurations).values()
+        for name in [n for n in names if not _is_end(n, configurations)][: sessions.min]
+    }
+    return [name for name in configurations if name in first or _is_end(name, configurations)]
+
+
+def _is_end(name: str, configurations: Mapping[str, Configuration]) -> bool:
+    of = configurations[name].session_of
+    return of is not None and name == end_name(of)
+
+
 def measured_configurations(configurations: Mapping[str, Configuration]) -> dict[str, Configuration]:
     """The configurations a table has rows for: every one that is not a further session of another."""
     return {name: c for name, c in configurations.items() if c.session_of is None}

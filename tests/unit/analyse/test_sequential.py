@@ -66,10 +66,25 @@ def test_a_maximum_below_the_minimum_is_refused_naming_the_key():
         session_range({"sessions": {"min": 3, "max": 2}})
 
 
-def test_the_plan_says_a_range_is_measured_at_its_maximum_until_the_rounds_run():
-    assert sequential.plan_lines(session_range({"sessions": 3})) == []
-    (line,) = sequential.plan_lines(SESSIONS)
-    assert line.startswith("Sessions: 2 to 6 per configuration") and "measured in 6 sessions" in line
+def test_the_plan_says_the_rounds_run_and_what_they_can_save(tmp_path):
+    from specsweep.plan import design
+    from specsweep.plan.config import Configuration
+
+    base = {n: Configuration(n, "llama", "llamacpp", n == "base", {}, {}, group=n) for n in ("base", "a", "b")}
+    benchmark = {"sessions": {"min": 2, "max": 6}, "runs": 3, "max_tokens": 16, "order": "bracket"}
+    planned = design.with_end_baseline(design.with_sessions(base, SESSIONS.max), "bracket")
+    assert sequential.plan_lines(planned, {**benchmark, "sessions": 6}, tmp_path) == []
+    rounds, cost = sequential.plan_lines(planned, benchmark, tmp_path)
+    assert rounds.startswith("Sessions: 2 to 6 per configuration (benchmark.sessions), in rounds: ")
+    # each configuration's first 2 and the bracket's end; the fixed design measures all 19
+    assert cost.startswith("Rounds: 7 to 19 sessions, ") and "saves 12 sessions against the fixed design" in cost
+    low, high = (float(m) for m in cost.split(" sessions, ")[1].split(" min")[0].split(" to "))
+    assert 0 < low < high
+    unpaired = {n: c for n, c in planned.items() if not c.baseline}
+    (fixed,) = sequential.plan_lines(unpaired, benchmark, tmp_path)
+    assert fixed.endswith(
+        "no baseline to compare with, so no rounds: every configuration is measured in 6 sessions, the fixed design"
+    )
 
 
 def test_a_replay_of_the_sessions_measured_so_far_gives_the_same_rounds_as_looking_after_each():
