@@ -51,15 +51,19 @@ def test_the_rounds_measure_only_the_open_configurations_and_the_tables_follow(t
         detect_pct=0.1,
         runs=2,
         telemetry_hz=0,  # the machine's other work would make every session contended
+        order="bracket",  # baseline-end: measured once every round is decided
     )
     done = snakemake(tmp_path, "all")
     assert done.returncode == 0, done.stderr[-4000:]
-    assert "Rounds: 6 to 9 sessions, " in done.stderr  # the onstart estimate's range
+    assert "Rounds: 7 to 10 sessions, " in done.stderr  # the onstart estimate's range
     results = tmp_path / "results"
     assert sequential.read_round(results / "sequential_round_2.json") == [session_name("baseline", 3), "same-s3"]
     assert not (results / session_name("slow", 3)).exists()  # the GPU time the rounds save
     summary = pd.read_csv(results / "summary.csv").set_index("configuration")
-    assert summary["sessions"].to_dict() == {"baseline": 3, "same": 3, "slow": 2}
+    assert summary["sessions"].to_dict() == {"baseline": 4, "same": 3, "slow": 2}  # the baseline's end among its
+    assert (results / "baseline-end" / "launch.json").stat().st_mtime > (
+        results / "same-s3" / "launch.json"
+    ).stat().st_mtime
     # the verdicts are the rounds' repeated ones, with the session each stopped at
     assert summary.loc["slow", "sequential_verdict"] == "slower" and summary.loc["slow", "decided_at_session"] == 2
     # the A/A twin was open at session 2 (whatever the last look says of a machine shared with other work)
