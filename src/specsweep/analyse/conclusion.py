@@ -142,6 +142,12 @@ def has_rounds(rows: list[Row]) -> bool:
     return any(sequential_verdict(r) for r in rows)
 
 
+def best_interval(rows: list[Row]) -> str:
+    """The interval the best is quoted with (its columns' stem): the rounds' repeated one, valid wherever they
+    stopped; else the simultaneous one over the family, as it was selected by its own noise."""
+    return "sequential_ci95" if has_rounds(rows) else "speedup_sim95"
+
+
 def _rounds_lines(others: list[Row]) -> list[str]:
     """The repeated verdicts of the rounds (summary.csv sequential_*), each with the session it was decided at."""
 
@@ -247,10 +253,11 @@ def _best_line(measured: list[Row], baselines: list[Row]) -> str:
     its = "its" if len(baselines) > 1 else "the"
     speedup = number(chosen, "speedup")
     text += f"({_interval(chosen, 'decode_tok_s_ci95', '.1f')}), speedup {speedup:.2f}x over {its} baseline "
+    quoted = best_interval(measured)
     if has_rounds(measured):
-        text += f"({_interval(chosen, 'sequential_ci95', '.2f', 'repeated 95 % CI')}; {_rounds_verdict(chosen)})"
+        text += f"({_interval(chosen, quoted, '.2f', 'repeated 95 % CI')}; {_rounds_verdict(chosen)})"
         return text if best(measured) else text + ": no configuration is shown to beat its baseline"
-    text += f"({_interval(chosen, 'speedup_sim95', '.2f', 'simultaneous 95 % CI')}; {_selected_verdict(chosen)})"
+    text += f"({_interval(chosen, quoted, '.2f', 'simultaneous 95 % CI')}; {_selected_verdict(chosen)})"
     if best(measured) is None:
         holm_only = any(r.get("significant") == "True" and number(r, "speedup") > 1 for r in measured)
         text += (

@@ -55,6 +55,7 @@ def test_the_conclusion_quotes_the_repeated_verdicts_and_where_each_stopped(tmp_
     measured = table[(table["status"] == "ok") & ~table["baseline"] & table["decode_tok_s_mean"].notna()]
     assert listed_names(still) == set(measured["configuration"]) - {fastest, second}
     assert paper.best(table)["configuration"] == fastest  # the paper and the confirmation choose alike
+    assert "BestSpeedupCI}{\\ensuremath{[1.10, 2.00]\\times}}" in paper.macros(table)  # and quote alike
 
 
 def test_no_repeated_faster_verdict_names_no_best_whatever_the_one_look_test_says(tmp_path):
