@@ -73,16 +73,24 @@ def keep_previous_sessions(
                 log.rename(log.with_name(f"{log.stem}.{stamp}Z{log.suffix}"))
 
 
-def print_conclusion(made_summary: bool, confirming: bool, config_files: Sequence[str], progress: TextIO) -> None:
+def print_conclusion(
+    made_summary: bool,
+    confirming: bool,
+    config_files: Sequence[str],
+    progress: TextIO,
+    rounds: tuple[int, int] | None = None,
+) -> None:
     """onsuccess: when this run made results/summary.csv (``made_summary``), what it concludes, last on the
-    console: best configuration, significance, noisy ones, the setting per load level, the next values worth
-    measuring, the confirmed winner
-    (``confirming``: benchmark.confirm_sessions is on), the files."""
-    from specsweep.analyse import conclusion, confirm, loadbest, schedule, search
+    console: best configuration, significance, noisy ones, the sessions the rounds saved (``rounds``: sessions
+    measured and planned, with benchmark.sessions {min, max}), the setting per load level, the next values worth
+    measuring, the confirmed winner (``confirming``: benchmark.confirm_sessions is on), the files."""
+    from specsweep.analyse import conclusion, confirm, loadbest, schedule, search, sequential
 
     if not made_summary or not os.path.exists(results.SUMMARY):  # --touch, --dry-run: nothing to conclude
         return
     text = conclusion.lines(conclusion.read(results.SUMMARY), results.ROOT, config_files)
+    if rounds is not None:
+        text[-1:-1] = sequential.saved_lines(*rounds)
     if os.path.exists(results.LOAD_TABLE):
         text[-1:-1] = loadbest.conclusion_lines(results.LOAD_TABLE)
     if os.path.exists(results.SPECULATION_SCHEDULE):

@@ -70,6 +70,7 @@ def test_the_rounds_measure_only_the_open_configurations_and_the_tables_follow(t
     assert summary.loc["same", "decided_at_session"] != 2
     slower = next(line for line in done.stderr.splitlines() if line.startswith("  significantly slower: "))
     assert re.search(r"\bslow -[\d.]+ % at 2 sessions", slower), slower
+    assert "  rounds: 9 of 10 sessions measured, 1 saved against the fixed design" in done.stderr
 
     again = snakemake(tmp_path, "-n", "all")  # resumable: the rounds are not taken again
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr, again.stdout[-2000:]

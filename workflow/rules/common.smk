@@ -630,7 +630,15 @@ def print_conclusion():
     """onsuccess: what results/summary.csv concludes, when this run made it (hooks.py)."""
     made = any(job.rule.name == "summary" for job in workflow.dag.jobs)
     hooks.print_conclusion(
-        made, bool(CONFIRMATIONS), workflow.overwrite_configfiles, sys.stderr
+        made,
+        bool(CONFIRMATIONS),
+        workflow.overwrite_configfiles,
+        sys.stderr,
+        (
+            (len(measured_sessions(recorded_round)), len(CONFIGURATIONS))
+            if ROUNDS
+            else None
+        ),
     )
 
 

@@ -273,3 +273,12 @@ def plan_lines(
         f"measuring: every verdict decided at session {sessions.min} saves {len(configurations) - len(fixed)} "
         f"sessions against the fixed design, none when every answer stays open",
     ]
+
+
+def saved_lines(measured: int, planned: int) -> list[str]:
+    """The conclusion's line on what the rounds saved: ``measured`` of the ``planned`` sessions (the fixed design's
+    every session up to max)."""
+    return [
+        f"  rounds: {measured} of {planned} sessions measured, {planned - measured} saved against the fixed design "
+        f"(every configuration to the maximum of benchmark.sessions)"
+    ]

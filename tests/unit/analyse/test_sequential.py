@@ -118,3 +118,8 @@ def test_a_round_gives_the_open_configurations_next_session_by_its_name():
     }
     following = sequential.next_sessions(sessions, runs, "base", SESSIONS, detect_pct=5)
     assert following == [session_name("base", 3), session_name("unclear", 3)]
+
+
+def test_the_conclusion_says_how_many_sessions_the_rounds_saved():
+    (line,) = sequential.saved_lines(9, 12)
+    assert line.startswith("  rounds: 9 of 12 sessions measured, 3 saved against the fixed design")
