@@ -114,10 +114,14 @@ def confirmed(winner: Sequence[Sequence[Run]], baseline: Sequence[Sequence[Run]]
     return confirmed_rates(replicates.units(winner, unit, shared), replicates.units(baseline, unit, shared))
 
 
-def confirmed_rates(winner: Sequence[float], baseline: Sequence[float]) -> Comparison:
+def confirmed_rates(
+    winner: Sequence[float], baseline: Sequence[float], spread_from: Sequence[Sequence[float]] = ()
+) -> Comparison:
     """``confirmed`` on the sessions' workload rates: their pooled log-scale spread, the t interval and test
-    (the ratio alone, without an interval, from one session each)."""
-    sd, df = replicates.pooled_sd([winner, baseline])
+    (the ratio alone, without an interval, from one session each). ``spread_from``: the choosing sessions of
+    each configuration, pooled into the spread (the estimate stays the fresh sessions'): the choice selects on
+    means, which leave the spread about them untouched, so one fresh session each gets an interval."""
+    sd, df = replicates.pooled_sd([winner, baseline, *spread_from])
     return replicates.compare_rates(winner, baseline, replicates.Pooled(replicates.SESSION, sd, df))
 
 

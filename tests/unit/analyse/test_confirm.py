@@ -62,6 +62,15 @@ def test_the_confirmed_speedup_comes_from_the_fresh_sessions_alone():
     assert math.isclose(one.ratio, 1.1) and math.isnan(one.ci_low)
 
 
+def test_one_fresh_session_each_takes_its_interval_from_the_choosing_sessions_spread():
+    choosing = [[120.0, 115.0, 118.0], [100.0, 103.0]]
+    one = confirm.confirmed_rates([110.0], [100.0], spread_from=choosing)
+    sd, df = replicates.pooled_sd(choosing)
+    assert one.df == df == 3 and math.isclose(one.ratio, 1.1)  # the estimate: the fresh sessions alone
+    half = replicates.Pooled(replicates.SESSION, sd, df).t() * sd * math.sqrt(2)
+    assert math.isclose(math.log(one.ci_high / one.ratio), half)
+
+
 def test_confirmation_csv_and_its_conclusion_line(tmp_path):
     choice = confirm.Choice("ngram", "baseline", False, 1.2)
     path = tmp_path / "confirmation.csv"
