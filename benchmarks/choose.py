@@ -8,11 +8,16 @@ measures every level with WINDOWS windows; its rates carry the launch's offset (
 by its levels) and each window its own (RUN_CV), as measured on the seed's machines. GPU time is counted in
 sessions, which cost the same in both methods (every session measures every level with WINDOWS windows).
 
-(a) specsweep: the search (analyse/search.py) starts at the seed's steps 0, 2, 5, measures each level's
-proposals (their union) until every level's best has its neighbours measured, chooses per level by the
-library's verdicts (analyse/loadbest.py: the best when resolved, else the fastest of the candidates), then
-confirms: each level's winner and the baseline re-measured in CONFIRM_SESSIONS fresh sessions, whose paired
-log ratios give the reported speedup and its 95 % Student-t interval (what the pipeline's confirmation does).
+(a) specsweep within a budget of sessions (BUDGETS: the rule's 2 and 3 launches a k): the search
+(analyse/search.py) starts at the seed's steps 0, 2, 5, measures each level's proposals (their union), one
+session a value, until every level's best has its neighbours measured; then the race (analyse/sequential.py
+``race``): every level's candidates for best (not shown slower than its leader by the session-level test) get
+one more session a round, leaders first, while the budget still holds the confirmation, until each level's race
+is decided. Each level chooses its leader (``sequential.leader``). The confirmation (analyse/confirm.py
+``confirmed_rates``): every level's winner, once however many levels it wins, and one baseline shared by all
+levels, measured again in fresh sessions, whose speedup alone is reported with its 95 % interval: one session
+each with the spread pooled from the choosing sessions (``spread_from``), or two each with their own spread
+(what the pipeline's confirmation does today).
 
 (b) tune_speculative_k's rule, reimplemented from its definition in vLLM's
 vllm/benchmarks/sweep/tune_speculative_k.py (vllm-project/vllm, commit
@@ -22,7 +27,7 @@ median and MAD, refused when MAD / median exceeds 0.1; the conservative objectiv
 1.4826 x MAD; per batch size each k's utility is its conservative objective over the best one, counted as 1
 within the relative tolerance (0.01); the highest utility wins, ties to the smaller k; the reported gain is
 the winner's conservative objective over k = 0's. Run as vLLM's sweep runs it: one launch per k, its runs
-within that launch; and again with as many launches per k as specsweep's campaign spent in all.
+within that launch; and with 2 and 3 launches a k, specsweep's budgets.
 
     .venv/bin/python benchmarks/choose.py [--sweeps N]        (rows of make bench)
 """
@@ -267,7 +272,7 @@ def _figures(outcomes: list[Outcome], truth: Callable[[int], np.ndarray], curve:
     }
 
 
-def measure_all(sweeps: int = 1500) -> list[dict]:
+def measure_all(sweeps: int = 500) -> list[dict]:
     return [measure(sweeps, scenario) for scenario in SCENARIOS]
 
 
@@ -321,7 +326,7 @@ def lines(results: list[dict]) -> list[tuple[str, str, str]]:
 
 
 def main() -> None:
-    simulation_main(__doc__, 1500, measure_all, lines)
+    simulation_main(__doc__, 500, measure_all, lines)
 
 
 if __name__ == "__main__":
