@@ -16,8 +16,8 @@ one more session a round, leaders first, while the budget still holds the confir
 is decided. Each level chooses its leader (``sequential.leader``). The confirmation (analyse/confirm.py
 ``confirmed_rates``): every level's winner, once however many levels it wins, and one baseline shared by all
 levels, measured again in fresh sessions, whose speedup alone is reported with its 95 % interval: one session
-each with the spread pooled from the choosing sessions (``spread_from``), or two each with their own spread
-(what the pipeline's confirmation does today).
+each with the spread of the choosing sessions (``spread``; the pipeline's ``benchmark.confirm_sessions: 1``),
+or two each with their own spread alone.
 
 (b) tune_speculative_k's rule, reimplemented from its definition in vLLM's
 vllm/benchmarks/sweep/tune_speculative_k.py (vllm-project/vllm, commit
@@ -46,7 +46,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import simulation_main
 
-from specsweep.analyse import confirm, costmodel, search, sequential
+from specsweep.analyse import confirm, costmodel, replicates, search, sequential
 
 LAUNCH_CV, RUN_CV, WINDOWS = 0.03, 0.015, 3
 # per level: target cost per verified token and draft cost per drafted token, in units of a pass's fixed cost
@@ -158,7 +158,7 @@ def specsweep(campaign: Campaign, budget: int, confirm_sessions: int, choosing_s
         found = confirm.confirmed_rates(
             [float(s[level]) for s in fresh[k]],
             [float(s[level]) for s in fresh[0]],
-            list(_level(rates, level).values()) if choosing_spread else (),
+            replicates.pooled_sd(_level(rates, level).values()) if choosing_spread else (math.nan, 0),
         )
         speedups.append(found.ratio)
         intervals.append((found.ci_low, found.ci_high))
@@ -272,7 +272,7 @@ def _figures(outcomes: list[Outcome], truth: Callable[[int], np.ndarray], curve:
     }
 
 
-def measure_all(sweeps: int = 500) -> list[dict]:
+def measure_all(sweeps: int = 800) -> list[dict]:
     return [measure(sweeps, scenario) for scenario in SCENARIOS]
 
 
@@ -326,7 +326,7 @@ def lines(results: list[dict]) -> list[tuple[str, str, str]]:
 
 
 def main() -> None:
-    simulation_main(__doc__, 500, measure_all, lines)
+    simulation_main(__doc__, 800, measure_all, lines)
 
 
 if __name__ == "__main__":
