@@ -15,6 +15,7 @@ import choose
 def test_the_rule_takes_the_smaller_k_within_its_relative_tolerance():
     runs = {0: [100.0, 100.0, 100.0], 2: [130.0, 130.0, 130.0], 3: [130.5, 130.5, 130.5]}
     assert choose.tune_choice(runs) == (2, pytest.approx(1.30))
+    assert choose.tune_choice(runs, tolerance=0.0) == (3, pytest.approx(1.305))  # without it: the fastest
 
 
 def test_the_rule_penalises_the_spread_of_a_k():
@@ -37,7 +38,7 @@ def test_the_true_best_moves_down_with_the_load():
 def test_a_small_run_reports_every_method_and_level():
     result = choose.measure(20, "acceptance 0.6")
     methods = result["methods"]
-    assert set(methods) == {*(name for pair in choose.GOALS for name in pair), choose.rule(1)}
+    assert set(methods) == {*(name for pair in choose.GOALS for name in pair), choose.rule(1), choose.UNTIED}
     for found in methods.values():
         assert set(found["levels"]) == set(choose.LEVELS)
         assert all(0 <= f["p_best"] <= 1 for f in found["levels"].values())
