@@ -87,6 +87,11 @@ def test_the_choice_reads_the_choosing_sessions_spread_back_from_its_interval(tm
     se = choice.spread_sd * math.sqrt(1 / sessions[choice.configuration] + 1 / sessions[choice.baseline])
     half = stats.t_critical(choice.spread_df) * se
     assert math.isclose(math.exp(math.log(float(row["speedup"])) + half), float(row["speedup_ci95_high"]), rel_tol=1e-3)
+    # an interval from the choice's own spread (Welch) is not the pooled one: nothing to read back
+    table = pd.read_csv(GOLDEN)
+    table.loc[table["configuration"] == choice.configuration, "warnings"] = replicates.OWN_SPREAD_NOTE
+    own = confirm.choose(_rows(table, tmp_path))
+    assert own.configuration == choice.configuration and own.spread_df == 0 and math.isnan(own.spread_sd)
 
 
 def test_confirmation_csv_and_its_conclusion_line(tmp_path):
