@@ -88,12 +88,12 @@ def choose(rows: list[Row]) -> Choice | None:
 
 def _spread(chosen: Row, rows: list[Row], baseline: str) -> tuple[float, float]:
     """The session spread and its degrees of freedom the choice's summary interval rests on ((NaN, 0): none)."""
-    own_or_base = {chosen["configuration"], baseline}
     df = conclusion.number(chosen, "ci_df")
-    # an interval from the choice's own spread (Welch) is on other degrees of freedom than ci_df's pooled one
     if chosen.get("interval_unit") != replicates.SESSION or not df > 0:
         return math.nan, 0.0
-    if any(replicates.OWN_SPREAD_NOTE in r.get("warnings", "") for r in rows if r["configuration"] in own_or_base):
+    # an interval from the choice's or its baseline's own spread (Welch) is not on ci_df's pooled spread
+    compared = {chosen["configuration"], baseline}
+    if any(replicates.OWN_SPREAD_NOTE in r.get("warnings", "") for r in rows if r["configuration"] in compared):
         return math.nan, 0.0
     se = power.standard_error(
         conclusion.number(chosen, "speedup_ci95_low"), conclusion.number(chosen, "speedup_ci95_high"), df

@@ -155,9 +155,7 @@ class Rounds:
         """The configurations that get one more session: the open ones, and the baseline while any is; then the
         ``racing`` candidates for best, each up to the maximum."""
         open_ = [n for n in self.measured if n != self.baseline and n not in self.decided]
-        if not open_ or self.measured[self.baseline] >= self.sessions.max:
-            open_ = []
-        following = [self.baseline, *open_] if open_ else []
+        following = [self.baseline, *open_] if open_ and self.measured[self.baseline] < self.sessions.max else []
         return following + [n for n in racing if n not in following and self.measured[n] < self.sessions.max]
 
 
@@ -196,8 +194,8 @@ def contenders(rates: Mapping[str, Sequence[float]], detect_pct: float) -> list[
     ranked = sorted((name for name in rates if len(rates[name])), key=lambda name: -_log_mean(rates[name]))
     if len(ranked) < 2:
         return []
-    leader, model = ranked[0], _pooled(rates)
-    compared = {name: replicates.compare_rates(rates[name], rates[leader], model) for name in ranked[1:]}
+    top, model = ranked[0], _pooled(rates)
+    compared = {name: replicates.compare_rates(rates[name], rates[top], model) for name in ranked[1:]}
     level = stats.ALPHA / len(compared)
     # a two-sided p below 2 x level: the one-sided test at level (each mean is below the leader's)
     kept = [name for name, comparison in compared.items() if not comparison.p_value < 2 * level]
@@ -207,7 +205,7 @@ def contenders(rates: Mapping[str, Sequence[float]], detect_pct: float) -> list[
     bounds = [compared[name].interval(1 - 2 * level) for name in kept]
     if all(-margin < math.log(low) and math.log(high) < margin for low, high in bounds):
         return []
-    return [leader, *kept]
+    return [top, *kept]
 
 
 def race(levels: Sequence[Mapping[str, Sequence[float]]], detect_pct: float) -> list[str]:

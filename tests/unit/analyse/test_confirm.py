@@ -87,6 +87,9 @@ def test_the_choice_reads_the_choosing_sessions_spread_back_from_its_interval(tm
     se = choice.spread_sd * math.sqrt(1 / sessions[choice.configuration] + 1 / sessions[choice.baseline])
     half = stats.t_critical(choice.spread_df) * se
     assert math.isclose(math.exp(math.log(float(row["speedup"])) + half), float(row["speedup_ci95_high"]), rel_tol=1e-3)
+    path = tmp_path / "choice.json"  # the checkpoint's record carries it to the confirmation job
+    confirm.write_choice(choice, path)
+    assert confirm.read_choice(path) == choice
     # an interval from the choice's own spread (Welch) is not the pooled one: nothing to read back
     table = pd.read_csv(GOLDEN)
     table.loc[table["configuration"] == choice.configuration, "warnings"] = replicates.OWN_SPREAD_NOTE
