@@ -213,13 +213,13 @@ def main() -> None:
         "power": finished("power", power.measure_all),
         # the setting per load level's wrong verdicts (benchmarks/level_choice.py, about 10 s)
         "level_choice": finished("level choice", level_choice.measure_all),
-        # the confirmed winner's bias and coverage against the chosen one's bias (benchmarks/winner.py, about 6 s)
+        # the confirmed winner's bias and coverage against the chosen one's bias (benchmarks/winner.py, about 13 s)
         "winner": finished("winner", winner.measure_all),
         # sessions where the answer is open: errors, repeated intervals, sessions saved (benchmarks/sequential.py,
-        # about 12 s)
+        # about 30 s)
         "sequential": finished("sequential", sequential.measure_all),
-        # choosing k per load level: specsweep's search against tune_speculative_k's rule (benchmarks/choose.py,
-        # about 1 min)
+        # choosing k per load level: specsweep's search and race against tune_speculative_k's rule
+        # (benchmarks/choose.py, about 1 min)
         "choose": finished("choose", choose.measure_all),
         "telemetry": finished("telemetry overhead", telemetry_overhead.measure),
     }

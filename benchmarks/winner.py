@@ -3,7 +3,8 @@ choosing sessions estimate it, against the bias of the same configuration's spee
 the coverage of the fresh sessions' interval. A sweep of 20 configurations beside a baseline, 2 log-normal
 sessions each, chooses the fastest (the leading candidate; the declared best is the fastest of the significant
 ones, the same configuration in nearly every such sweep); the winner and the baseline are then measured in
-``benchmark.confirm_sessions`` fresh sessions each and compared by ``confirm.confirmed_rates``.
+``benchmark.confirm_sessions`` fresh sessions each and compared by ``confirm.confirmed_rates``, their spread
+pooled with the choosing sessions' (as the pipeline's ``Choice`` carries it from summary.csv).
 
     .venv/bin/python benchmarks/winner.py [--sweeps N]        (a row of make bench)
 """
@@ -19,7 +20,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import simulation_main
 
-from specsweep.analyse import confirm
+from specsweep.analyse import confirm, replicates
 
 CONFIGURATIONS = 20  # beside the baseline, as the issue's measured bias
 SESSIONS = 2
@@ -44,7 +45,8 @@ def measure(sweeps: int, sd: float, name: str, truth: tuple[float, ...], fresh: 
     for k in range(sweeps):
         winner = np.exp(true_logs[chosen[k]] + rng.normal(0.0, sd, fresh))
         baseline = np.exp(true_logs[0] + rng.normal(0.0, sd, fresh))
-        result = confirm.confirmed_rates(list(winner), list(baseline))
+        spread = replicates.pooled_sd(np.exp(logs[k]))
+        result = confirm.confirmed_rates(list(winner), list(baseline), spread)
         errors.append(result.log_ratio - target[k])
         covered += result.ci_low <= math.exp(target[k]) <= result.ci_high
     return {
@@ -59,7 +61,7 @@ def measure(sweeps: int, sd: float, name: str, truth: tuple[float, ...], fresh: 
 
 
 def measure_all(sweeps: int = 4000) -> list[dict]:
-    return [measure(sweeps, sd, name, truth, fresh) for sd, name, truth in SCENARIOS for fresh in (2, 3)]
+    return [measure(sweeps, sd, name, truth, fresh) for sd, name, truth in SCENARIOS for fresh in (1, 2, 3)]
 
 
 def lines(results: list[dict]) -> list[tuple[str, str, str]]:

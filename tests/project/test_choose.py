@@ -15,6 +15,7 @@ import choose
 def test_the_rule_takes_the_smaller_k_within_its_relative_tolerance():
     runs = {0: [100.0, 100.0, 100.0], 2: [130.0, 130.0, 130.0], 3: [130.5, 130.5, 130.5]}
     assert choose.tune_choice(runs) == (2, pytest.approx(1.30))
+    assert choose.tune_choice(runs, tolerance=0.0) == (3, pytest.approx(1.305))  # without it: the fastest
 
 
 def test_the_rule_penalises_the_spread_of_a_k():
@@ -36,12 +37,17 @@ def test_the_true_best_moves_down_with_the_load():
 
 def test_a_small_run_reports_every_method_and_level():
     result = choose.measure(20, "acceptance 0.6")
-    assert set(result["methods"]) == {*choose.GOAL, "specsweep, 2 sessions a value", "tune_speculative_k, 1 launch a k"}
-    for found in result["methods"].values():
+    methods = result["methods"]
+    assert set(methods) == {*(name for pair in choose.GOALS for name in pair), choose.rule(1), choose.UNTIED}
+    for found in methods.values():
         assert set(found["levels"]) == set(choose.LEVELS)
         assert all(0 <= f["p_best"] <= 1 for f in found["levels"].values())
-    # the rule gives no interval; specsweep's confirmation does
-    assert math.isnan(result["methods"]["tune_speculative_k, 1 launch a k"]["levels"]["c1"]["coverage"])
-    assert not math.isnan(result["methods"]["specsweep, 1 session a value"]["levels"]["c1"]["coverage"])
-    assert result["methods"]["tune_speculative_k, 1 launch a k"]["sessions"] == len(choose.GRID)
-    assert len(choose.lines([result])) == 1 + 4 * (1 + len(choose.LEVELS)) + 2 + 2  # + specsweep's unconfirmed bias
+    # the rule gives no interval; specsweep's confirmation does, within its budget
+    assert math.isnan(methods[choose.rule(1)]["levels"]["c1"]["coverage"])
+    for budget in choose.BUDGETS:
+        assert not math.isnan(methods[choose.ours(budget)]["levels"]["c1"]["coverage"])
+        assert methods[choose.ours(budget)]["sessions"] <= budget + 1
+        assert methods[choose.rule(budget // len(choose.GRID))]["sessions"] == budget
+    assert methods[choose.rule(1)]["sessions"] == len(choose.GRID)
+    rows = 1 + len(methods) * (1 + len(choose.LEVELS)) + 3 + len(choose.GOALS)  # + specsweep's unconfirmed bias
+    assert len(choose.lines([result])) == rows

@@ -184,7 +184,7 @@ def _warnings(e: Evidence) -> str:
     if e.contended:
         found.append(f"contended session(s) left out of the pooled spread: {', '.join(e.contended)}")
     if e.own_spread:
-        found.append("spread larger than the others' (F test): intervals from its own spread")
+        found.append(replicates.OWN_SPREAD_NOTE)
     if e.cross_machine:
         found.append(e.cross_machine)
     found += e.log_warnings + launch_warnings(e.session_names, e.launches) + e.refused

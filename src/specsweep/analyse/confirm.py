@@ -24,6 +24,7 @@ from pathlib import Path
 
 from specsweep.analyse import conclusion, replicates
 from specsweep.analyse.replicates import Comparison
+from specsweep.maths import power
 from specsweep.measure.rate_check import kept_and_excluded
 from specsweep.plan.design import confirmation_name
 from specsweep.record.atomic import read_json, write_json
@@ -39,9 +40,11 @@ COLUMNS = {
     "chosen_speedup": "its speedup in summary.csv, from the sessions that chose it (biased upward by the choice)",
     "sessions": "fresh sessions with counted runs of the one of the two with fewer (benchmark.confirm_sessions each)",
     "speedup": "the speedup from the fresh sessions alone: the published one",
-    "speedup_ci95_low": "its 95 % interval (log scale, the fresh sessions' pooled spread), lower end",
+    "speedup_ci95_low": "its 95 % interval (log scale; the fresh sessions' spread pooled with the choosing "
+    "sessions' of summary.csv's interval of the choice), lower end",
     "speedup_ci95_high": "upper end",
     "speedup_p_value": "two-sided t-test of speedup = 1 on the fresh sessions (one comparison: no adjustment)",
+    "ci_df": "degrees of freedom of that spread: the fresh sessions' plus the choosing sessions'",
 }
 
 
@@ -53,6 +56,10 @@ class Choice:
     baseline: str
     declared: bool
     chosen_speedup: float
+    # the choosing sessions' log-scale spread and its degrees of freedom (summary.csv's interval of the choice),
+    # pooled into the confirmation's: one fresh session each then gets an interval
+    spread_sd: float = math.nan
+    spread_df: float = 0.0
 
 
 def choose(rows: list[Row]) -> Choice | None:
@@ -69,12 +76,31 @@ def choose(rows: list[Row]) -> Choice | None:
     )
     if chosen is None:
         return None
+    baseline = chosen.get("compared_with") or baselines[0]
     return Choice(
         chosen["configuration"],
-        chosen.get("compared_with") or baselines[0],
+        baseline,
         declared is not None,
         conclusion.number(chosen, "speedup"),
+        *_spread(chosen, measured, baseline),
     )
+
+
+def _spread(chosen: Row, rows: list[Row], baseline: str) -> tuple[float, float]:
+    """The session spread and its degrees of freedom the choice's summary interval rests on ((NaN, 0): none)."""
+    df = conclusion.number(chosen, "ci_df")
+    if chosen.get("interval_unit") != replicates.SESSION or not df > 0:
+        return math.nan, 0.0
+    # an interval from the choice's or its baseline's own spread (Welch) is not on ci_df's pooled spread
+    compared = {chosen["configuration"], baseline}
+    if any(replicates.OWN_SPREAD_NOTE in r.get("warnings", "") for r in rows if r["configuration"] in compared):
+        return math.nan, 0.0
+    se = power.standard_error(
+        conclusion.number(chosen, "speedup_ci95_low"), conclusion.number(chosen, "speedup_ci95_high"), df
+    )
+    sessions = {r["configuration"]: conclusion.number(r, "sessions") for r in rows}
+    sd = power.session_sd(se, sessions[chosen["configuration"]], sessions.get(baseline, math.nan))
+    return (sd, df) if math.isfinite(sd) else (math.nan, 0.0)
 
 
 def write_choice(choice: Choice | None, path: str | Path) -> None:
@@ -103,21 +129,32 @@ def confirmed_runs(choice: Choice, sessions: int, runs: Mapping[str, list[Run]])
         [kept_and_excluded(runs.get(confirmation_name(name, k), []))[0] for k in range(1, sessions + 1)]
         for name in (choice.configuration, choice.baseline)
     ]
-    return confirmed(*fresh), min(sum(1 for session in side if session) for side in fresh)
+    spread = (choice.spread_sd, choice.spread_df)
+    return confirmed(*fresh, spread), min(sum(1 for session in side if session) for side in fresh)
 
 
-def confirmed(winner: Sequence[Sequence[Run]], baseline: Sequence[Sequence[Run]]) -> Comparison:
+def confirmed(
+    winner: Sequence[Sequence[Run]], baseline: Sequence[Sequence[Run]], spread: tuple[float, float] = (math.nan, 0)
+) -> Comparison:
     """The winner's speedup over its baseline from their fresh sessions only (each a list of runs), paired on
     the prompts both measured."""
     shared = replicates.common_prompts(*winner, *baseline)
     unit = replicates.SESSION
-    return confirmed_rates(replicates.units(winner, unit, shared), replicates.units(baseline, unit, shared))
+    return confirmed_rates(replicates.units(winner, unit, shared), replicates.units(baseline, unit, shared), spread)
 
 
-def confirmed_rates(winner: Sequence[float], baseline: Sequence[float]) -> Comparison:
-    """``confirmed`` on the sessions' workload rates: their pooled log-scale spread, the t interval and test
-    (the ratio alone, without an interval, from one session each)."""
-    sd, df = replicates.pooled_sd([winner, baseline])
+def confirmed_rates(
+    winner: Sequence[float], baseline: Sequence[float], spread: tuple[float, float] = (math.nan, 0)
+) -> Comparison:
+    """``confirmed`` on the sessions' workload rates: the t interval and test on their pooled log-scale spread,
+    pooled with ``spread`` (the choosing sessions' spread and its degrees of freedom, ``Choice``) where there is
+    one. The estimate is the fresh sessions' alone; the spread may come from the choosing sessions, since the
+    choice selects on means, which leave the spread about them untouched: one fresh session each then gets an
+    interval (without any spread: the ratio alone)."""
+    fresh_sd, fresh_df = replicates.pooled_sd([winner, baseline])
+    parts = [(sd, df) for sd, df in ((fresh_sd, fresh_df), spread) if df]
+    df = sum(df for _, df in parts)
+    sd = math.sqrt(sum(sd**2 * df for sd, df in parts) / df) if df else math.nan
     return replicates.compare_rates(winner, baseline, replicates.Pooled(replicates.SESSION, sd, df))
 
 
@@ -129,12 +166,13 @@ def write(choice: Choice | None, result: Comparison | None, sessions: int, path:
         if choice is not None and result is not None:
             writer.writerow(
                 {
-                    **asdict(choice),
+                    **{key: value for key, value in asdict(choice).items() if key in COLUMNS},
                     "sessions": sessions,
                     "speedup": result.ratio,
                     "speedup_ci95_low": result.ci_low,
                     "speedup_ci95_high": result.ci_high,
                     "speedup_p_value": result.p_value,
+                    "ci_df": result.df,
                 }
             )
 

@@ -58,6 +58,7 @@ ONE_SESSION_NOTE = (
     "one session per configuration: launch-to-launch variation not measured; nothing declared (benchmark.sessions >= 2)"
 )
 NOT_ESTIMABLE_NOTE = "one session and one pass over the prompts: noise not estimable, no interval"
+OWN_SPREAD_NOTE = "spread larger than the others' (F test): intervals from its own spread"
 SPREAD_ALPHA = 0.05  # the level of the test that gives a configuration its own spread
 OWN_SPREAD_SESSIONS = 6  # sessions from which that test finds a noisier configuration (the module doc)
 FEW_SESSIONS_NOTE = (

@@ -21,6 +21,15 @@ After a look a comparison is decided, and its configuration stops, when
   that level lies inside the margin, so that a wrong equivalence anywhere in the family, at any look, has
   probability at most alpha;
 otherwise it is open. A stopped configuration keeps its verdict and interval of the look that decided it.
+
+The candidates for best race on after their verdict against the baseline is decided (``contenders``): the
+leader (the fastest mean log rate) and every configuration not shown slower than it by the one-sided
+session-level test at alpha / (candidates - 1) (Bonferroni over the comparisons with the leader: at one look the
+truly best is dropped with probability at most alpha). The race is decided when one candidate is left, or when
+every candidate's interval against the leader at that level lies within ±``benchmark.detect_pct`` (the choice
+can then be off by less than the sweep set out to detect). Dropping the best costs the choice, never the
+honesty of the published speedup: that comes from fresh sessions (analyse/confirm.py). With one session each
+there is no session spread and nobody is dropped.
 """
 
 from __future__ import annotations
@@ -150,12 +159,12 @@ class Rounds:
     decided: dict[str, Verdict]
     looks: list[dict[str, Verdict]]  # every look's verdicts, of every configuration, in order
 
-    def next_round(self) -> list[str]:
-        """The configurations that get one more session: the open ones, and the baseline while any is."""
+    def next_round(self, racing: Sequence[str] = ()) -> list[str]:
+        """The configurations that get one more session: the open ones, and the baseline while any is; then the
+        ``racing`` candidates for best, each up to the maximum."""
         open_ = [n for n in self.measured if n != self.baseline and n not in self.decided]
-        if not open_ or self.measured[self.baseline] >= self.sessions.max:
-            return []
-        return [self.baseline, *open_]
+        following = [self.baseline, *open_] if open_ and self.measured[self.baseline] < self.sessions.max else []
+        return following + [n for n in racing if n not in following and self.measured[n] < self.sessions.max]
 
 
 def start(names: Sequence[str], baseline: str, sessions: SessionRange) -> Rounds:
@@ -165,17 +174,57 @@ def start(names: Sequence[str], baseline: str, sessions: SessionRange) -> Rounds
 def after_look(state: Rounds, rates: Mapping[str, Sequence[float]], detect_pct: float) -> list[str]:
     """Take the look on the rates measured so far (every configuration's, stopped ones included), record what
     it decided, and return who gets the next session (``[]``: the design is done)."""
-    index = state.measured[state.baseline] - state.sessions.min + 1
+    index = len(state.looks) + 1
     verdicts = look(rates, state.baseline, state.sessions, index, detect_pct)
     state.looks.append(verdicts)
     last = state.measured[state.baseline] >= state.sessions.max
     for name, verdict in verdicts.items():
         if name not in state.decided and (verdict.verdict != OPEN or last):
             state.decided[name] = verdict
-    following = state.next_round()
+    following = state.next_round(contenders(rates, detect_pct))
     for name in following:
         state.measured[name] += 1
     return following
+
+
+def _log_mean(rates: Sequence[float]) -> float:
+    return float(np.mean(np.log(rates)))
+
+
+def leader(rates: Mapping[str, Sequence[float]]) -> str:
+    """The choice at one level: the fastest mean log session rate (the candidates' leader)."""
+    return max((name for name in rates if len(rates[name])), key=lambda name: _log_mean(rates[name]))
+
+
+def contenders(rates: Mapping[str, Sequence[float]], detect_pct: float) -> list[str]:
+    """The candidates for best at one level (each configuration's session rates), fastest first; ``[]`` when
+    the race is decided (module doc)."""
+    ranked = sorted((name for name in rates if len(rates[name])), key=lambda name: -_log_mean(rates[name]))
+    if len(ranked) < 2:
+        return []
+    top, model = ranked[0], _pooled(rates)
+    compared = {name: replicates.compare_rates(rates[name], rates[top], model) for name in ranked[1:]}
+    level = stats.ALPHA / len(compared)
+    # a two-sided p below 2 x level: the one-sided test at level (each mean is below the leader's)
+    kept = [name for name, comparison in compared.items() if not comparison.p_value < 2 * level]
+    if not kept:
+        return []
+    margin = math.log1p(detect_pct / 100)
+    bounds = [compared[name].interval(1 - 2 * level) for name in kept]
+    if all(-margin < math.log(low) and math.log(high) < margin for low, high in bounds):
+        return []
+    return [top, *kept]
+
+
+def race(levels: Sequence[Mapping[str, Sequence[float]]], detect_pct: float) -> list[str]:
+    """Who gets the next session where several levels choose from the same configurations (a session measures
+    every level): the candidates of every level whose race is open, ordered by their best rank at any level
+    (the leaders first), so that a round cut short by a budget spends it on the likeliest best."""
+    rank: dict[str, int] = {}
+    for rates in levels:
+        for position, name in enumerate(contenders(rates, detect_pct)):
+            rank[name] = min(rank.get(name, position), position)
+    return sorted(rank, key=lambda name: (rank[name], name))
 
 
 def replay(
@@ -266,7 +315,8 @@ def plan_lines(
     fewest, most = sum(seconds[name] for name in fixed), sum(seconds.values())
     return [
         f"{heading}, in rounds: every configuration's first {sessions.min}, then after each round one more only for "
-        f"those whose verdict against the baseline is still open (and the baseline while any is), up to "
+        f"those whose verdict against the baseline is still open (and the baseline while any is) and the "
+        f"candidates for best while which is best is open, up to "
         f"{sessions.max} (analyse/sequential.py); each round's choice in results/sequential_round_<r>.json, the "
         f"repeated verdicts in summary.csv's sequential_* columns",
         f"Rounds: {len(fixed)} to {len(configurations)} sessions, {fewest / 60:.1f} to {most / 60:.1f} min of "

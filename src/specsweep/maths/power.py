@@ -77,6 +77,17 @@ SUMMARY_COLUMNS: dict[str, str] = {
 }
 
 
+def standard_error(low: float, high: float, df: float) -> float:
+    """A comparison's standard error read back from its 95 % interval exp(Δ ± t·se) on ``df`` degrees of freedom
+    (NaN without an interval)."""
+    return math.log(high / low) / (2 * stats.t_critical(df)) if df and low > 0 and high > 0 else math.nan
+
+
+def session_sd(se: float, sessions: float, baseline_sessions: float) -> float:
+    """The session spread a comparison of ``sessions`` against ``baseline_sessions`` had from its standard error."""
+    return se / math.sqrt(1 / sessions + 1 / baseline_sessions)
+
+
 def summary_columns(frame: pd.DataFrame, detect_pct: float | None) -> pd.DataFrame:
     """summary.csv with SUMMARY_COLUMNS appended, each comparison's standard error read back from its 95 % interval
     (exp(Δ ± t·se) on ``ci_df`` degrees of freedom: the one the test used)."""
@@ -90,12 +101,12 @@ def summary_columns(frame: pd.DataFrame, detect_pct: float | None) -> pd.DataFra
             float(row.speedup_ci95_low or "nan"),
             float(row.speedup_ci95_high or "nan"),
         )
-        se = math.log(high / low) / (2 * stats.t_critical(df)) if df and low > 0 and high > 0 else math.nan
+        se = standard_error(low, high, df)
         comparisons = int(row.comparisons) if row.comparisons == row.comparisons and row.comparisons else 1
         smallest = detectable(se, df, comparisons)
         needed = None
         if detect_pct is not None and not math.isnan(smallest) and row.interval_unit == "session":
-            sd = se / math.sqrt(1 / row.sessions + 1 / sessions[row.compared_with])
+            sd = session_sd(se, row.sessions, sessions[row.compared_with])
             needed = sessions_needed(detect_pct, sd, measured, comparisons)
         found["detectable_pct"].append(None if math.isnan(smallest) else 100 * math.expm1(smallest))
         found["detect_target_pct"].append(detect_pct)

@@ -60,11 +60,14 @@ def confirmation_name(name: str, session: int) -> str:
 
 def confirmations_of(configurations: Mapping[str, Configuration], sessions: int) -> dict[str, Configuration]:
     """Every confirmation session ``benchmark.confirm_sessions`` could measure, of every configuration: which
-    two are measured is known only once summary.csv chose (the workflow's checkpoint), so any must be a job."""
-    if sessions == 1:
+    two are measured is known only once summary.csv chose (the workflow's checkpoint), so any must be a job. One
+    fresh session each takes its spread from the choosing sessions (analyse/confirm.py), so needs a sweep that
+    measures some configuration in two or more."""
+    if sessions == 1 and not any(c.session_of for c in configurations.values()):
         raise ConfigError(
-            "benchmark/confirm_sessions: 1 fresh session each gives the confirmed speedup no interval (one "
-            "session has no spread); use 0 (no confirmation) or 2 or more"
+            "benchmark/confirm_sessions: 1 fresh session each gives the confirmed speedup no interval when every "
+            "configuration is measured in one session (no spread anywhere); use 0 (no confirmation), 2 or more, or "
+            "benchmark.sessions >= 2"
         )
     found: dict[str, Configuration] = {}
     for configuration in measured_configurations(configurations).values():

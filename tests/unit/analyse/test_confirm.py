@@ -9,6 +9,7 @@ import pandas as pd
 from run_records import run_record
 
 from specsweep.analyse import conclusion, confirm, replicates
+from specsweep.maths import stats
 
 GOLDEN = Path(__file__).resolve().parents[2] / "fixtures" / "summary_verdicts.csv"
 
@@ -60,6 +61,40 @@ def test_the_confirmed_speedup_comes_from_the_fresh_sessions_alone():
     assert math.isclose(math.log(result.ci_high / result.ratio), half)
     one = confirm.confirmed_rates([110.0], [100.0])  # one session each: the ratio, no interval
     assert math.isclose(one.ratio, 1.1) and math.isnan(one.ci_low)
+
+
+def test_one_fresh_session_each_takes_its_interval_from_the_choosing_sessions_spread():
+    choosing = [[120.0, 115.0, 118.0], [100.0, 103.0]]
+    sd, df = replicates.pooled_sd(choosing)
+    one = confirm.confirmed_rates([110.0], [100.0], spread=(sd, df))
+    assert one.df == df == 3 and math.isclose(one.ratio, 1.1)  # the estimate: the fresh sessions alone
+    half = replicates.Pooled(replicates.SESSION, sd, df).t() * sd * math.sqrt(2)
+    assert math.isclose(math.log(one.ci_high / one.ratio), half)
+    # with fresh spread too: both pooled, their degrees of freedom added
+    two = confirm.confirmed_rates([110.0, 112.0], [100.0, 101.0], spread=(sd, df))
+    assert two.df == df + 2
+    assert math.isclose(
+        two.se**2, (sd**2 * df + replicates.pooled_sd([[110.0, 112.0], [100.0, 101.0]])[0] ** 2 * 2) / 5
+    )
+
+
+def test_the_choice_reads_the_choosing_sessions_spread_back_from_its_interval(tmp_path):
+    rows = _rows(pd.read_csv(GOLDEN), tmp_path)
+    choice = confirm.choose(rows)
+    row = next(r for r in rows if r["configuration"] == choice.configuration)
+    assert choice.spread_df == float(row["ci_df"]) > 0 and choice.spread_sd > 0
+    sessions = {r["configuration"]: float(r["sessions"]) for r in rows}
+    se = choice.spread_sd * math.sqrt(1 / sessions[choice.configuration] + 1 / sessions[choice.baseline])
+    half = stats.t_critical(choice.spread_df) * se
+    assert math.isclose(math.exp(math.log(float(row["speedup"])) + half), float(row["speedup_ci95_high"]), rel_tol=1e-3)
+    path = tmp_path / "choice.json"  # the checkpoint's record carries it to the confirmation job
+    confirm.write_choice(choice, path)
+    assert confirm.read_choice(path) == choice
+    # an interval from the choice's own spread (Welch) is not the pooled one: nothing to read back
+    table = pd.read_csv(GOLDEN)
+    table.loc[table["configuration"] == choice.configuration, "warnings"] = replicates.OWN_SPREAD_NOTE
+    own = confirm.choose(_rows(table, tmp_path))
+    assert own.configuration == choice.configuration and own.spread_df == 0 and math.isnan(own.spread_sd)
 
 
 def test_confirmation_csv_and_its_conclusion_line(tmp_path):

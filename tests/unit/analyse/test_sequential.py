@@ -123,3 +123,39 @@ def test_a_round_gives_the_open_configurations_next_session_by_its_name():
 def test_the_conclusion_says_how_many_sessions_the_rounds_saved():
     (line,) = sequential.saved_lines(9, 12)
     assert line.startswith("  rounds: 9 of 12 sessions measured, 3 saved against the fixed design")
+
+
+def test_the_candidates_for_best_are_those_not_shown_slower_than_the_leader_fastest_first():
+    rates = _rates({"a": 0.0, "b": 0.01, "c": -0.3}, 6)
+    assert sequential.leader(rates) == "b"
+    assert sequential.contenders(rates, detect_pct=0.5) == ["b", "a"]  # c is shown slower than the leader b
+    # within ±detect_pct of the leader, shown: the race is decided (the choice can not be off by more)
+    assert sequential.contenders(rates, detect_pct=10) == []
+    # one left: decided
+    assert sequential.contenders(_rates({"a": 0.0, "c": -0.3}, 6), detect_pct=0.5) == []
+    # one session each: no session spread, nobody is shown slower
+    assert sequential.contenders(_rates({"a": 0.0, "b": 0.01, "c": -0.3}, 1), detect_pct=0.5) == ["b", "a", "c"]
+
+
+def test_a_race_over_levels_gives_the_next_sessions_to_every_open_levels_candidates_leaders_first():
+    first = _rates({"a": 0.0, "b": 0.01, "c": -0.3}, 6)  # open between b and a
+    second = _rates({"a": -0.3, "b": -0.3, "c": 0.0}, 6)  # c shown fastest: decided
+    third = _rates({"a": 0.02, "b": -0.3, "c": 0.0}, 6)  # open between a and c
+    assert sequential.race([first, second], detect_pct=0.5) == ["b", "a"]
+    assert sequential.race([first, second, third], detect_pct=0.5) == ["a", "b", "c"]
+    assert sequential.race([second], detect_pct=0.5) == []
+
+
+def test_rounds_continue_the_candidates_for_best_after_their_verdict_against_the_baseline():
+    names = ["base", "fast", "faster"]
+    state = sequential.start(names, "base", SESSIONS)
+    truth = {"base": 0.0, "fast": 0.3, "faster": 0.31}
+    following = ["base", "fast", "faster"]
+    while following:
+        rates = {n: _rates(truth, 6)[n][: state.measured[n]] for n in names}
+        following = sequential.after_look(state, rates, detect_pct=0.5)
+    # both shown faster than the baseline at the first look, which stops; the two race on to the maximum
+    assert state.decided["fast"].verdict == state.decided["faster"].verdict == sequential.FASTER
+    assert state.decided["fast"].look == 1 and state.measured["base"] == SESSIONS.min
+    assert state.measured["fast"] == state.measured["faster"] == SESSIONS.max
+    assert len(state.looks) == SESSIONS.looks and [v.look for v in state.looks[-1].values()] == [SESSIONS.looks] * 2
