@@ -20,6 +20,10 @@ pytestmark = pytest.mark.engine
 # one thread, less beside other tests), so that its steady interval holds whole requests.
 RATE = 0.5
 LEVELS = ["c1", "c2", f"r{RATE:g}"]
+# 3 x the highest concurrency: a burst, a steady interval and a drain in every window, and no more (the
+# open-loop level's windows take REQUESTS / RATE seconds each: CI's time)
+REQUESTS = 6
+WINDOWS = 2
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +42,8 @@ def sweep(tmp_path_factory) -> Path:
         load={
             "concurrency": [1, 2],
             "request_rate": [RATE],
-            "requests_per_window": 8,  # 4 x the highest concurrency: burst, steady interval, drain
-            "windows": 2,
+            "requests_per_window": REQUESTS,
+            "windows": WINDOWS,
             "slo": {"ttft_ms": 60000},
         },
     )
@@ -52,16 +56,16 @@ def sweep(tmp_path_factory) -> Path:
 def test_window_records_keep_every_arrival(sweep):
     for name in ("baseline", "ngram"):
         for level in LEVELS:
-            for window in range(2):
+            for window in range(WINDOWS):
                 record = json.loads((sweep / f"results/{name}/load/{level}/window_{window}.json").read_text())
-                assert record["level"]["label"] == level and len(record["requests"]) == 8
+                assert record["level"]["label"] == level and len(record["requests"]) == REQUESTS
                 assert not record["warmup"]
                 for request in record["requests"]:
                     assert request["tokens"] == 32 and sum(request["event_tokens"]) == 32
                     latency = request_latency(request["arrivals_us"], request["tokens"], request["e2e_s"])
                     assert 0 < latency.ttft_s <= latency.e2el_s <= latency.e2e_s and latency.tpot_s > 0
-                    # request j of window w uses prompt (w * 8 + j) mod n: the same for every configuration
-                    assert request["prompt_index"] == (window * 8 + request["index"]) % 21
+                    # request j of window w uses prompt (w * REQUESTS + j) mod n: the same for every configuration
+                    assert request["prompt_index"] == (window * REQUESTS + request["index"]) % 21
     ngram = json.loads((sweep / "results/ngram/load/c2/window_0.json").read_text())
     assert any(r["drafted"] for r in ngram["requests"])  # per-request speculation counts under concurrency
 
@@ -72,9 +76,9 @@ def test_steady_interval_is_in_every_window_record_and_the_warmup_window_in_no_t
     for name in ("baseline", "ngram"):
         for level in LEVELS:
             warmup = read_window(sweep / f"results/{name}/load/{level}/window_warmup.json")
-            assert warmup.warmup and warmup.window == -1 and len(warmup.requests) == 8
-            assert [r.prompt_index for r in warmup.requests] == list(range(8))  # window 0's prompts
-            for window in range(2):
+            assert warmup.warmup and warmup.window == -1 and len(warmup.requests) == REQUESTS
+            assert [r.prompt_index for r in warmup.requests] == list(range(REQUESTS))  # window 0's prompts
+            for window in range(WINDOWS):
                 path = sweep / f"results/{name}/load/{level}/window_{window}.json"
                 record = json.loads(path.read_text())
                 start, end = record["steady_start_s"], record["steady_end_s"]
@@ -84,7 +88,7 @@ def test_steady_interval_is_in_every_window_record_and_the_warmup_window_in_no_t
                     assert start == pytest.approx(ends[int(level[1:]) - 1], abs=0.01)
                 assert end == pytest.approx(max(r["sent_s"] for r in record["requests"]), abs=1e-9)
                 steady = [r for r in read_window(path).requests if read_window(path).in_steady(r)]
-                assert steady and len(steady) < 8
+                assert steady and len(steady) < REQUESTS
     log = (sweep / "logs" / "bench" / "ngram.log").read_text()
     assert "load c2 warmup window" in log and "steady" in log
 
@@ -94,7 +98,7 @@ def test_open_loop_requests_overlap_and_follow_the_seeded_schedule(sweep):
 
     for name in ("baseline", "ngram"):
         record = json.loads((sweep / f"results/{name}/load/{LEVELS[2]}/window_1.json").read_text())
-        planned = arrival_times(RATE, 8, window_seed(1, 1))
+        planned = arrival_times(RATE, REQUESTS, window_seed(1, 1))
         assert [r["sent_s"] for r in record["requests"]] == pytest.approx(planned, abs=0.05)
 
 
@@ -102,7 +106,9 @@ def test_load_table_and_figures(sweep):
     table = pd.read_csv(sweep / "results" / "load.csv")
     assert list(table.columns) == list(LOAD_COLUMNS)
     assert len(table) == 2 * len(LEVELS) and set(table["load"]) == set(LEVELS)
-    assert (table["windows"] == 2).all() and (table["requests"] == 16).all()  # the warmup window left out
+    assert (table["windows"] == WINDOWS).all() and (
+        table["requests"] == WINDOWS * REQUESTS
+    ).all()  # the warmup window left out
     assert (table["output_tok_s_mean"] > 1).all()
     assert table.loc[table["baseline"], "speedup"].isna().all()
     assert table.loc[~table["baseline"], "speedup"].gt(0).all()
@@ -117,7 +123,7 @@ def test_load_table_and_figures(sweep):
 
 def test_requests_and_categories(sweep):
     requests = pd.read_csv(sweep / "results" / "requests.csv")
-    assert len(requests) == 2 * 2 + 2 * len(LEVELS) * 2 * 8  # no request of a warmup window
+    assert len(requests) == 2 * 2 + 2 * len(LEVELS) * WINDOWS * REQUESTS  # no request of a warmup window
     assert (requests.loc[requests["load"] != "single", "window"] >= 0).all()
     categories = pd.read_csv(sweep / "results" / "categories.csv")
     single = categories[(categories["load"] == "single") & (categories["configuration"] == "ngram")]
@@ -148,13 +154,13 @@ def test_profile_rows_of_load_windows_are_not_runs(sweep):
     for name in ("baseline", "ngram"):
         profile = pd.read_csv(sweep / f"results/{name}/profile.csv")
         assert list(profile["phase"].value_counts().sort_index().items()) == [
-            ("load", 2 * 8 * len(LEVELS)),  # 2 windows of 8 requests per level
+            ("load", WINDOWS * REQUESTS * len(LEVELS)),
             ("run", 2),
-            ("warmup", 1 + 8 * len(LEVELS)),  # the warmup request and each level's warmup window
+            ("warmup", 1 + REQUESTS * len(LEVELS)),  # the warmup request and each level's warmup window
         ]
         load = profile[profile["phase"] == "load"]
         assert sorted(load.groupby(["load_level", "load_window"]).size().items()) == [
-            ((level, window), 8) for level in LEVELS for window in range(2)
+            ((level, window), REQUESTS) for level in LEVELS for window in range(WINDOWS)
         ]
     summary = pd.read_csv(sweep / "results/summary.csv").set_index("configuration")
     runs = pd.read_csv(sweep / "results/runs.csv")
@@ -183,10 +189,14 @@ def test_bench_serve_files_are_vllms_for_every_configuration_and_level(sweep):
             folder = sweep / "results" / "bench_serve" / name
             result = json.loads((folder / f"{level}.json").read_text())
             assert set(vllm) - set(result) <= {"queue_times", *(k for k in vllm if k.startswith("spec_decode"))}
-            assert result["label"] == name and result["completed"] == 16 and result["backend"] == "openai-chat"
+            assert (
+                result["label"] == name
+                and result["completed"] == WINDOWS * REQUESTS
+                and result["backend"] == "openai-chat"
+            )
             assert result["request_goodput"] == pytest.approx(result["request_throughput"])  # a 60 s TTFT objective
             lines = (folder / f"{level}.requests.jsonl").read_text().splitlines()
-            assert len(lines) == 16 and json.loads(lines[0])["output_len"] == 32
+            assert len(lines) == WINDOWS * REQUESTS and json.loads(lines[0])["output_len"] == 32
             assert json.loads((folder / f"{level}.pytorch.json").read_text())[0]["metric"]["name"] == "median_ttft_ms"
     # llama-server's per-request draft counts give the ngram configuration vLLM's speculation fields
     ngram = json.loads((sweep / "results" / "bench_serve" / "ngram" / "c2.json").read_text())
