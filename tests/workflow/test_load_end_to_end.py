@@ -20,9 +20,8 @@ pytestmark = pytest.mark.engine
 # one thread, less beside other tests), so that its steady interval holds whole requests.
 RATE = 0.5
 LEVELS = ["c1", "c2", f"r{RATE:g}"]
-# 3 x the highest concurrency: a burst, a steady interval and a drain in every window, and no more (the
-# open-loop level's windows take REQUESTS / RATE seconds each: CI's time)
-REQUESTS = 6
+# the fewest the plan accepts (4 x the highest concurrency: a burst, a steady interval and a drain)
+REQUESTS = 8
 WINDOWS = 2
 
 
