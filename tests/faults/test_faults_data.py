@@ -157,7 +157,9 @@ def test_a_provisional_summary_never_satisfies_the_target(lifecycle):
     assert retry.returncode == 0, retry.stderr[-3000:]
     assert bench_jobs(retry) == 1 and "Nothing to be done" not in retry.stderr
     retried = lifecycle.seen["retried"]
-    assert (retried["status"] == "ok").all() and (retried["runs"] == 2).all()
+    # every run measured; one the rate check sets aside (a client starved by the tests beside it) still counts here
+    assert (retried["status"] == "ok").all() and (retried["runs"] + retried["runs_excluded"] == 2).all()
+    assert (retried["runs"] >= 1).all()
 
 
 def test_a_deleted_run_file_is_noticed_and_its_configuration_measured_again(lifecycle):

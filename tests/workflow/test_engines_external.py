@@ -112,7 +112,10 @@ def test_external_endpoint_runs_the_benchmark(sweep, hand_started_server):
     _, _, process = hand_started_server
     summary = pd.read_csv(sweep / "results" / "summary.csv").set_index("configuration")
     external = summary.loc["external"]
-    assert external["kind"] == "external" and external["runs"] == 2 and external["tokens_per_run"] == 32
+    # both runs measured; the rate check may set one aside when the tests beside it starve the client (a 32-token
+    # run's client and engine rates then differ by more than 10 %): it counts as measured, not as lost
+    assert external["kind"] == "external" and external["tokens_per_run"] == 32
+    assert external["runs"] >= 1 and external["runs"] + external["runs_excluded"] == 2
     assert external["decode_tok_s_mean"] > 1
     assert process.poll() is None  # specsweep did not stop a server it did not start
     launch = (sweep / "results" / "external" / "launch.json").read_text()
