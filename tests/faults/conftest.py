@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 from typing import Any
@@ -156,6 +157,18 @@ def snakemake(workdir: Path, *args: str, env: dict[str, str] | None = None) -> s
     # Its own cache, so its own measuring lock: the stand-in does not load the machine.
     env = {**os.environ, **(env or {}), "SPECSWEEP_CACHE": str(workdir / "cache")}
     return run_snakemake(workdir, *args, env=env, timeout=600)
+
+
+def nothing_to_redo_then_packed(workdir: Path) -> list[str]:
+    """A finished sweep's dry rerun has nothing to do (resumable: nothing measured or decided again); then its
+    archive is packed: the packed members' names."""
+    again = snakemake(workdir, "-n", "all")
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr, again.stdout[-2000:]
+    packed = snakemake(workdir, "archive_pack")
+    assert packed.returncode == 0, packed.stderr[-3000:]
+    (archive,) = (workdir / "results" / "archive").glob("*.tar.gz")
+    with tarfile.open(archive) as packed_files:
+        return packed_files.getnames()
 
 
 class Sweep:

@@ -6,10 +6,9 @@ do, and the archive packs the confirmation."""
 from __future__ import annotations
 
 import json
-import tarfile
 
 import pandas as pd
-from conftest import snakemake, write_config
+from conftest import nothing_to_redo_then_packed, snakemake, write_config
 
 
 def test_the_choice_is_confirmed_in_fresh_sessions_after_the_summary(tmp_path, standin, model_file):
@@ -45,13 +44,7 @@ def test_the_choice_is_confirmed_in_fresh_sessions_after_the_summary(tmp_path, s
     line = next(line for line in done.stderr.splitlines() if "confirmed in 2 fresh sessions: fast (" in line)
     assert f"{confirmed['speedup']:.2f}x over baseline" in line
 
-    again = snakemake(tmp_path, "-n", "all")  # resumable: nothing measured again
-    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr, again.stdout[-2000:]
-    packed = snakemake(tmp_path, "archive_pack")
-    assert packed.returncode == 0, packed.stderr[-3000:]
-    (archive,) = (results / "archive").glob("*.tar.gz")
-    with tarfile.open(archive) as packed_files:
-        members = packed_files.getnames()
+    members = nothing_to_redo_then_packed(tmp_path)  # resumable; the archive packs what was measured
     for name in fresh:
         assert any(m.endswith(f"results/{name}/launch.json") for m in members)
         assert any(m.endswith(f"results/{name}/runs/run_1.json") for m in members)

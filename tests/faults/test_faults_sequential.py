@@ -6,10 +6,9 @@ do."""
 from __future__ import annotations
 
 import re
-import tarfile
 
 import pandas as pd
-from conftest import snakemake, write_config
+from conftest import nothing_to_redo_then_packed, snakemake, write_config
 
 from specsweep.analyse import sequential
 from specsweep.plan.design import session_name
@@ -72,13 +71,7 @@ def test_the_rounds_measure_only_the_open_configurations_and_the_tables_follow(t
     assert re.search(r"\bslow -[\d.]+ % at 2 sessions", slower), slower
     assert "  rounds: 9 of 10 sessions measured, 1 saved against the fixed design" in done.stderr
 
-    again = snakemake(tmp_path, "-n", "all")  # resumable: the rounds are not taken again
-    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr, again.stdout[-2000:]
-    packed = snakemake(tmp_path, "archive_pack")
-    assert packed.returncode == 0, packed.stderr[-3000:]
-    (archive,) = (results / "archive").glob("*.tar.gz")
-    with tarfile.open(archive) as packed_files:
-        members = packed_files.getnames()
+    members = nothing_to_redo_then_packed(tmp_path)  # resumable; the archive packs what was measured
     assert any(m.endswith("results/same-s3/runs/run_1.json") for m in members)
     assert any(m.endswith("results/sequential_round_2.json") for m in members)
     assert not any("slow-s3" in m for m in members)
