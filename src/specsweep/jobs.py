@@ -404,7 +404,8 @@ def sequential_round(smk: Any) -> None:
     )
     with progress_to(smk.log[0]) as progress:
         sequential.write_round(smk.output[0], following)
-        print(f"next session: {', '.join(following) or 'none, every verdict is decided'}", file=progress)
+        done = "none: every verdict and the race for best are decided, or the sessions reached their maximum"
+        print(f"next session: {', '.join(following) or done}", file=progress)
 
 
 @sets_aside_damaged

@@ -186,6 +186,23 @@ def recorded_round(r):
     return path if os.path.exists(path) else None
 
 
+def rounds_taken(round_file=checkpoint_round, through=SESSION_RANGE.max):
+    """The checkpoint files of the rounds looked at before session ``through``, up to the one that gave no
+    session (none without rounds).
+    """
+    from specsweep.analyse import sequential
+
+    taken = []
+    for r in range(SESSION_RANGE.min, through) if ROUNDS else []:
+        path = round_file(r)
+        if path is None:
+            break
+        taken.append(path)
+        if not sequential.read_round(path):
+            break
+    return taken
+
+
 def round_sessions(through, round_file=checkpoint_round):
     """The sessions measured up to session ``through``: every configuration's first ``min``, then those each
     round's checkpoint gave one more (every session without rounds), in the configurations' order.
@@ -195,12 +212,8 @@ def round_sessions(through, round_file=checkpoint_round):
     from specsweep.analyse import sequential
 
     found = {name for name in FIXED_SESSIONS if name != END_SESSION}
-    for r in range(SESSION_RANGE.min, through):
-        path = round_file(r)
-        following = sequential.read_round(path) if path else []
-        if not following:
-            break
-        found.update(following)
+    for path in rounds_taken(round_file, through):
+        found.update(sequential.read_round(path))
     return [name for name in CONFIGURATIONS if name in found]
 
 
@@ -211,21 +224,6 @@ def measured_sessions(round_file=checkpoint_round):
     return round_sessions(SESSION_RANGE.max, round_file) + (
         [END_SESSION] if ROUNDS and END_SESSION else []
     )
-
-
-def rounds_taken(round_file=checkpoint_round):
-    """The checkpoint files of the rounds looked at, up to the one that gave no session (none without rounds)."""
-    from specsweep.analyse import sequential
-
-    taken = []
-    for r in range(SESSION_RANGE.min, SESSION_RANGE.max) if ROUNDS else []:
-        path = round_file(r)
-        if path is None:
-            break
-        taken.append(path)
-        if not sequential.read_round(path):
-            break
-    return taken
 
 
 def round_runs(wildcards):

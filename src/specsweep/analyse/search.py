@@ -165,7 +165,7 @@ def found(
     flag = swept_flag(configurations)
     if flag is None:
         return {"flag": None, "next_values": [], "why": "the sweep varies no one speculative flag"}
-    per_level = {}
+    per_level, proposals = {}, []
     for label, rates in levels.items():
         measured = measured_values(rates, configurations, flag)
         if len(measured) < 2:
@@ -174,6 +174,7 @@ def found(
         # the cost model is fitted on single-request runs: its optimum is that level's
         predicted = _predicted(model, flag, configurations[best_name].group) if label == SINGLE_REQUEST else None
         proposal = propose({value: rate for value, (_, rate) in measured.items()}, predicted)
+        proposals.append(proposal)
         per_level[label] = {
             "measured": {str(v): {"configuration": n, "rate": r} for v, (n, r) in sorted(measured.items())},
             "best": proposal.best,
@@ -183,7 +184,7 @@ def found(
         }
     if not per_level:
         return {"flag": flag, "next_values": [], "why": f"fewer than two values of {flag} measured"}
-    values = sorted({v for level in per_level.values() for v in level["next_values"]})
+    values = next_values(proposals)  # as benchmarks/choose.py's search: the one union
     why = "; ".join(f"{label}: {level['why']}" for label, level in per_level.items() if level["next_values"])
     return {"flag": flag, "levels": per_level, "next_values": values, "why": why or CONFIRM}
 
