@@ -172,6 +172,7 @@ class Handler(BaseHTTPRequestHandler):
     def _stream(self, n: int, carried: list[int], event_s: float | None) -> None:
         """The events of a completion, then its final one; ``event_s``: seconds per event (capacity=R)."""
         sent: list[float] = []
+        started = time.perf_counter()
         for i, tokens in enumerate(carried):
             if i == AFTER and "stall-mid-stream" in MODES and int(MODES["stall-mid-stream"] or 0) <= COMPLETIONS:
                 log("stalling mid-stream")
@@ -204,8 +205,11 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
             self.wfile.flush()
             sent.append(time.perf_counter())
-            # an event of K tokens takes K token times
-            time.sleep(event_s if event_s is not None else tokens * float(MODES.get("token-delay") or 0.002))
+            if event_s is not None:  # paced on the completion's own clock: a late wake-up on a busy machine is
+                # made up by the next event, so the capacity stays 1/R s a completion and not 1/R plus the delays
+                time.sleep(max(0.0, started + (i + 1) * event_s - time.perf_counter()))
+            else:  # an event of K tokens takes K token times
+                time.sleep(tokens * float(MODES.get("token-delay") or 0.002))
         # its own clock, as llama.cpp's: (n - 1) tokens from the first token to the last
         predicted_ms = 1000.0 * (sent[-1] - sent[0]) if len(sent) > 1 else 0.0
         final = {
