@@ -278,6 +278,13 @@ def session_windows(records: list[Window], label: str) -> list[SteadyWindow]:
     return [steady_part(w) for w in sorted((w for w in measured(records) if w.label == label), key=lambda w: w.window)]
 
 
+def session_rate(records: list[Window], label: str) -> float:
+    """A session's replicate rate at one level, as load.csv's intervals and speedups take it: its steady output
+    tok/s, the mean over its windows there (NaN without any)."""
+    parts = session_windows(records, label)
+    return _mean_rate(parts) if parts else math.nan
+
+
 def _units(by_session: list[list[SteadyWindow]]) -> dict[tuple[int, int], list[SteadyWindow]]:
     """The replicates of a level's intervals, keyed for pairing with the baseline's: the sessions (server
     launches, session k with the baseline's session k, measured in the same round) where two or more have
