@@ -32,6 +32,7 @@ def print_walltime(
     sessions."""
     from specsweep.analyse import confirm, sequential
     from specsweep.plan import detectable, walltime
+    from specsweep.plan.load_levels import levels_of
 
     if not measuring:
         return
@@ -39,7 +40,7 @@ def print_walltime(
         table, _ = walltime.report({name: measurable[name] for name in measuring}, benchmark)
         table += detectable.lines(configurations, benchmark, results.SUMMARY)
         table += sequential.plan_lines(configurations, benchmark)
-        table += confirm.plan_lines(benchmark["confirm_sessions"])
+        table += confirm.plan_lines(benchmark["confirm_sessions"], len(levels_of(benchmark)))
     except Exception as error:  # an estimate must never stop the measurements
         table = [f"specsweep: no wall-time estimate ({error!r})"]
     print("\n".join(table), file=progress)

@@ -348,6 +348,7 @@ def write_commands(smk: Any) -> None:
     import specsweep.plan.launchplan as launchplan
     from specsweep.analyse import confirm, sequential
     from specsweep.plan import detectable, walltime
+    from specsweep.plan.load_levels import levels_of
 
     plans = [read_json(p) for p in smk.input]
     configurations = configurations_for(smk.config, smk.params.configurations.values())
@@ -355,7 +356,7 @@ def write_commands(smk: Any) -> None:
     # read before this sweep's summary replaces the earlier one
     power = detectable.lines(configurations, smk.config["benchmark"], results.SUMMARY)
     power += sequential.plan_lines(configurations, smk.config["benchmark"])
-    power += confirm.plan_lines(smk.config["benchmark"]["confirm_sessions"])
+    power += confirm.plan_lines(smk.config["benchmark"]["confirm_sessions"], len(levels_of(smk.config["benchmark"])))
     with progress_to(smk.log[0]) as progress:
         atomic_write(smk.output[0], launchplan.commands_script(plans, [*table, "", *power, "", *details]))
         print("\n".join([*table, *power]), file=progress)
@@ -410,24 +411,28 @@ def sequential_round(smk: Any) -> None:
 
 @sets_aside_damaged
 def confirm_choice(smk: Any) -> None:
-    """The checkpoint: what summary.csv chose, whose confirmation sessions are measured next."""
+    """The checkpoint: what summary.csv and load.csv (with benchmark.load) chose, whose confirmation sessions are
+    measured next."""
     from specsweep.analyse import conclusion, confirm
 
+    load = conclusion.read(smk.input.load) if "load" in smk.input.keys() else []  # noqa: SIM118 (Namedlist: names)
     with progress_to(smk.log[0]) as progress:
-        choice = confirm.choose(conclusion.read(smk.input.summary))
-        confirm.write_choice(choice, smk.output[0])
-        print(f"to confirm: {choice or 'nothing (no baseline, or no configuration beside it)'}", file=progress)
+        choices = confirm.choices_of(conclusion.read(smk.input.summary), load)
+        confirm.write_choices(choices, smk.output[0])
+        for choice in choices or ["nothing (no baseline, or no configuration beside it)"]:
+            print(f"to confirm: {choice}", file=progress)
 
 
 @sets_aside_damaged
 def confirmation(smk: Any) -> None:
-    """confirmation.csv: the choice's speedup from its fresh sessions alone."""
+    """confirmation.csv: each choice's speedup from its fresh sessions alone."""
     from specsweep.analyse import confirm
 
-    choice = confirm.read_choice(smk.input.choice)
-    result, counted = (
-        confirm.confirmed_runs(choice, smk.params.sessions, results.load_runs(smk.input.runs)) if choice else (None, 0)
-    )
+    runs, windows = results.load_runs(smk.input.runs), results.load_windows(smk.input.windows)
+    found = [
+        confirm.confirmed_of(choice, smk.params.sessions, runs, windows)
+        for choice in confirm.read_choices(smk.input.choice)
+    ]
     with progress_to(smk.log[0]) as progress:
-        confirm.write(choice, result, counted, smk.output[0])
+        confirm.write(found, smk.output[0])
         print("\n".join(confirm.conclusion_lines(smk.output[0])), file=progress)

@@ -66,7 +66,7 @@ try:
     config.update(sweep_config.validate_schema(config))
     # Grids expanded; benchmark.order: bracket adds <baseline>-end, measured after the others.
     CONFIGURATIONS = sweep_design.configurations_of(config)
-    # benchmark.confirm_sessions: every fresh session a choice could need (confirm.smk measures two of them)
+    # benchmark.confirm_sessions: every fresh session a choice could need (confirm.smk measures the choices')
     CONFIRMATIONS = sweep_design.confirmations_of(
         CONFIGURATIONS, config["benchmark"]["confirm_sessions"]
     )
@@ -235,15 +235,28 @@ def round_runs(wildcards):
     ]
 
 
-def confirmation_runs(wildcards):
-    """The runs of the confirmation sessions the checkpoint's choice needs (none before it chose)."""
+def confirmation_sessions():
+    """The confirmation sessions the checkpoint's choices need (Snakemake waits for it to choose)."""
     from specsweep.analyse import confirm
 
-    choice = confirm.read_choice(checkpoints.confirm_choice.get().output[0])
+    choices = confirm.read_choices(checkpoints.confirm_choice.get().output[0])
+    return confirm.sessions_of(choices, BENCH["confirm_sessions"])
+
+
+def confirmation_runs(wildcards):
+    """The runs of the confirmation sessions: the single-request choice's speedup."""
     return [
-        results_tree.run_file(name, i)
-        for name in confirm.sessions_of(choice, BENCH["confirm_sessions"])
-        for i in RUNS
+        results_tree.run_file(name, i) for name in confirmation_sessions() for i in RUNS
+    ]
+
+
+def confirmation_windows(wildcards):
+    """The load windows of the confirmation sessions, each a whole session: the load levels' speedups."""
+    return [
+        results_tree.window_file(name, label, w)
+        for name in confirmation_sessions()
+        for label in LOAD_LABELS
+        for w in WINDOWS
     ]
 
 
@@ -603,19 +616,16 @@ def confirmation_files(wildcards):
     """benchmark.confirm_sessions: the choice and every file of its fresh sessions (none when off)."""
     if not CONFIRMATIONS:
         return []
-    runs = confirmation_runs(wildcards)
-    sessions = sorted({results_tree.configuration_of(path) for path in runs})
+    sessions = confirmation_sessions()
     return [
         results_tree.CONFIRMATION_CHOICE,
-        *[str(path) for path in results_tree.with_extra_runs(runs)],
+        *[
+            str(path)
+            for path in results_tree.with_extra_runs(confirmation_runs(wildcards))
+        ],
         *[results_tree.launch_file(name) for name in sessions],
         *[results_tree.server_log(name) for name in sessions],
-        *[
-            results_tree.window_file(name, label, w)
-            for name in sessions
-            for label in LOAD_LABELS
-            for w in WINDOWS
-        ],
+        *confirmation_windows(wildcards),
         *(
             [results_tree.rate_search_file(name) for name in sessions]
             if RATE_SEARCH

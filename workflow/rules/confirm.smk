@@ -1,7 +1,9 @@
-# benchmark.confirm_sessions: once summary.csv chose, the checkpoint records the choice; its sessions and its
-# baseline's (<name>-c<k>) are bench jobs measured after it, and their speedup alone is the published one.
+# benchmark.confirm_sessions: once summary.csv (and load.csv, with load levels) chose, the checkpoint records the
+# choices; their sessions and their baselines' (<name>-c<k>) are bench jobs measured after it, whole sessions
+# (runs and every load level), and their speedups alone are the published ones.
 checkpoint confirm_choice:
     input:
+        **({"load": results_tree.LOAD_TABLE} if LOAD_LEVELS else {}),
         summary=results_tree.SUMMARY,
     output:
         results_tree.CONFIRMATION_CHOICE,
@@ -17,6 +19,7 @@ rule confirmation:
     input:
         choice=results_tree.CONFIRMATION_CHOICE,
         runs=confirmation_runs,
+        windows=confirmation_windows,
     output:
         report(
             results_tree.CONFIRMATION,

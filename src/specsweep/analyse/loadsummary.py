@@ -42,11 +42,10 @@ from specsweep.analyse.latency import (
 from specsweep.engines import adapter_class
 from specsweep.maths import stats
 from specsweep.plan.config import Configuration
-from specsweep.plan.load_levels import CONCURRENCY
+from specsweep.plan.load_levels import CONCURRENCY, SINGLE
 from specsweep.record.rates import PER_REQUEST_DECODE, SINGLE_REQUEST_DECODE, STEADY_OUTPUT
 from specsweep.record.results import Run, Window, WindowRequest
 
-SINGLE = "single"  # the load label of the single-request runs (an idle server, one request at a time)
 LATENCIES = ("ttft_ms", "tpot_ms", "itl_ms", "e2el_ms")  # vLLM's metrics (docs/load.md)
 WITHIN_LAUNCH = "window (within-launch)"  # load.csv's replicate with one session
 # The methods of load.csv's intervals and test, named once for its column definitions, the report captions
@@ -65,6 +64,8 @@ LOAD_COLUMNS: dict[str, str] = {
     "replicate": "what the intervals and the speedup's pairs are over: session (benchmark.sessions >= 2: each "
     "session's windows averaged, session k paired with the baseline's session k) or, with one session, "
     f"'{WITHIN_LAUNCH}' (the windows of one launch: the intervals ignore launch-to-launch variation)",
+    "sessions": "sessions (server launches) with windows at this level: the replicates with two or more, "
+    "each paired with the baseline's same session",
     "windows": "measured windows over all sessions (the warmup window is in no table)",
     "requests": "requests over all windows",
     "requests_flagged": "requests whose engine-reported token count disagrees with their stream beyond what its "
@@ -243,18 +244,7 @@ def load_table(
     rates: dict[str, dict[str, dict[tuple[int, int], float]]] = {}
     for label, level in sorted(levels.items(), key=lambda item: (item[1]["kind"] != CONCURRENCY, item[1]["value"])):
         at_level = {
-            name: _units(
-                [
-                    [
-                        steady_part(w)
-                        for w in sorted(
-                            (w for w in measured(windows.get(session, [])) if w.label == label),
-                            key=lambda w: w.window,
-                        )
-                    ]
-                    for session in names
-                ]
-            )
+            name: _units([session_windows(windows.get(session, []), label) for session in names])
             for name, names in sessions.items()
         }
         reference = {key: _mean_rate(unit) for key, unit in at_level[baseline].items()}
@@ -280,6 +270,19 @@ def with_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
     judged = tested & across
     frame.loc[judged, "significant"] = frame.loc[judged, "speedup_p_holm"] < 0.05
     return frame
+
+
+def session_windows(records: list[Window], label: str) -> list[SteadyWindow]:
+    """A session's measured windows at one level, in window order, as their steady parts: the windows of its
+    replicate in load.csv."""
+    return [steady_part(w) for w in sorted((w for w in measured(records) if w.label == label), key=lambda w: w.window)]
+
+
+def session_rate(records: list[Window], label: str) -> float:
+    """A session's replicate rate at one level, as load.csv's intervals and speedups take it: its steady output
+    tok/s, the mean over its windows there (NaN without any)."""
+    parts = session_windows(records, label)
+    return _mean_rate(parts) if parts else math.nan
 
 
 def _units(by_session: list[list[SteadyWindow]]) -> dict[tuple[int, int], list[SteadyWindow]]:
@@ -342,6 +345,7 @@ def _level_row(
 ) -> dict[str, Any]:
     parts = [p for unit in units.values() for p in unit]
     records = [p.window for p in parts]
+    sessions = len({session for session, _ in units})
     throughput = stats.describe([_mean_rate(unit) for unit in units.values()])
     speedup = paired_speedup({key: _mean_rate(unit) for key, unit in units.items()}, reference)
     requests = [r for w in records for r in w.requests]
@@ -355,7 +359,8 @@ def _level_row(
         "load": level["label"],
         "load_kind": level["kind"],
         "load_value": level["value"],
-        "replicate": "session" if len({session for session, _ in units}) > 1 else WITHIN_LAUNCH,
+        "replicate": "session" if sessions > 1 else WITHIN_LAUNCH,
+        "sessions": sessions,
         "windows": len(records),
         "requests": len(requests),
         "requests_flagged": sum(bool(r.flagged) for r in requests),

@@ -28,6 +28,7 @@ from specsweep.plan.rate_search import rate_search_of
 CONCURRENCY = "concurrency"
 REQUEST_RATE = "request_rate"
 RAMP_UP = "ramp_up"
+SINGLE = "single"  # the load label of the single-request runs (an idle server, one request at a time)
 LINEAR, EXPONENTIAL = "linear", "exponential"
 GAMMA, CONSTANT = "gamma", "constant"  # the open loop's arrival shapes (Arrivals)
 # A closed-loop window holds at least this many times its concurrency in requests: the opening burst

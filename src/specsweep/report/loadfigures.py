@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from specsweep.analyse.loadsummary import PERCENTILE_INTERVAL, SINGLE, crossover, crossover_lines, verdicts_of
-from specsweep.plan.load_levels import CONCURRENCY, REQUEST_RATE
+from specsweep.analyse.loadsummary import PERCENTILE_INTERVAL, crossover, crossover_lines, verdicts_of
+from specsweep.plan.load_levels import CONCURRENCY, REQUEST_RATE, SINGLE
 from specsweep.record.rates import PER_REQUEST_DECODE, SINGLE_REQUEST_DECODE, STEADY_OUTPUT
 from specsweep.report.figures import plt, sns  # the Agg backend and the deterministic SVG settings
 

@@ -420,9 +420,9 @@ def test_sessions_are_the_replicate_at_load():
     )
     assert one["speedup"] == pytest.approx(expected, rel=0.02)
     assert one["speedup_ci95_low"] < one["speedup"] < one["speedup_ci95_high"]  # 1 degree of freedom: wide
-    assert (one["replicate"], one["windows"]) == ("session", 6)
+    assert (one["replicate"], one["sessions"], one["windows"]) == ("session", 2, 6)
     single = load_table(CONFIGURATIONS, windows_of(), {}).set_index("configuration").loc["spec"]
-    assert set(single["replicate"]) == {"window (within-launch)"}
+    assert set(single["replicate"]) == {"window (within-launch)"} and set(single["sessions"]) == {1}
 
 
 def test_a_simulated_a_a_load_sweep_keeps_its_family_wise_rate_and_coverage():
