@@ -22,6 +22,7 @@ STATE=/run/specsweep-slurm          # pid files of the daemons started here
 CONF=/etc/slurm/slurm.conf
 HOST=$(hostname -s)
 PAIR="node1 node2"                  # the simulated nodes
+CLUSTER_NAME=specsweep-test         # slurm.conf ClusterName: a job's processes carry it (SLURM_CLUSTER_NAME)
 
 die() { echo "tests/slurm/cluster.sh: $*" >&2; exit 1; }
 
@@ -43,7 +44,7 @@ configure() {
     memory=$(awk '/MemTotal/ {print int($2 / 1024 * 0.8)}' /proc/meminfo)
     cat > "$CONF" <<CONFEOF
 # Written by specsweep tests/slurm/cluster.sh: a one-node cluster for the tests.
-ClusterName=specsweep-test
+ClusterName=$CLUSTER_NAME
 SlurmctldHost=$HOST
 AuthType=auth/munge
 CredType=cred/munge
@@ -140,6 +141,17 @@ start() {
     done
 }
 
+# A job's processes that outlived their step (seen: a job step's snakemake left hanging after a Ctrl-C test,
+# reparented to init once its slurmstepd ended, which proctrack/linuxproc then no longer follows): every process
+# whose environment names this cluster, which no process outside its jobs has.
+kill_job_leftovers() {
+    for proc in /proc/[0-9]*; do
+        cat "$proc/environ" 2>/dev/null | tr '\0' '\n' | grep -qx "SLURM_CLUSTER_NAME=$CLUSTER_NAME" &&
+            kill -KILL "${proc#/proc/}" 2>/dev/null
+    done
+    return 0
+}
+
 stop() {
     for node in $PAIR; do kill_node "$node"; kill_node_processes "$node"; done
     for daemon in slurmd slurmctld; do
@@ -154,6 +166,7 @@ stop() {
     if [ -s /run/munge/munged.pid ]; then
         kill "$(cat /run/munge/munged.pid)" 2>/dev/null || true
     fi
+    kill_job_leftovers
 }
 
 # Every node answers (idle, mixed or allocated), none is down or drained.
