@@ -9,6 +9,8 @@ paragraph on other races.
   the smallest standardised gap (gap / sqrt(1/n_leader + 1/n_other), on a unit spread: the spread is the same for
   all) gets one session, on its side with fewer sessions (the leader's on a tie); no test and no stop before
   the budget.
+- pair: the pair race measured before (docs/summary.md): of the levels whose race is open (the library's
+  candidates for best), the one whose leader and runner-up are closest (standardised gap) gives each a session.
 - ocba: OCBA's shares by the means alone (equal spread): at each level each other value's share 1 / gap² (gaps
   floored at 0.5 %), the leader's the root of the sum of their squares, normalised; a value's share its largest
   over the levels; the next session to the largest deficit against that share of the sessions.
@@ -24,6 +26,7 @@ coverage without the noise of the covered-or-not count (±0.5 points at 2000 cam
 of s² / sigma², 1 where the allocation leaves the borrowed spread unbiased.
 
     .venv/bin/python benchmarks/choose_race.py [--sweeps N] [--allocations race,closest,...] [--acceptance 0.6,0.7]
+        [--budgets 14,21]
 """
 
 from __future__ import annotations
@@ -69,6 +72,19 @@ def closest(levels: list[dict[str, list[float]]]) -> list[str]:
     return _fewer(rates, top, other)
 
 
+def pair(levels: list[dict[str, list[float]]]) -> list[str]:
+    """The closest open contest's leader and runner-up (module doc); ``[]`` when every level's race is decided."""
+    found = []
+    for rates in levels:
+        candidates = sequential.contenders(rates, choose.DETECT_PCT)
+        if len(candidates) >= 2:
+            means = _log_means(rates)
+            top, second = candidates[:2]
+            gap = (means[top] - means[second]) / math.sqrt(1 / len(rates[top]) + 1 / len(rates[second]))
+            found.append((gap, top, second))
+    return list(min(found)[1:]) if found else []
+
+
 def ocba(levels: list[dict[str, list[float]]]) -> list[str]:
     """OCBA's shares by the means alone, the largest over the levels (module doc)."""
     share: dict[str, float] = {}
@@ -106,6 +122,7 @@ def knows_c1(acceptance: float) -> Allocate:
 ALLOCATIONS: dict[str, Callable[[float], Allocate]] = {
     "race": lambda _: choose.race,
     "closest": lambda _: closest,
+    "pair": lambda _: pair,
     "ocba": lambda _: ocba,
     "knows-c1": knows_c1,
 }
@@ -116,13 +133,16 @@ def _expected_coverage(spread: tuple[float, int]) -> float:
     return 2 * float(stats.norm.cdf(stats.t.ppf(0.975, df) * sd / SIGMA)) - 1 if df else 0.0
 
 
-def measure(sweeps: int, acceptance: float, allocations: list[str], seed: int = 33) -> dict:
+def measure(
+    sweeps: int, acceptance: float, allocations: list[str], budgets: tuple[int, ...] = choose.BUDGETS, seed: int = 33
+) -> dict:
+    """Every allocation at every budget, and the rule with ``budget // 7`` launches a k, on the same campaigns."""
     scenario = f"acceptance {acceptance}"
     truth = choose._cached(choose.true_rates(choose.SCENARIOS[scenario]))
     curve = np.array([truth(k) for k in choose.GRID])
     best = curve.argmax(axis=0)
     found: dict = {"scenario": scenario, "sweeps": sweeps, "budgets": {}}
-    for budget in choose.BUDGETS:
+    for budget in budgets:
         launches = budget // len(choose.GRID)
         rule = [choose.tune_rule(choose.Campaign(truth, (seed, i)), launches) for i in range(sweeps)]
         rule_hits = np.array([[o.chosen[level] == b for level, b in enumerate(best)] for o in rule], dtype=float)
@@ -187,10 +207,11 @@ def main() -> None:
     parser.add_argument("--sweeps", type=int, default=2000)
     parser.add_argument("--allocations", default=",".join(ALLOCATIONS))
     parser.add_argument("--acceptance", default=",".join(str(a) for a in choose.SCENARIOS.values()))
+    parser.add_argument("--budgets", default=",".join(str(b) for b in choose.BUDGETS))
     args = parser.parse_args()
-    results = [
-        measure(args.sweeps, float(a), args.allocations.split(",")) for a in args.acceptance.split(",") if a.strip()
-    ]
+    budgets = tuple(int(b) for b in args.budgets.split(","))
+    allocations = args.allocations.split(",")
+    results = [measure(args.sweeps, float(a), allocations, budgets) for a in args.acceptance.split(",") if a.strip()]
     print(json.dumps(results, indent=1))
     print("\n".join(lines(results)))
 
