@@ -101,6 +101,8 @@ class Outcome:
     confirming: int = 0  # of the sessions, those that confirmed the winners
     # the speedup the sessions that chose the winner give it (what a sweep without confirmation reports)
     unconfirmed: list[float] = field(default_factory=list)
+    # the choosing sessions' spread the confirmed interval borrowed, and its degrees of freedom ((NaN, 0): none)
+    borrowed: list[tuple[float, int]] = field(default_factory=list)
 
 
 def _level(rates: dict[int, list[np.ndarray]], level: int) -> dict[str, list[float]]:
@@ -108,9 +110,22 @@ def _level(rates: dict[int, list[np.ndarray]], level: int) -> dict[str, list[flo
     return {str(k): [float(s[level]) for s in found] for k, found in rates.items()}
 
 
-def specsweep(campaign: Campaign, budget: int, confirm_sessions: int, choosing_spread: bool) -> Outcome:
+def race(levels: list[dict[str, list[float]]]) -> list[str]:
+    """The library's race (analyse/sequential.py): who gets the next round's sessions, from every level's
+    session rates by value (``_level``); ``[]``: the race is decided."""
+    return sequential.race(levels, DETECT_PCT)
+
+
+def specsweep(
+    campaign: Campaign,
+    budget: int,
+    confirm_sessions: int,
+    choosing_spread: bool,
+    allocate: Callable[[list[dict[str, list[float]]]], list[str]] = race,
+) -> Outcome:
     """Search, race, confirm within ``budget`` sessions; ``choosing_spread``: the confirmed interval pools the
-    choosing sessions' spread (analyse/confirm.py ``spread_from``)."""
+    choosing sessions' spread (analyse/confirm.py ``spread_from``); ``allocate``: who gets the race's next round
+    (benchmarks/choose_race.py measures others)."""
     rates: dict[int, list[np.ndarray]] = {}  # k -> each session's mean rate per level
     values = list(START)
     for _ in range(MAX_ROUNDS):
@@ -130,7 +145,7 @@ def specsweep(campaign: Campaign, budget: int, confirm_sessions: int, choosing_s
         )
 
     # the race: the library's candidates for best get the sessions the confirmation leaves of the budget
-    while order := sequential.race([_level(rates, level) for level in range(len(LEVELS))], DETECT_PCT):
+    while order := allocate([_level(rates, level) for level in range(len(LEVELS))]):
         given = 0
         for name in order:
             if campaign.sessions + 1 + confirming() > budget:
@@ -149,20 +164,21 @@ def specsweep(campaign: Campaign, budget: int, confirm_sessions: int, choosing_s
     # confirmation (analyse/confirm.py): fresh sessions of each winner and the baseline
     searched = campaign.sessions
     fresh = {k: [campaign.session(k).mean(axis=0) for _ in range(confirm_sessions)] for k in {0, *chosen}}
-    speedups, intervals = [], []
+    speedups, intervals, borrowed = [], [], []
     for level, k in enumerate(chosen):
+        spread = replicates.pooled_sd(_level(rates, level).values()) if choosing_spread else (math.nan, 0)
+        borrowed.append(spread)
         if not k:  # the baseline chosen: no speedup to confirm
             speedups.append(1.0)
             intervals.append((1.0, 1.0))
             continue
-        found = confirm.confirmed_rates(
-            [float(s[level]) for s in fresh[k]],
-            [float(s[level]) for s in fresh[0]],
-            replicates.pooled_sd(_level(rates, level).values()) if choosing_spread else (math.nan, 0),
-        )
+        winner, baseline = ([float(s[level]) for s in fresh[value]] for value in (k, 0))
+        found = confirm.confirmed_rates(winner, baseline, spread)
         speedups.append(found.ratio)
         intervals.append((found.ci_low, found.ci_high))
-    return Outcome(chosen, speedups, intervals, campaign.sessions, resolved, campaign.sessions - searched, unconfirmed)
+    return Outcome(
+        chosen, speedups, intervals, campaign.sessions, resolved, campaign.sessions - searched, unconfirmed, borrowed
+    )
 
 
 def tune_choice(runs: dict[int, list[float]], tolerance: float = TOLERANCE) -> tuple[int, float] | None:
