@@ -43,7 +43,7 @@ def test_the_rounds_measure_only_the_open_configurations_and_the_tables_follow(t
         model_file,
         {
             "baseline": {"baseline": True},
-            "same": {},  # A/A: no margin this small is shown, so it stays open to the last session
+            "same": {},  # A/A: no margin this small is shown, so it mostly stays open to the last session
             "slow": {"env": {"STANDIN_MODE": "token-delay=0.01"}},  # five times slower: decided at the first look
         },
         sessions={"min": 2, "max": 3},
@@ -56,22 +56,31 @@ def test_the_rounds_measure_only_the_open_configurations_and_the_tables_follow(t
     assert done.returncode == 0, done.stderr[-4000:]
     assert "Rounds: 7 to 10 sessions, " in done.stderr  # the onstart estimate's range
     results = tmp_path / "results"
-    assert sequential.read_round(results / "sequential_round_2.json") == [session_name("baseline", 3), "same-s3"]
-    assert not (results / session_name("slow", 3)).exists()  # the GPU time the rounds save
     summary = pd.read_csv(results / "summary.csv").set_index("configuration")
-    assert summary["sessions"].to_dict() == {"baseline": 4, "same": 3, "slow": 2}  # the baseline's end among its
-    assert (results / "baseline-end" / "launch.json").stat().st_mtime > (
-        results / "same-s3" / "launch.json"
-    ).stat().st_mtime
     # the verdicts are the rounds' repeated ones, with the session each stopped at
     assert summary.loc["slow", "sequential_verdict"] == "slower" and summary.loc["slow", "decided_at_session"] == 2
-    # the A/A twin was open at session 2 (whatever the last look says of a machine shared with other work)
-    assert summary.loc["same", "decided_at_session"] != 2
+    # The A/A twin is open at session 2, but on a machine shared with other tests a drift of its load between
+    # the sessions can decide it there (seen once: 2 % slower, Holm p 0.042, on 2 sessions of 0.5 % spread). The
+    # rounds must follow its verdict either way: a session for it and the baseline while it is open, none after.
+    same_open = summary.loc["same", "decided_at_session"] != 2
+    last_same = "same-s3" if same_open else "same-s2"
+    assert sequential.read_round(results / "sequential_round_2.json") == (
+        [session_name("baseline", 3), "same-s3"] if same_open else []
+    )
+    assert not (results / session_name("slow", 3)).exists()  # the GPU time the rounds save
+    # the baseline's end among its sessions
+    assert summary["sessions"].to_dict() == {"baseline": 2 + same_open + 1, "same": 2 + same_open, "slow": 2}
+    assert (results / "baseline-end" / "launch.json").stat().st_mtime > (
+        results / last_same / "launch.json"
+    ).stat().st_mtime
     slower = next(line for line in done.stderr.splitlines() if line.startswith("  significantly slower: "))
     assert re.search(r"\bslow -[\d.]+ % at 2 sessions", slower), slower
-    assert "  rounds: 9 of 10 sessions measured, 1 saved against the fixed design" in done.stderr
+    measured = 7 + 2 * same_open
+    assert (
+        f"  rounds: {measured} of 10 sessions measured, {10 - measured} saved against the fixed design" in done.stderr
+    )
 
     members = nothing_to_redo_then_packed(tmp_path)  # resumable; the archive packs what was measured
-    assert any(m.endswith("results/same-s3/runs/run_1.json") for m in members)
+    assert any(m.endswith(f"results/{last_same}/runs/run_1.json") for m in members)
     assert any(m.endswith("results/sequential_round_2.json") for m in members)
-    assert not any("slow-s3" in m for m in members)
+    assert not any("slow-s3" in m for m in members) and same_open == any("same-s3" in m for m in members)

@@ -130,7 +130,8 @@ def test_requests_and_categories(sweep):
     assert (requests.loc[requests["load"] != "single", "window"] >= 0).all()
     categories = pd.read_csv(sweep / "results" / "categories.csv")
     single = categories[(categories["load"] == "single") & (categories["configuration"] == "ngram")]
-    assert list(single["category"]) == ["conversation", "translation"]  # runs 0 and 1: prompts 0 and 1
+    # runs 0 and 1: prompts 0 and 1 (a run the rate check set aside keeps its row, with no request)
+    assert sorted(single["category"]) == ["conversation", "translation"]
     assert (categories.loc[~categories["baseline"] & (categories["load"] == "c1"), "requests"] > 0).all()
 
 
