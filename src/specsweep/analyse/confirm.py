@@ -293,7 +293,9 @@ def conclusion_lines(path: str | Path) -> list[str]:
 
 def _line(row: Row) -> str:
     what = "best" if row["declared"] == "True" else "leading candidate (not declared best)"
-    where = "" if row["load"] == SINGLE else f" at {row['load']}"
+    # a confirmation.csv written before the load column (an earlier sweep's, resumed) holds the single row alone
+    load = row.get("load") or SINGLE
+    where = "" if load == SINGLE else f" at {load}"
     low, high = conclusion.number(row, "speedup_ci95_low"), conclusion.number(row, "speedup_ci95_high")
     interval = (
         "no CI: one fresh session each, and no spread of the choosing sessions to pool"

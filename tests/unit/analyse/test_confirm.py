@@ -295,3 +295,15 @@ def test_a_levels_confirmed_speedup_comes_from_the_fresh_sessions_windows_at_tha
     )
     # confirmed_of: the single-request choice from the runs, a level's from the windows
     assert confirm.confirmed_of(choice, 2, {}, windows) == confirm.Confirmed(choice, result, 1)
+
+
+def test_a_confirmation_table_from_before_the_load_column_still_reads(tmp_path):
+    """A sweep confirmed before the load levels' rows (no load column) is resumed: its conclusion still reads."""
+    path = tmp_path / "confirmation.csv"
+    path.write_text(
+        "configuration,baseline,declared,chosen_speedup,sessions,speedup,speedup_ci95_low,speedup_ci95_high,"
+        "speedup_p_value\nngram-m8,baseline,False,1.10144,2,0.8346,0.6743,1.0331,0.0677\n"
+    )
+    (line,) = confirm.conclusion_lines(path)
+    assert line.startswith("  confirmed in 2 fresh sessions: ngram-m8 (leading candidate") and " at " not in line
+    assert "0.83x over baseline (95 % CI 0.67-1.03" in line
