@@ -11,16 +11,19 @@ import pandas as pd
 import pytest
 from conftest import nothing_to_redo_then_packed, snakemake, write_config
 
+# a baseline and a configuration with three times faster tokens: a winner whatever else the machine does
+CONFIGURATIONS = {
+    "baseline": {"baseline": True, "env": {"STANDIN_MODE": "token-delay=0.006"}},
+    "fast": {"env": {"STANDIN_MODE": "token-delay=0.002"}},
+}
+
 
 def test_the_choice_is_confirmed_in_fresh_sessions_after_the_summary(tmp_path, standin, model_file):
     write_config(
         tmp_path,
         standin,
         model_file,
-        {
-            "baseline": {"baseline": True, "env": {"STANDIN_MODE": "token-delay=0.006"}},
-            "fast": {"env": {"STANDIN_MODE": "token-delay=0.002"}},
-        },
+        CONFIGURATIONS,
         sessions=2,
         confirm_sessions=2,
         runs=2,
@@ -59,10 +62,7 @@ def test_each_load_levels_winner_is_confirmed_in_the_fresh_sessions_windows(tmp_
         tmp_path,
         standin,
         model_file,
-        {
-            "baseline": {"baseline": True, "env": {"STANDIN_MODE": "token-delay=0.006"}},
-            "fast": {"env": {"STANDIN_MODE": "token-delay=0.002"}},
-        },
+        CONFIGURATIONS,
         sessions=2,
         confirm_sessions=1,  # one fresh session each: the interval pools the choosing sessions' spread
         runs=1,
